@@ -1,0 +1,247 @@
+package io.prwrelay.core.encode;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.remotewrite.SeriesView;
+import io.prwrelay.core.wire.WireTags;
+import io.prwrelay.core.wire.WriteRequestFields;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Splices series into per-tenant batches without re-encoding them.
+ *
+ * <p>Two passes. While the request is read, {@link #addSeries} records byte ranges ("segments") per
+ * tenant slot, merging a series into the previous segment when it directly follows it for the same
+ * tenant, and sums each slot's output size. {@link #encode} then allocates one buffer of the exact
+ * size per tenant and copies the segments, so a run of same-tenant series costs one copy and no
+ * buffer ever grows. A series whose tenant label must be removed becomes a rewrite segment: a fresh
+ * tag and length, then the series content before and after the removed {@code Label} field.
+ *
+ * <pre>
+ * copy:    [start, end)                               -- the series field bytes as received
+ * rewrite: 0x0A varint(newLen) [contentStart, cutStart) [cutEnd, end)
+ * </pre>
+ *
+ * <p>Scratch arrays grow to the largest request seen and are reused: after warm-up no allocation
+ * happens per series or per label; {@link #encode} allocates one pooled buffer per tenant. Not
+ * thread-safe.
+ */
+public final class BatchEncoder {
+  private static final int NO_CUT = -1;
+
+  private byte[] array;
+
+  private int segmentCount;
+  private int[] segSlot = new int[64];
+  private int[] segStart = new int[64];
+  private int[] segEnd = new int[64];
+  private int[] segContent = new int[64];
+  private int[] segCutStart = new int[64];
+  private int[] segCutEnd = new int[64];
+
+  private int metaCount;
+  private int metaFields;
+  private int metaBytes;
+  private int[] metaStart = new int[16];
+  private int[] metaEnd = new int[16];
+
+  private int slotCount;
+  private int[] slotBytes = new int[16];
+  private int[] slotSeries = new int[16];
+  private long[] slotSamples = new long[16];
+  private long[] slotExemplars = new long[16];
+  private long[] slotHistograms = new long[16];
+  private int lastSlot = -1;
+
+  private final List<TenantBatch> pool = new ArrayList<>();
+
+  /**
+   * Starts a request.
+   *
+   * @param array borrowed; the request bytes every later offset refers to
+   */
+  public void reset(byte[] array) {
+    this.array = array;
+    segmentCount = 0;
+    metaCount = 0;
+    metaFields = 0;
+    metaBytes = 0;
+    slotCount = 0;
+    lastSlot = -1;
+  }
+
+  /**
+   * Opens the next tenant slot and returns its number; slots are numbered from 0 in opening order.
+   */
+  public int openSlot() {
+    if (slotCount == slotBytes.length) {
+      int n = slotCount * 2;
+      slotBytes = Arrays.copyOf(slotBytes, n);
+      slotSeries = Arrays.copyOf(slotSeries, n);
+      slotSamples = Arrays.copyOf(slotSamples, n);
+      slotExemplars = Arrays.copyOf(slotExemplars, n);
+      slotHistograms = Arrays.copyOf(slotHistograms, n);
+    }
+    int slot = slotCount++;
+    slotBytes[slot] = 0;
+    slotSeries[slot] = 0;
+    slotSamples[slot] = 0;
+    slotExemplars[slot] = 0;
+    slotHistograms[slot] = 0;
+    return slot;
+  }
+
+  /** Number of slots opened for this request. */
+  public int slots() {
+    return slotCount;
+  }
+
+  /**
+   * Adds a series to a slot.
+   *
+   * @param series borrowed view of the series
+   * @param removeTenantLabel drop the series' matched tenant label ({@link SeriesView#labelStart()}
+   *     to {@link SeriesView#labelEnd()}) from the copy
+   */
+  public void addSeries(int slot, SeriesView series, boolean removeTenantLabel) {
+    int start = series.start();
+    int end = series.end();
+    slotSeries[slot]++;
+    slotSamples[slot] += series.samples();
+    slotExemplars[slot] += series.exemplars();
+    slotHistograms[slot] += series.histograms();
+    boolean cut = removeTenantLabel && series.tenantLabel() != SeriesView.NO_TENANT_LABEL;
+    if (!cut) {
+      slotBytes[slot] += end - start;
+      int last = segmentCount - 1;
+      if (last >= 0 && lastSlot == slot && segEnd[last] == start && segCutStart[last] == NO_CUT) {
+        segEnd[last] = end;
+        return;
+      }
+      addSegment(slot, start, end, start, NO_CUT, NO_CUT);
+      return;
+    }
+    int contentLength = end - series.contentStart() - (series.labelEnd() - series.labelStart());
+    slotBytes[slot] += 1 + WireTags.varint32Size(contentLength) + contentLength;
+    addSegment(slot, start, end, series.contentStart(), series.labelStart(), series.labelEnd());
+  }
+
+  private void addSegment(int slot, int start, int end, int content, int cutStart, int cutEnd) {
+    if (segmentCount == segSlot.length) {
+      int n = segmentCount * 2;
+      segSlot = Arrays.copyOf(segSlot, n);
+      segStart = Arrays.copyOf(segStart, n);
+      segEnd = Arrays.copyOf(segEnd, n);
+      segContent = Arrays.copyOf(segContent, n);
+      segCutStart = Arrays.copyOf(segCutStart, n);
+      segCutEnd = Arrays.copyOf(segCutEnd, n);
+    }
+    int i = segmentCount++;
+    segSlot[i] = slot;
+    segStart[i] = start;
+    segEnd[i] = end;
+    segContent[i] = content;
+    segCutStart[i] = cutStart;
+    segCutEnd[i] = cutEnd;
+    lastSlot = slot;
+  }
+
+  /** Records a metadata field {@code [start, end)} (tag included). */
+  public void addMetadata(int start, int end) {
+    metaBytes += end - start;
+    if (metaCount > 0 && metaEnd[metaCount - 1] == start) {
+      metaEnd[metaCount - 1] = end;
+      metaFields++;
+      return;
+    }
+    if (metaCount == metaStart.length) {
+      metaStart = Arrays.copyOf(metaStart, metaCount * 2);
+      metaEnd = Arrays.copyOf(metaEnd, metaCount * 2);
+    }
+    metaStart[metaCount] = start;
+    metaEnd[metaCount] = end;
+    metaCount++;
+    metaFields++;
+  }
+
+  /** Number of metadata fields recorded for this request. */
+  public int metadataFields() {
+    return metaFields;
+  }
+
+  /**
+   * Writes every slot's batch.
+   *
+   * @param tenants tenant ID per slot
+   * @param withMetadata copy every recorded metadata field into every batch
+   * @param alloc where batch buffers come from; each batch gets exactly one buffer of its final
+   *     size
+   * @param out receives one {@link TenantBatch} per slot, in slot order; the batches own their
+   *     buffers
+   */
+  public void encode(
+      String[] tenants, boolean withMetadata, ByteBufAllocator alloc, List<TenantBatch> out) {
+    int first = out.size();
+    for (int slot = 0; slot < slotCount; slot++) {
+      int size = slotBytes[slot] + (withMetadata ? metaBytes : 0);
+      TenantBatch b = batch(first + slot);
+      b.tenant = tenants[slot];
+      b.content = alloc.buffer(size, size);
+      b.series = slotSeries[slot];
+      b.samples = slotSamples[slot];
+      b.exemplars = slotExemplars[slot];
+      b.histograms = slotHistograms[slot];
+      b.metadata = withMetadata ? metaFields : 0;
+      out.add(b);
+    }
+    byte[] a = array;
+    for (int i = 0; i < segmentCount; i++) {
+      ByteBuf buf = out.get(first + segSlot[i]).content;
+      int cutStart = segCutStart[i];
+      if (cutStart == NO_CUT) {
+        buf.writeBytes(a, segStart[i], segEnd[i] - segStart[i]);
+      } else {
+        int content = segContent[i];
+        int end = segEnd[i];
+        int cutEnd = segCutEnd[i];
+        buf.writeByte(WriteRequestFields.TIMESERIES_TAG);
+        writeVarint32(buf, end - content - (cutEnd - cutStart));
+        buf.writeBytes(a, content, cutStart - content);
+        buf.writeBytes(a, cutEnd, end - cutEnd);
+      }
+    }
+    if (withMetadata) {
+      for (int slot = 0; slot < slotCount; slot++) {
+        ByteBuf buf = out.get(first + slot).content;
+        for (int m = 0; m < metaCount; m++) {
+          buf.writeBytes(a, metaStart[m], metaEnd[m] - metaStart[m]);
+        }
+      }
+    }
+  }
+
+  private TenantBatch batch(int index) {
+    while (pool.size() <= index) {
+      pool.add(new TenantBatch());
+    }
+    return pool.get(index);
+  }
+
+  /** Releases whatever the batches in {@code batches} still own and empties the list. */
+  public static void releaseAll(List<TenantBatch> batches) {
+    for (int i = 0; i < batches.size(); i++) {
+      batches.get(i).release();
+    }
+    batches.clear();
+  }
+
+  private static void writeVarint32(ByteBuf buf, int value) {
+    while ((value & ~0x7F) != 0) {
+      buf.writeByte((value & 0x7F) | 0x80);
+      value >>>= 7;
+    }
+    buf.writeByte(value);
+  }
+}

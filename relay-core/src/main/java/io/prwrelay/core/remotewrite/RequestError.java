@@ -1,0 +1,33 @@
+package io.prwrelay.core.remotewrite;
+
+/**
+ * Why a request cannot be relayed: the field path being read, the byte offset in the decompressed
+ * request, and what was wrong there. Every error is the sender's fault and is answered with 400
+ * carrying {@link #message()}.
+ *
+ * @param kind {@link Kind#MALFORMED} for bytes that are not a valid request, {@link Kind#NO_TENANT}
+ *     for a series without a valid tenant under {@code relay.tenant.missing=reject}
+ * @param field path of the field, e.g. {@code timeseries[12].labels[3].name}
+ * @param offset byte offset from the start of the decompressed request
+ * @param problem what was wrong, e.g. {@code length 500 exceeds the 20 bytes left}
+ */
+public record RequestError(Kind kind, String field, int offset, String problem) {
+  /** What kind of problem the request has. */
+  public enum Kind {
+    /** The bytes are not a valid remote-write request. */
+    MALFORMED,
+    /** A series has no valid tenant and the configuration rejects such requests. */
+    NO_TENANT
+  }
+
+  /** Returns a one-line description naming the field, the offset and the problem. */
+  public String message() {
+    String what = kind == Kind.MALFORMED ? "malformed request" : "series without a valid tenant";
+    return what + " at byte " + offset + " in " + field + ": " + problem;
+  }
+
+  @Override
+  public String toString() {
+    return message();
+  }
+}

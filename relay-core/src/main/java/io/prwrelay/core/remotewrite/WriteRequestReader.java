@@ -1,0 +1,343 @@
+package io.prwrelay.core.remotewrite;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.prwrelay.core.wire.LabelFields;
+import io.prwrelay.core.wire.TimeSeriesFields;
+import io.prwrelay.core.wire.WireTags;
+import io.prwrelay.core.wire.WriteRequestFields;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Lazy reader of a decompressed PRW 1.0 {@code WriteRequest}, built on {@link CodedInputStream}.
+ *
+ * <p>For each {@code timeseries} field it reads only the {@code labels}, and only until the tenant
+ * is resolved: once the first configured tenant label has been seen, the remaining labels are
+ * skipped by length. Samples, exemplars and histograms are never decoded; they are counted from
+ * their tags and skipped by length. Unknown fields are skipped (and, inside a series, kept in the
+ * series' byte range). Label names and values are compared in place in the request array: no {@code
+ * String} and no {@code byte[]} is created per series or per label. The only allocation per {@link
+ * #read} call is the {@link CodedInputStream} itself.
+ *
+ * <p>Malformed input (truncated varint, a length past the end of its enclosing message, a known
+ * field with the wrong wire type, a label without a name, groups nested deeper than {@value
+ * #MAX_GROUP_DEPTH}) stops reading and is returned as a {@link RequestError} naming the field and
+ * byte offset; no exception escapes and nothing outside {@code [offset, offset + length)} is read.
+ *
+ * <p>An instance is a reusable flyweight and not thread-safe: use one per thread.
+ */
+public final class WriteRequestReader {
+  /** Deepest nesting of (deprecated) groups accepted inside unknown fields. */
+  public static final int MAX_GROUP_DEPTH = 32;
+
+  private static final int START_GROUP = 3;
+  private static final int END_GROUP = 4;
+
+  private final byte[][] tenantLabels;
+  private final SeriesView series = new SeriesView();
+
+  // Where reading is, kept only to name the field in an error; plain int writes on the hot path.
+  private int base;
+  private int seriesIndex;
+  private int labelIndex;
+  private int where;
+
+  private static final int AT_REQUEST = 0;
+  private static final int AT_SERIES = 1;
+  private static final int AT_LABEL = 2;
+  private static final int AT_LABEL_NAME = 3;
+  private static final int AT_LABEL_VALUE = 4;
+  private static final int AT_METADATA = 5;
+  private static final int AT_SERIES_FIELD = 6;
+
+  /**
+   * @param tenantLabels label names in priority order: the first one present in a series (with a
+   *     non-empty value) resolves its tenant, whatever the labels' order in the series
+   */
+  public WriteRequestReader(List<String> tenantLabels) {
+    if (tenantLabels.isEmpty()) {
+      throw new IllegalArgumentException("at least one tenant label is required");
+    }
+    this.tenantLabels = new byte[tenantLabels.size()][];
+    for (int i = 0; i < tenantLabels.size(); i++) {
+      this.tenantLabels[i] = tenantLabels.get(i).getBytes(StandardCharsets.UTF_8);
+    }
+  }
+
+  /**
+   * Reads one request and reports every series and metadata field to {@code visitor}, in order.
+   *
+   * @param array borrowed; holds the decompressed request
+   * @param offset index of the request's first byte
+   * @param length request length in bytes
+   * @return {@code null} when the whole request was read (or the visitor stopped), otherwise what
+   *     was wrong
+   */
+  public RequestError read(byte[] array, int offset, int length, WriteRequestVisitor visitor) {
+    if (offset < 0 || length < 0 || offset > array.length - length) {
+      throw new IndexOutOfBoundsException("offset " + offset + ", length " + length);
+    }
+    base = offset;
+    seriesIndex = -1;
+    labelIndex = -1;
+    where = AT_REQUEST;
+    CodedInputStream in = CodedInputStream.newInstance(array, offset, length);
+    try {
+      while (!in.isAtEnd()) {
+        where = AT_REQUEST;
+        int fieldStart = in.getTotalBytesRead();
+        int tag = in.readTag();
+        if (tag == WriteRequestFields.TIMESERIES_TAG) {
+          seriesIndex++;
+          if (!readSeries(in, array, offset, fieldStart, length, visitor)) {
+            return null;
+          }
+        } else if (tag == WriteRequestFields.METADATA_TAG) {
+          where = AT_METADATA;
+          int len = readLength(in, length);
+          in.skipRawBytes(len);
+          visitor.onMetadata(offset + fieldStart, offset + in.getTotalBytesRead());
+        } else {
+          int field = WireTags.fieldNumber(tag);
+          if (field == WriteRequestFields.TIMESERIES || field == WriteRequestFields.METADATA) {
+            throw wrongWireType(in, tag);
+          }
+          skipUnknown(in, tag);
+        }
+      }
+      return null;
+    } catch (ReadFailure failure) {
+      return failure.error;
+    } catch (InvalidProtocolBufferException e) {
+      return error(in.getTotalBytesRead(), describe(e));
+    } catch (java.io.IOException e) {
+      // Cannot happen for an array-backed stream; reported rather than thrown to keep the contract.
+      return error(in.getTotalBytesRead(), String.valueOf(e.getMessage()));
+    }
+  }
+
+  private boolean readSeries(
+      CodedInputStream in,
+      byte[] array,
+      int offset,
+      int fieldStart,
+      int requestLength,
+      WriteRequestVisitor visitor)
+      throws java.io.IOException {
+    where = AT_SERIES;
+    labelIndex = -1;
+    int len = readLength(in, requestLength);
+    int contentStart = in.getTotalBytesRead();
+    int seriesEnd = contentStart + len;
+    SeriesView s = series;
+    s.reset(array, seriesIndex, offset + fieldStart, offset + contentStart, offset + seriesEnd);
+    int best = tenantLabels.length;
+    int oldLimit = in.pushLimit(len);
+    while (!in.isAtEnd()) {
+      where = AT_SERIES_FIELD;
+      int labelStart = in.getTotalBytesRead();
+      int tag = in.readTag();
+      switch (tag) {
+        case TimeSeriesFields.LABELS_TAG:
+          {
+            labelIndex++;
+            where = AT_LABEL;
+            int labelLength = readLength(in, seriesEnd);
+            if (best == 0) {
+              in.skipRawBytes(labelLength);
+              break;
+            }
+            int labelEnd = in.getTotalBytesRead() + labelLength;
+            int old = in.pushLimit(labelLength);
+            int nameOffset = -1;
+            int nameLength = 0;
+            int valueOffset = -1;
+            int valueLength = 0;
+            while (!in.isAtEnd()) {
+              where = AT_LABEL;
+              int t = in.readTag();
+              if (t == LabelFields.NAME_TAG) {
+                where = AT_LABEL_NAME;
+                nameLength = readLength(in, labelEnd);
+                nameOffset = in.getTotalBytesRead();
+                in.skipRawBytes(nameLength);
+              } else if (t == LabelFields.VALUE_TAG) {
+                where = AT_LABEL_VALUE;
+                valueLength = readLength(in, labelEnd);
+                valueOffset = in.getTotalBytesRead();
+                in.skipRawBytes(valueLength);
+              } else {
+                int f = WireTags.fieldNumber(t);
+                if (f == LabelFields.NAME || f == LabelFields.VALUE) {
+                  throw wrongWireType(in, t);
+                }
+                skipUnknown(in, t);
+              }
+            }
+            in.popLimit(old);
+            if (nameLength == 0) {
+              throw failure(labelStart, "label without a name");
+            }
+            if (valueLength > 0) {
+              int p = matchTenantLabel(array, offset + nameOffset, nameLength, best);
+              if (p >= 0) {
+                best = p;
+                s.valueOffset = offset + valueOffset;
+                s.valueLength = valueLength;
+                s.labelStart = offset + labelStart;
+                s.labelEnd = offset + labelEnd;
+              }
+            }
+            break;
+          }
+        case TimeSeriesFields.SAMPLES_TAG:
+          s.samples++;
+          in.skipRawBytes(readLength(in, seriesEnd));
+          break;
+        case TimeSeriesFields.EXEMPLARS_TAG:
+          s.exemplars++;
+          in.skipRawBytes(readLength(in, seriesEnd));
+          break;
+        case TimeSeriesFields.HISTOGRAMS_TAG:
+          s.histograms++;
+          in.skipRawBytes(readLength(in, seriesEnd));
+          break;
+        default:
+          {
+            int f = WireTags.fieldNumber(tag);
+            if (f >= TimeSeriesFields.LABELS && f <= TimeSeriesFields.HISTOGRAMS) {
+              throw wrongWireType(in, tag);
+            }
+            skipUnknown(in, tag);
+          }
+      }
+    }
+    in.popLimit(oldLimit);
+    s.tenantLabel = best == tenantLabels.length ? SeriesView.NO_TENANT_LABEL : best;
+    return visitor.onSeries(s);
+  }
+
+  /**
+   * Returns the priority of the tenant label named by the bytes at {@code at}, if better than best.
+   */
+  private int matchTenantLabel(byte[] array, int at, int length, int best) {
+    byte[][] names = tenantLabels;
+    for (int i = 0; i < best; i++) {
+      byte[] name = names[i];
+      if (name.length == length && Arrays.equals(array, at, at + length, name, 0, length)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Reads a length prefix and checks it against the end of the enclosing message. */
+  private int readLength(CodedInputStream in, int enclosingEnd) throws java.io.IOException {
+    int lengthAt = in.getTotalBytesRead();
+    int length = in.readRawVarint32();
+    int left = enclosingEnd - in.getTotalBytesRead();
+    if (length < 0 || length > left) {
+      throw failure(
+          lengthAt,
+          "length " + Integer.toUnsignedString(length) + " exceeds the " + left + " bytes left");
+    }
+    return length;
+  }
+
+  /** Skips an unknown field; groups are walked iteratively with a depth bound. */
+  private void skipUnknown(CodedInputStream in, int tag) throws java.io.IOException {
+    int type = WireTags.wireType(tag);
+    if (type == END_GROUP) {
+      throw failure(in.getTotalBytesRead(), "unexpected end-group tag");
+    }
+    if (type != START_GROUP) {
+      in.skipField(tag);
+      return;
+    }
+    int depth = 1;
+    while (depth > 0) {
+      int t = in.readTag();
+      if (t == 0) {
+        throw failure(in.getTotalBytesRead(), "unterminated group");
+      }
+      int wt = WireTags.wireType(t);
+      if (wt == START_GROUP) {
+        if (++depth > MAX_GROUP_DEPTH) {
+          throw failure(in.getTotalBytesRead(), "groups nested deeper than " + MAX_GROUP_DEPTH);
+        }
+      } else if (wt == END_GROUP) {
+        depth--;
+      } else {
+        in.skipField(t);
+      }
+    }
+  }
+
+  private ReadFailure wrongWireType(CodedInputStream in, int tag) {
+    return failure(
+        in.getTotalBytesRead(),
+        "field "
+            + WireTags.fieldNumber(tag)
+            + " has wire type "
+            + WireTags.wireTypeName(WireTags.wireType(tag))
+            + ", expected length-delimited");
+  }
+
+  private ReadFailure failure(int relativeOffset, String problem) {
+    return new ReadFailure(error(relativeOffset, problem));
+  }
+
+  private RequestError error(int relativeOffset, String problem) {
+    return new RequestError(RequestError.Kind.MALFORMED, fieldPath(), relativeOffset, problem);
+  }
+
+  private String fieldPath() {
+    String s = "timeseries[" + seriesIndex + "]";
+    switch (where) {
+      case AT_SERIES:
+        return s;
+      case AT_SERIES_FIELD:
+        return s + " field";
+      case AT_LABEL:
+        return s + ".labels[" + labelIndex + "]";
+      case AT_LABEL_NAME:
+        return s + ".labels[" + labelIndex + "].name";
+      case AT_LABEL_VALUE:
+        return s + ".labels[" + labelIndex + "].value";
+      case AT_METADATA:
+        return "metadata";
+      default:
+        return "WriteRequest";
+    }
+  }
+
+  private static String describe(InvalidProtocolBufferException e) {
+    String m = e.getMessage();
+    if (m != null
+        && m.startsWith("While parsing a protocol message, the input ended unexpectedly")) {
+      return "truncated: the input ended in the middle of a field";
+    }
+    if (m != null && m.startsWith("CodedInputStream encountered a malformed varint")) {
+      return "malformed varint";
+    }
+    return m == null ? e.getClass().getSimpleName() : m;
+  }
+
+  /** Carries an error out of nested reading; never escapes {@link #read}. */
+  private static final class ReadFailure extends java.io.IOException {
+    private static final long serialVersionUID = 1L;
+    final transient RequestError error;
+
+    ReadFailure(RequestError error) {
+      super(error.problem());
+      this.error = error;
+    }
+
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
+    }
+  }
+}

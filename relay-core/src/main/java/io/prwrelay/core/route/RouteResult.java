@@ -1,0 +1,78 @@
+package io.prwrelay.core.route;
+
+import io.prwrelay.core.encode.BatchEncoder;
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.remotewrite.RequestError;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * What {@link TenantRouter#route} made of one request: either an {@link #error()} or one {@link
+ * TenantBatch} per tenant, plus counts of series that had no valid tenant, by {@link
+ * TenantProblem}.
+ *
+ * <p>Owned by the router and reused: valid until the next {@code route} call on the same router.
+ * The batches own their buffers until taken with {@link TenantBatch#takeContent()}; {@link
+ * #clear()} (also called by the next {@code route}) releases whatever was not taken.
+ */
+public final class RouteResult {
+  final List<TenantBatch> batches = new ArrayList<>();
+  private final List<TenantBatch> view = Collections.unmodifiableList(batches);
+  final int[] defaulted = new int[TenantProblem.values().length];
+  final int[] dropped = new int[TenantProblem.values().length];
+  RequestError error;
+  int seriesIn;
+  int metadataIn;
+
+  /**
+   * {@code null} when the request was routed; otherwise why it was not (then there are no batches).
+   */
+  public RequestError error() {
+    return error;
+  }
+
+  /** One batch per tenant, in order of each tenant's first series in the request. */
+  public List<TenantBatch> batches() {
+    return view;
+  }
+
+  /** Series read from the request. */
+  public int seriesIn() {
+    return seriesIn;
+  }
+
+  /** Metadata fields read from the request. */
+  public int metadataIn() {
+    return metadataIn;
+  }
+
+  /** Series sent to the default tenant because of {@code problem}. */
+  public int defaulted(TenantProblem problem) {
+    return defaulted[problem.ordinal()];
+  }
+
+  /** Series dropped because of {@code problem}. */
+  public int dropped(TenantProblem problem) {
+    return dropped[problem.ordinal()];
+  }
+
+  /** Total series dropped for want of a valid tenant. */
+  public int droppedTotal() {
+    int n = 0;
+    for (int d : dropped) {
+      n += d;
+    }
+    return n;
+  }
+
+  /** Releases every batch buffer not yet taken and resets the result. */
+  public void clear() {
+    BatchEncoder.releaseAll(batches);
+    java.util.Arrays.fill(defaulted, 0);
+    java.util.Arrays.fill(dropped, 0);
+    error = null;
+    seriesIn = 0;
+    metadataIn = 0;
+  }
+}

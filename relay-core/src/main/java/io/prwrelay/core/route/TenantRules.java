@@ -1,0 +1,201 @@
+package io.prwrelay.core.route;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * How a series' tenant is found, and what happens to series without one. Immutable; build with
+ * {@link #builder()}. Defaults are those of the {@code relay.tenant.*} and {@code relay.metadata}
+ * keys.
+ */
+public final class TenantRules {
+  /** What to do with a series that has no valid tenant label. */
+  public enum MissingPolicy {
+    /** Send it to the default tenant. */
+    DEFAULT,
+    /** Drop the series, count it, and relay the rest. */
+    DROP,
+    /** Reject the whole request with 400. */
+    REJECT
+  }
+
+  /** What to do with {@code metadata} fields, which carry no labels and so no tenant. */
+  public enum MetadataPolicy {
+    /** Copy every metadata field into every tenant batch of the request. */
+    BROADCAST,
+    /** Drop metadata. */
+    DROP
+  }
+
+  /** Default of {@code relay.tenant.labels}. */
+  public static final String DEFAULT_LABEL = "service_id";
+
+  /** Default of {@code relay.tenant.default}. */
+  public static final String DEFAULT_TENANT = "anonymous";
+
+  /** Default bound on label values remembered across requests before the table is reset. */
+  public static final int DEFAULT_MAX_CACHED_TENANTS = 100_000;
+
+  private final List<String> labels;
+  private final MissingPolicy missing;
+  private final String defaultTenant;
+  private final String prefix;
+  private final boolean removeLabel;
+  private final MetadataPolicy metadata;
+  private final int maxCachedTenants;
+
+  private TenantRules(Builder b) {
+    this.labels = List.copyOf(b.labels);
+    this.missing = b.missing;
+    this.defaultTenant = b.defaultTenant;
+    this.prefix = b.prefix;
+    this.removeLabel = b.removeLabel;
+    this.metadata = b.metadata;
+    this.maxCachedTenants = b.maxCachedTenants;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Tenant label names in priority order; the first present in a series wins. */
+  public List<String> labels() {
+    return labels;
+  }
+
+  public MissingPolicy missing() {
+    return missing;
+  }
+
+  /** Default tenant without the prefix. */
+  public String defaultTenant() {
+    return defaultTenant;
+  }
+
+  /** The default tenant's ID as sent downstream: prefix + default tenant. */
+  public String defaultTenantId() {
+    return prefix + defaultTenant;
+  }
+
+  public String prefix() {
+    return prefix;
+  }
+
+  /** Whether the label that resolved a series' tenant is removed before forwarding. */
+  public boolean removeLabel() {
+    return removeLabel;
+  }
+
+  public MetadataPolicy metadata() {
+    return metadata;
+  }
+
+  /** Distinct tenant label values a router remembers before it starts over. */
+  public int maxCachedTenants() {
+    return maxCachedTenants;
+  }
+
+  @Override
+  public String toString() {
+    return "labels="
+        + labels
+        + " missing="
+        + missing.name().toLowerCase(java.util.Locale.ROOT)
+        + " default="
+        + defaultTenantId()
+        + " prefix='"
+        + prefix
+        + "' remove-label="
+        + removeLabel
+        + " metadata="
+        + metadata.name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /** Builder of {@link TenantRules}; {@link #build()} validates and names the offending setting. */
+  public static final class Builder {
+    private List<String> labels = List.of(DEFAULT_LABEL);
+    private MissingPolicy missing = MissingPolicy.DEFAULT;
+    private String defaultTenant = DEFAULT_TENANT;
+    private String prefix = "";
+    private boolean removeLabel;
+    private MetadataPolicy metadata = MetadataPolicy.BROADCAST;
+    private int maxCachedTenants = DEFAULT_MAX_CACHED_TENANTS;
+
+    private Builder() {}
+
+    public Builder labels(List<String> labels) {
+      this.labels = new ArrayList<>(Objects.requireNonNull(labels));
+      return this;
+    }
+
+    public Builder labels(String... labels) {
+      return labels(List.of(labels));
+    }
+
+    public Builder missing(MissingPolicy missing) {
+      this.missing = Objects.requireNonNull(missing);
+      return this;
+    }
+
+    public Builder defaultTenant(String defaultTenant) {
+      this.defaultTenant = Objects.requireNonNull(defaultTenant);
+      return this;
+    }
+
+    public Builder prefix(String prefix) {
+      this.prefix = Objects.requireNonNull(prefix);
+      return this;
+    }
+
+    public Builder removeLabel(boolean removeLabel) {
+      this.removeLabel = removeLabel;
+      return this;
+    }
+
+    public Builder metadata(MetadataPolicy metadata) {
+      this.metadata = Objects.requireNonNull(metadata);
+      return this;
+    }
+
+    public Builder maxCachedTenants(int maxCachedTenants) {
+      this.maxCachedTenants = maxCachedTenants;
+      return this;
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the setting ({@code labels}, {@code default}, {@code
+     *     prefix}, {@code max-cached-tenants}) when a value is unusable
+     */
+    public TenantRules build() {
+      if (labels.isEmpty()) {
+        throw new IllegalArgumentException("labels: at least one tenant label is required");
+      }
+      for (String label : labels) {
+        if (label.isEmpty()) {
+          throw new IllegalArgumentException("labels: empty label name in " + labels);
+        }
+      }
+      if (new LinkedHashSet<>(labels).size() != labels.size()) {
+        throw new IllegalArgumentException("labels: duplicate label name in " + labels);
+      }
+      if (!prefix.isEmpty()) {
+        TenantProblem p = TenantIds.problem(prefix);
+        if (p == TenantProblem.INVALID_CHARACTER || p == TenantProblem.TOO_LONG) {
+          throw new IllegalArgumentException(
+              "prefix: '" + prefix + "' is not a valid tenant ID prefix (" + p.tag() + ")");
+        }
+      }
+      TenantProblem p = TenantIds.problem(prefix + defaultTenant);
+      if (p != null) {
+        throw new IllegalArgumentException(
+            "default: '" + prefix + defaultTenant + "' is not a valid tenant ID (" + p.tag() + ")");
+      }
+      if (maxCachedTenants < 1) {
+        throw new IllegalArgumentException("max-cached-tenants: must be at least 1");
+      }
+      return new TenantRules(this);
+    }
+  }
+}

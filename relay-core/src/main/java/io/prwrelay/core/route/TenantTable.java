@@ -1,0 +1,163 @@
+package io.prwrelay.core.route;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Interns tenant label values into small integer entries, looked up by the value's bytes in place.
+ *
+ * <p>Open addressing over parallel arrays; a lookup hashes and compares the bytes in the request
+ * array and allocates nothing. A new value costs one {@code byte[]} key and one {@code String} ID,
+ * once; after that the tenant is a number. Entry 0 is the default tenant; a label value whose ID
+ * equals the default tenant's maps to entry 0 too, so one tenant never gets two batches. Not
+ * thread-safe.
+ */
+final class TenantTable {
+  static final int DEFAULT_ENTRY = 0;
+
+  private final byte[] prefix;
+  private final String prefixString;
+  private final String defaultId;
+
+  private int[] slots; // hash table: entry index + 1, 0 = empty
+  private int[] slotHashes;
+  private byte[][] keys;
+  private int[] keyEntries;
+  private String[] ids;
+  private int keyCount;
+  private int entryCount;
+
+  TenantTable(String prefix, String defaultId, int expected) {
+    this.prefixString = prefix;
+    this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
+    this.defaultId = defaultId;
+    int cap = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
+    allocate(cap, Math.max(8, expected));
+  }
+
+  private void allocate(int tableCapacity, int keyCapacity) {
+    slots = new int[tableCapacity];
+    slotHashes = new int[tableCapacity];
+    keys = new byte[keyCapacity][];
+    keyEntries = new int[keyCapacity];
+    ids = new String[keyCapacity + 1];
+    ids[DEFAULT_ENTRY] = defaultId;
+    keyCount = 0;
+    entryCount = 1;
+  }
+
+  /** Forgets every interned value (keeps the default tenant). */
+  void clear() {
+    allocate(32, 16);
+  }
+
+  /** Number of distinct label values interned. */
+  int size() {
+    return keyCount;
+  }
+
+  /**
+   * Number of entries, the default tenant included; entries are numbered {@code [0, entries())}.
+   */
+  int entries() {
+    return entryCount;
+  }
+
+  /** Tenant ID of {@code entry}. */
+  String id(int entry) {
+    return ids[entry];
+  }
+
+  byte[] prefix() {
+    return prefix;
+  }
+
+  /**
+   * Returns the entry for the value {@code array[offset, offset + length)}, interning it if it is a
+   * valid tenant ID once prefixed; otherwise returns {@code -(problem ordinal) - 2}.
+   */
+  int resolve(byte[] array, int offset, int length) {
+    int hash = hash(array, offset, length);
+    int mask = slots.length - 1;
+    int i = hash & mask;
+    while (true) {
+      int slot = slots[i];
+      if (slot == 0) {
+        break;
+      }
+      if (slotHashes[i] == hash) {
+        byte[] key = keys[slot - 1];
+        if (key.length == length && Arrays.equals(key, 0, length, array, offset, offset + length)) {
+          return keyEntries[slot - 1];
+        }
+      }
+      i = (i + 1) & mask;
+    }
+    int problem = TenantIds.check(prefix, array, offset, length);
+    if (problem != TenantIds.VALID) {
+      return -problem - 2;
+    }
+    return insert(hash, i, Arrays.copyOfRange(array, offset, offset + length));
+  }
+
+  static boolean isEntry(int resolved) {
+    return resolved >= 0;
+  }
+
+  static int problemOf(int resolved) {
+    return -resolved - 2;
+  }
+
+  private int insert(int hash, int freeSlot, byte[] key) {
+    // The value is ASCII (validated), so the ID is prefix + the bytes as Latin-1.
+    String id = prefixString + new String(key, StandardCharsets.ISO_8859_1);
+    int entry;
+    if (id.equals(defaultId)) {
+      entry = DEFAULT_ENTRY;
+    } else {
+      if (entryCount == ids.length) {
+        ids = Arrays.copyOf(ids, ids.length * 2);
+      }
+      entry = entryCount++;
+      ids[entry] = id;
+    }
+    if (keyCount == keys.length) {
+      keys = Arrays.copyOf(keys, keys.length * 2);
+      keyEntries = Arrays.copyOf(keyEntries, keyEntries.length * 2);
+    }
+    keys[keyCount] = key;
+    keyEntries[keyCount] = entry;
+    keyCount++;
+    slots[freeSlot] = keyCount;
+    slotHashes[freeSlot] = hash;
+    if (keyCount * 2 > slots.length) {
+      rehash(slots.length * 2);
+    }
+    return entry;
+  }
+
+  private void rehash(int capacity) {
+    int[] newSlots = new int[capacity];
+    int[] newHashes = new int[capacity];
+    int mask = capacity - 1;
+    for (int k = 0; k < keyCount; k++) {
+      int h = hash(keys[k], 0, keys[k].length);
+      int i = h & mask;
+      while (newSlots[i] != 0) {
+        i = (i + 1) & mask;
+      }
+      newSlots[i] = k + 1;
+      newHashes[i] = h;
+    }
+    slots = newSlots;
+    slotHashes = newHashes;
+  }
+
+  private static int hash(byte[] a, int offset, int length) {
+    int h = length;
+    for (int i = offset, end = offset + length; i < end; i++) {
+      h = 31 * h + a[i];
+    }
+    return h ^ (h >>> 16);
+  }
+}
