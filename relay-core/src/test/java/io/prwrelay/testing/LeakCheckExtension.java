@@ -16,6 +16,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class LeakCheckExtension implements AfterAllCallback {
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
+    check(context.getDisplayName());
+  }
+
+  /** Collects garbage, lets Netty poll for leaks, and throws when any was reported. */
+  public static void check(String what) throws InterruptedException {
     for (int round = 0; round < 3; round++) {
       System.gc();
       System.runFinalization();
@@ -32,7 +37,7 @@ public final class LeakCheckExtension implements AfterAllCallback {
       throw new AssertionError(
           leaks.size()
               + " Netty buffer leak(s) detected while running "
-              + context.getDisplayName()
+              + what
               + ":\n"
               + String.join("\n", leaks));
     }

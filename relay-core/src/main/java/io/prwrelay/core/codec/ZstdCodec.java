@@ -21,6 +21,8 @@ public final class ZstdCodec implements AutoCloseable {
   private static final int MIN_GUESS = 64 * 1024;
   private static final long CONTENT_SIZE_UNKNOWN = -1;
 
+  private static final long DST_SIZE_TOO_SMALL = Zstd.errDstSizeTooSmall();
+
   private final ZstdDecompressCtx ctx = new ZstdDecompressCtx();
 
   /**
@@ -65,6 +67,8 @@ public final class ZstdCodec implements AutoCloseable {
         }
         size = (int) Math.min(maxDecompressed, (long) size * 4);
       }
+    } catch (ZstdException e) {
+      throw corrupt("invalid zstd data (" + e.getMessage() + ")");
     } finally {
       if (src != in) {
         src.release();
@@ -88,7 +92,7 @@ public final class ZstdCodec implements AutoCloseable {
       return out;
     } catch (ZstdException e) {
       ctx.reset();
-      if (!exact && e.getErrorCode() == Zstd.getErrorCode(Zstd.errDstSizeTooSmall())) {
+      if (!exact && e.getErrorCode() == DST_SIZE_TOO_SMALL) {
         return null;
       }
       throw corrupt("invalid zstd data (" + e.getMessage() + ")");

@@ -177,6 +177,7 @@ public final class WriteRequestReader {
               }
             }
             in.popLimit(old);
+            where = AT_LABEL;
             if (nameLength == 0) {
               throw failure(labelStart, "label without a name");
             }

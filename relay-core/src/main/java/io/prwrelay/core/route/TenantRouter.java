@@ -102,7 +102,12 @@ public final class TenantRouter implements WriteRequestVisitor {
         return result;
       }
       boolean withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
-      encoder.encode(slotTenants, withMetadata, alloc, result.batches);
+      try {
+        encoder.encode(slotTenants, withMetadata, alloc, result.batches);
+      } catch (RuntimeException | Error e) {
+        result.clear();
+        throw e;
+      }
       return result;
     } finally {
       if (heap != null) {

@@ -1,0 +1,248 @@
+package io.prwrelay.core.route;
+
+import static io.prwrelay.testing.RawProto.bytes;
+import static io.prwrelay.testing.RawProto.cat;
+import static io.prwrelay.testing.RawProto.label;
+import static io.prwrelay.testing.RawProto.len;
+import static io.prwrelay.testing.RawProto.sample;
+import static io.prwrelay.testing.RawProto.series;
+import static io.prwrelay.testing.RawProto.str;
+import static io.prwrelay.testing.RawProto.tag;
+import static io.prwrelay.testing.RawProto.varint;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.CodedOutputStream;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.oracle.v1.MetricMetadata;
+import io.prwrelay.oracle.v1.TimeSeries;
+import io.prwrelay.oracle.v1.WriteRequest;
+import io.prwrelay.testing.RequestGenerator;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Malformed input always gives a typed error naming the field and byte offset: never an exception,
+ * never a wrong split, never a batch.
+ */
+class MalformedRequestTest {
+  private static final TenantRules RULES =
+      TenantRules.builder().labels("service_id", "team").removeLabel(true).build();
+
+  private static RouteResult route(TenantRouter router, byte[] request) {
+    ByteBuf in = Unpooled.wrappedBuffer(request);
+    try {
+      return router.route(in, PooledByteBufAllocator.DEFAULT);
+    } finally {
+      in.release();
+    }
+  }
+
+  @Test
+  void everyTruncationIsAnErrorOrAValidShorterRequest() throws Exception {
+    RequestGenerator gen = new RequestGenerator(7);
+    gen.exemplarProbability = 1;
+    gen.histogramProbability = 1;
+    gen.maxExtraLabels = 4;
+    WriteRequest full = gen.request(4, RULES.labels());
+    while (full.getMetadataCount() == 0) {
+      full = gen.request(4, RULES.labels());
+    }
+    byte[] bytes = full.toByteArray();
+    // Top-level field boundaries as the oracle serializes them: all series, then all metadata.
+    List<Integer> boundaries = new ArrayList<>();
+    int at = 0;
+    boundaries.add(0);
+    for (TimeSeries ts : full.getTimeseriesList()) {
+      at += CodedOutputStream.computeMessageSize(1, ts);
+      boundaries.add(at);
+    }
+    for (MetricMetadata m : full.getMetadataList()) {
+      at += CodedOutputStream.computeMessageSize(3, m);
+      boundaries.add(at);
+    }
+    assertEquals(bytes.length, at);
+    TenantRouter router = new TenantRouter(RULES);
+    for (int cut = 0; cut < bytes.length; cut++) {
+      byte[] prefix = Arrays.copyOf(bytes, cut);
+      RouteResult result = route(router, prefix);
+      int fields = boundaries.indexOf(cut);
+      if (fields >= 0) {
+        WriteRequest.Builder shorter = WriteRequest.newBuilder();
+        int series = Math.min(fields, full.getTimeseriesCount());
+        shorter.addAllTimeseries(full.getTimeseriesList().subList(0, series));
+        shorter.addAllMetadata(full.getMetadataList().subList(0, fields - series));
+        RouteAssertions.assertRoutedLikeOracle(shorter.build(), RULES, result);
+      } else {
+        RequestError error = result.error();
+        assertNotNull(error, "cut at " + cut + " must be an error");
+        assertEquals(RequestError.Kind.MALFORMED, error.kind());
+        assertTrue(error.offset() >= 0 && error.offset() <= cut, error::message);
+        assertEquals(0, result.batches().size());
+      }
+      result.clear();
+    }
+  }
+
+  static Stream<Arguments> corruptions() {
+    byte[] okSeries = series(label("service_id", "t"), sample(1, 1));
+    return Stream.of(
+        Arguments.of(
+            "series length past the end",
+            bytes(0x0A, 0x05, 0x01, 0x02),
+            "timeseries[0]",
+            1,
+            "length 5 exceeds the 2 bytes left"),
+        Arguments.of("truncated length varint", bytes(0x0A, 0x80), "timeseries[0]", 2, "truncated"),
+        Arguments.of(
+            "varint longer than ten bytes",
+            cat(
+                bytes(0x0A),
+                bytes(0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01)),
+            "timeseries[0]",
+            -1,
+            "malformed varint"),
+        Arguments.of(
+            "length beyond 2 GiB",
+            cat(bytes(0x0A), varint(0xFFFF_FFFFL)),
+            "timeseries[0]",
+            1,
+            "length 4294967295 exceeds the 0 bytes left"),
+        Arguments.of(
+            "timeseries with varint wire type",
+            cat(okSeries, bytes(0x08, 0x01)),
+            "WriteRequest",
+            okSeries.length + 1,
+            "field 1 has wire type varint, expected length-delimited"),
+        Arguments.of(
+            "metadata with fixed32 wire type",
+            bytes(0x1D, 0, 0, 0, 0),
+            "WriteRequest",
+            1,
+            "field 3 has wire type fixed32"),
+        Arguments.of(
+            "labels with varint wire type",
+            series(bytes(0x08, 0x01)),
+            "timeseries[0] field",
+            3,
+            "field 1 has wire type varint"),
+        Arguments.of(
+            "samples with fixed64 wire type",
+            series(label("service_id", "t"), bytes(0x11, 0, 0, 0, 0, 0, 0, 0, 0)),
+            "timeseries[0] field",
+            -1,
+            "field 2 has wire type fixed64"),
+        Arguments.of(
+            "label without a name",
+            cat(okSeries, series(len(1, str(2, "value-only")), sample(1, 1))),
+            "timeseries[1].labels[0]",
+            okSeries.length + 2,
+            "label without a name"),
+        Arguments.of(
+            "label with an empty name",
+            series(label("", "x")),
+            "timeseries[0].labels[0]",
+            2,
+            "label without a name"),
+        Arguments.of(
+            "label name with varint wire type",
+            series(len(1, bytes(0x08, 0x01), str(2, "v"))),
+            "timeseries[0].labels[0]",
+            5,
+            "field 1 has wire type varint"),
+        Arguments.of(
+            "label name length past the label",
+            series(len(1, bytes(0x0A, 0x09, 'a'))),
+            "timeseries[0].labels[0].name",
+            5,
+            "length 9 exceeds the 1 bytes left"),
+        Arguments.of(
+            "label length past the series",
+            series(bytes(0x0A, 0x30, 0x0A, 0x01, 'a')),
+            "timeseries[0].labels[0]",
+            3,
+            "length 48 exceeds the 3 bytes left"),
+        Arguments.of(
+            "sample length past the series",
+            series(label("service_id", "t"), bytes(0x12, 0x7F)),
+            "timeseries[0] field",
+            -1,
+            "length 127 exceeds the 0 bytes left"),
+        Arguments.of(
+            "metadata length past the end",
+            bytes(0x1A, 0x04, 0x08),
+            "metadata",
+            1,
+            "length 4 exceeds the 1 bytes left"),
+        Arguments.of(
+            "field number zero", cat(okSeries, bytes(0x00)), "WriteRequest", -1, "invalid tag"),
+        Arguments.of("wire type 7", bytes(0x2F, 0x00), "WriteRequest", -1, "invalid wire type"),
+        Arguments.of(
+            "unexpected end-group",
+            cat(okSeries, tag(5, 4)),
+            "WriteRequest",
+            okSeries.length + 1,
+            "unexpected end-group tag"),
+        Arguments.of(
+            "unterminated group",
+            cat(tag(5, 3), tag(6, 0), varint(1)),
+            "WriteRequest",
+            -1,
+            "unterminated group"),
+        Arguments.of(
+            "groups nested beyond the limit",
+            nestedGroups(10_000),
+            "WriteRequest",
+            -1,
+            "groups nested deeper than 32"),
+        Arguments.of(
+            "groups nested beyond the limit inside a label",
+            series(len(1, str(1, "n"), nestedGroups(40))),
+            "timeseries[0].labels[0]",
+            -1,
+            "groups nested deeper than 32"));
+  }
+
+  private static byte[] nestedGroups(int depth) {
+    byte[] open = tag(5, 3);
+    byte[] out = new byte[open.length * depth];
+    for (int i = 0; i < depth; i++) {
+      System.arraycopy(open, 0, out, i * open.length, open.length);
+    }
+    return out;
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("corruptions")
+  void corruptionIsATypedErrorNamingFieldAndOffset(
+      String name, byte[] request, String field, int offset, String problem) {
+    TenantRouter router = new TenantRouter(RULES);
+    RouteResult result = route(router, request);
+    RequestError error = result.error();
+    assertNotNull(error, name);
+    assertEquals(RequestError.Kind.MALFORMED, error.kind());
+    assertEquals(field, error.field(), error::message);
+    if (offset >= 0) {
+      assertEquals(offset, error.offset(), error::message);
+    }
+    assertTrue(error.problem().contains(problem), error::message);
+    assertTrue(error.message().contains(field), error::message);
+    assertEquals(0, result.batches().size());
+    result.clear();
+    // The router stays usable after an error.
+    byte[] ok = series(label("service_id", "t"), sample(1, 1));
+    RouteResult next = route(router, ok);
+    assertEquals(1, next.batches().size());
+    next.clear();
+  }
+}
