@@ -1,0 +1,105 @@
+package io.prwrelay.server;
+
+import io.prwrelay.server.config.ConfigException;
+import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.demo.Demo;
+import io.prwrelay.server.http.RelayServer;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Logger;
+
+/**
+ * Command line entry point: {@code java -jar prw-relay.jar [--config file] [--demo] [--help]
+ * [--version]}. Exits 0 after a graceful shutdown (SIGTERM or SIGINT), 2 on a usage or
+ * configuration error.
+ */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) throws Exception {
+    Logging.configure();
+    Path config = null;
+    boolean demo = false;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--help":
+        case "-h":
+          System.out.print(RelayConfig.help());
+          return;
+        case "--version":
+          System.out.println("prw-relay " + RelayVersion.VERSION);
+          return;
+        case "--demo":
+          demo = true;
+          break;
+        case "--config":
+          if (i + 1 == args.length) {
+            usage("--config needs a file name");
+          }
+          config = Path.of(args[++i]);
+          break;
+        default:
+          if (args[i].startsWith("--config=")) {
+            config = Path.of(args[i].substring("--config=".length()));
+          } else {
+            usage("unknown argument " + args[i]);
+          }
+      }
+    }
+    if (demo) {
+      System.exit(Demo.run(System.out));
+      return;
+    }
+    RelayConfig cfg;
+    try {
+      cfg = RelayConfig.load(config, systemProperties(), System.getenv());
+    } catch (ConfigException e) {
+      System.err.println("prw-relay: configuration error: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    Logger log = Logger.getLogger("io.prwrelay");
+    for (String unknown : RelayConfig.unknownEnvironmentVariables(System.getenv())) {
+      log.warning("ignoring environment variable " + unknown + ": no such relay key");
+    }
+    RelayServer server = new RelayServer(cfg);
+    server.start();
+    log.info(
+        "prw-relay "
+            + RelayVersion.VERSION
+            + " listening on "
+            + server.address()
+            + " ("
+            + server.transport()
+            + "); "
+            + cfg.describe());
+    CountDownLatch stop = new CountDownLatch(1);
+    // Handling TERM and INT ourselves (instead of a shutdown hook) lets a graceful stop exit with
+    // 0.
+    for (String signal : new String[] {"TERM", "INT"}) {
+      sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> stop.countDown());
+    }
+    stop.await();
+    log.info("shutting down: no new connections, finishing in-flight requests");
+    server.shutdown(cfg.downstreamTimeout().plusSeconds(1));
+    log.info("stopped");
+    System.exit(0);
+  }
+
+  private static Map<String, String> systemProperties() {
+    Map<String, String> m = new HashMap<>();
+    for (String name : System.getProperties().stringPropertyNames()) {
+      m.put(name, System.getProperty(name));
+    }
+    return m;
+  }
+
+  private static void usage(String problem) {
+    System.err.println("prw-relay: " + problem);
+    System.err.println(
+        "usage: java -jar prw-relay.jar [--config relay.properties] [--demo] [--help] [--version]");
+    System.exit(2);
+  }
+}

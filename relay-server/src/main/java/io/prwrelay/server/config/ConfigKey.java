@@ -1,0 +1,25 @@
+package io.prwrelay.server.config;
+
+import java.util.Locale;
+
+/**
+ * One configuration key: its name, default, meaning, and whether its value is a secret (never
+ * logged). The complete list is {@link RelayConfig#KEYS}; {@code --help} and the README print it.
+ */
+public record ConfigKey(String name, String defaultValue, String meaning, boolean secret) {
+  static ConfigKey key(String name, String defaultValue, String meaning) {
+    return new ConfigKey(name, defaultValue, meaning, false);
+  }
+
+  static ConfigKey secret(String name, String meaning) {
+    return new ConfigKey(name, "", meaning, true);
+  }
+
+  /**
+   * The environment variable that sets this key: {@code relay.downstream.url} → {@code
+   * RELAY_DOWNSTREAM_URL}.
+   */
+  public String environmentVariable() {
+    return name.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
+  }
+}

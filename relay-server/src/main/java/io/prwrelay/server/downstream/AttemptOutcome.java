@@ -1,0 +1,41 @@
+package io.prwrelay.server.downstream;
+
+/**
+ * How one downstream attempt ended.
+ *
+ * @param status HTTP status, or {@link #TRANSPORT_FAILURE} when no response arrived (connect error,
+ *     reset, timeout)
+ * @param message downstream response body (truncated) or the transport problem
+ * @param retryAfterMillis delay the downstream asked for with {@code Retry-After}, or -1
+ */
+public record AttemptOutcome(int status, String message, long retryAfterMillis) {
+  /** {@link #status()} when no HTTP response was received. */
+  public static final int TRANSPORT_FAILURE = 0;
+
+  static AttemptOutcome transport(String message) {
+    return new AttemptOutcome(TRANSPORT_FAILURE, message, -1);
+  }
+
+  public boolean success() {
+    return status >= 200 && status < 300;
+  }
+
+  /** Connect errors, timeouts, 5xx and 429 can succeed later; other 4xx never will. */
+  public boolean retriable() {
+    return status == TRANSPORT_FAILURE || status == 429 || status >= 500;
+  }
+
+  /** A short label for metrics and logs: the status code or {@code error}. */
+  public String code() {
+    return status == TRANSPORT_FAILURE ? "error" : Integer.toString(status);
+  }
+
+  /** One line naming the outcome, for answers to the sender and logs. */
+  public String describe() {
+    String what = status == TRANSPORT_FAILURE ? message : "downstream answered " + status;
+    if (status != TRANSPORT_FAILURE && !message.isEmpty()) {
+      what += ": " + message;
+    }
+    return what;
+  }
+}

@@ -1,0 +1,260 @@
+package io.prwrelay.server.downstream;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.pool.AbstractChannelPoolHandler;
+import io.netty.channel.pool.ChannelHealthChecker;
+import io.netty.channel.pool.FixedChannelPool;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+import io.prwrelay.server.RelayVersion;
+import io.prwrelay.server.config.RelayConfig;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Pooled keep-alive HTTP/1.1 client for the downstream (Cortex/Mimir push endpoint).
+ *
+ * <p>One Netty {@link FixedChannelPool} per event loop, each bounded to its share of {@code
+ * relay.downstream.max-connections}. A request is sent on a connection of the caller's own event
+ * loop, so the whole exchange — acquire, write, response, release, retry timers — runs on one
+ * thread without locks. Each call is one attempt; {@link RequestDelivery} decides about retries.
+ */
+public final class DownstreamClient implements AutoCloseable {
+  /** Largest downstream response body kept (for error messages); longer bodies are cut. */
+  static final int MAX_RESPONSE_BODY = 64 * 1024;
+
+  private static final String TENANT_PLACEHOLDER = "%7Btenant%7D";
+
+  private final RelayConfig config;
+  private final Map<EventExecutor, FixedChannelPool> pools = new IdentityHashMap<>();
+  private final String host;
+  private final String hostHeader;
+  private final String pathTemplate;
+  private final boolean tenantInPath;
+  private final String authorization;
+  private final String userAgent = "prw-relay/" + RelayVersion.VERSION;
+
+  /**
+   * @param group event loops the ingress also runs on; one pool is created per loop
+   * @param sslContext client TLS context for an https downstream, else {@code null}
+   */
+  public DownstreamClient(
+      RelayConfig config,
+      EventLoopGroup group,
+      Class<? extends SocketChannel> channelClass,
+      SslContext sslContext) {
+    this.config = config;
+    URI url = config.downstreamUrl();
+    this.host = url.getHost();
+    boolean https = url.getScheme().equalsIgnoreCase("https");
+    int port = url.getPort() > 0 ? url.getPort() : https ? 443 : 80;
+    boolean defaultPort = url.getPort() < 0;
+    this.hostHeader =
+        (host.contains(":") ? "[" + host + "]" : host) + (defaultPort ? "" : ":" + port);
+    String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+    this.pathTemplate = url.getRawQuery() == null ? path : path + "?" + url.getRawQuery();
+    this.tenantInPath = pathTemplate.contains(TENANT_PLACEHOLDER);
+    if (config.bearerToken().isPresent()) {
+      this.authorization = "Bearer " + config.bearerToken().get();
+    } else if (config.basicAuthUsername().isPresent()) {
+      String userPass = config.basicAuthUsername().get() + ":" + config.basicAuthPassword();
+      this.authorization =
+          "Basic " + Base64.getEncoder().encodeToString(userPass.getBytes(StandardCharsets.UTF_8));
+    } else {
+      this.authorization = null;
+    }
+    int loops = 0;
+    for (EventExecutor ignored : group) {
+      loops++;
+    }
+    int perLoop = Math.max(1, (config.maxConnections() + loops - 1) / loops);
+    int connectMillis = (int) Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis());
+    for (EventExecutor executor : group) {
+      EventLoop loop = (EventLoop) executor;
+      Bootstrap b =
+          new Bootstrap()
+              .group(loop)
+              .channel(channelClass)
+              .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis)
+              .option(ChannelOption.TCP_NODELAY, true)
+              .option(ChannelOption.SO_KEEPALIVE, true)
+              .remoteAddress(host, port);
+      FixedChannelPool pool =
+          new FixedChannelPool(
+              b,
+              new AbstractChannelPoolHandler() {
+                @Override
+                public void channelCreated(Channel ch) {
+                  if (sslContext != null) {
+                    ch.pipeline().addLast(sslContext.newHandler(ch.alloc(), host, port));
+                  }
+                  ch.pipeline()
+                      .addLast(new HttpClientCodec())
+                      .addLast(new HttpObjectAggregator(MAX_RESPONSE_BODY, true))
+                      .addLast(new ResponseHandler());
+                }
+              },
+              ChannelHealthChecker.ACTIVE,
+              FixedChannelPool.AcquireTimeoutAction.FAIL,
+              config.attemptTimeout().toMillis(),
+              perLoop,
+              Integer.MAX_VALUE,
+              true,
+              true);
+      pools.put(loop, pool);
+    }
+  }
+
+  /**
+   * Sends one batch once.
+   *
+   * @param loop the caller's event loop; the returned future completes on it
+   * @param body borrowed snappy-compressed WriteRequest; a retained duplicate is written
+   * @param timeoutNanos limit for this attempt, connect and response included
+   * @return never fails: transport problems are outcomes with status {@link
+   *     AttemptOutcome#TRANSPORT_FAILURE}
+   */
+  public Future<AttemptOutcome> send(
+      EventLoop loop, String tenant, ByteBuf body, long timeoutNanos) {
+    Promise<AttemptOutcome> promise = loop.newPromise();
+    FixedChannelPool pool = pools.get(loop);
+    if (pool == null) {
+      throw new IllegalArgumentException("event loop is not one of the client's group");
+    }
+    Attempt attempt = new Attempt(promise, pool);
+    attempt.timeout =
+        loop.schedule(
+            () ->
+                attempt.fail(
+                    "no response within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"),
+            timeoutNanos,
+            TimeUnit.NANOSECONDS);
+    pool.acquire()
+        .addListener(
+            (Future<Channel> f) -> {
+              if (!f.isSuccess()) {
+                attempt.fail("cannot connect to " + hostHeader + ": " + describe(f.cause()));
+                return;
+              }
+              Channel ch = f.getNow();
+              if (promise.isDone()) {
+                pool.release(ch);
+                return;
+              }
+              attempt.channel = ch;
+              ch.pipeline().get(ResponseHandler.class).begin(attempt);
+              ch.writeAndFlush(request(tenant, body))
+                  .addListener(
+                      w -> {
+                        if (!w.isSuccess()) {
+                          attempt.fail(
+                              "write to " + hostHeader + " failed: " + describe(w.cause()));
+                        }
+                      });
+            });
+    return promise;
+  }
+
+  private FullHttpRequest request(String tenant, ByteBuf body) {
+    String path = tenantInPath ? pathTemplate.replace(TENANT_PLACEHOLDER, tenant) : pathTemplate;
+    FullHttpRequest req =
+        new DefaultFullHttpRequest(
+            HttpVersion.HTTP_1_1, HttpMethod.POST, path, body.retainedDuplicate());
+    HttpHeaders h = req.headers();
+    h.set(HttpHeaderNames.HOST, hostHeader);
+    h.set(HttpHeaderNames.CONTENT_TYPE, "application/x-protobuf");
+    h.set(HttpHeaderNames.CONTENT_ENCODING, "snappy");
+    h.set("X-Prometheus-Remote-Write-Version", "0.1.0");
+    h.set(HttpHeaderNames.USER_AGENT, userAgent);
+    h.set(config.tenantHeader(), tenant);
+    h.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+    h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+    if (authorization != null) {
+      h.set(HttpHeaderNames.AUTHORIZATION, authorization);
+    }
+    return req;
+  }
+
+  static String describe(Throwable t) {
+    if (t == null) {
+      return "unknown error";
+    }
+    String m = t.getMessage();
+    return m == null || m.isEmpty() ? t.getClass().getSimpleName() : m;
+  }
+
+  @Override
+  public void close() {
+    for (FixedChannelPool pool : pools.values()) {
+      pool.closeAsync();
+    }
+  }
+
+  /** One attempt's state; completed exactly once, on the event loop. */
+  static final class Attempt {
+    final Promise<AttemptOutcome> promise;
+    final FixedChannelPool pool;
+    Channel channel;
+    io.netty.util.concurrent.ScheduledFuture<?> timeout;
+
+    Attempt(Promise<AttemptOutcome> promise, FixedChannelPool pool) {
+      this.promise = promise;
+      this.pool = pool;
+    }
+
+    /** Completes with a response; the connection goes back to the pool or is closed. */
+    void complete(AttemptOutcome outcome, boolean keepAlive) {
+      if (promise.isDone()) {
+        return;
+      }
+      timeout.cancel(false);
+      Channel ch = channel;
+      channel = null;
+      if (ch != null) {
+        ch.pipeline().get(ResponseHandler.class).end();
+        if (!keepAlive) {
+          ch.close();
+        }
+        pool.release(ch);
+      }
+      promise.setSuccess(outcome);
+    }
+
+    /** Completes with a transport failure; the connection, if any, is closed. */
+    void fail(String message) {
+      if (promise.isDone()) {
+        return;
+      }
+      timeout.cancel(false);
+      Channel ch = channel;
+      channel = null;
+      if (ch != null) {
+        ch.pipeline().get(ResponseHandler.class).end();
+        ch.close();
+        pool.release(ch);
+      }
+      promise.setSuccess(AttemptOutcome.transport(message));
+    }
+  }
+}
