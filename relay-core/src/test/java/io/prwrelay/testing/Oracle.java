@@ -1,9 +1,15 @@
 package io.prwrelay.testing;
 
+import io.prwrelay.core.route.TenantProblem;
+import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.TimeSeries;
+import io.prwrelay.oracle.v1.WriteRequest;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -54,6 +60,40 @@ public final class Oracle {
       return "reserved";
     }
     return null;
+  }
+
+  /**
+   * Expected batches per tenant under {@code rules}, in order of each tenant's first series,
+   * computed on oracle objects; counts series without a valid tenant into {@code problems}.
+   */
+  public static Map<String, WriteRequest> expectedBatches(
+      WriteRequest request, TenantRules rules, Map<TenantProblem, Integer> problems) {
+    Map<String, WriteRequest.Builder> byTenant = new LinkedHashMap<>();
+    for (TimeSeries ts : request.getTimeseriesList()) {
+      Resolution r = resolve(ts, rules.labels(), rules.prefix());
+      String tenant = r.tenant();
+      TimeSeries out = ts;
+      if (tenant == null) {
+        TenantProblem p = TenantProblem.valueOf(r.problem().toUpperCase(Locale.ROOT));
+        problems.merge(p, 1, Integer::sum);
+        if (rules.missing() != TenantRules.MissingPolicy.DEFAULT) {
+          continue;
+        }
+        tenant = rules.defaultTenantId();
+      } else if (rules.removeLabel()) {
+        out = withoutLabel(ts, r.labelIndex());
+      }
+      byTenant.computeIfAbsent(tenant, k -> WriteRequest.newBuilder()).addTimeseries(out);
+    }
+    Map<String, WriteRequest> result = new LinkedHashMap<>();
+    byTenant.forEach(
+        (tenant, b) -> {
+          if (rules.metadata() == TenantRules.MetadataPolicy.BROADCAST) {
+            b.addAllMetadata(request.getMetadataList());
+          }
+          result.put(tenant, b.build());
+        });
+    return result;
   }
 
   /** The series without label {@code index}. */

@@ -11,7 +11,6 @@ import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.testing.Oracle;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -19,43 +18,12 @@ import java.util.Map;
 final class RouteAssertions {
   private RouteAssertions() {}
 
-  /** Expected batches per tenant, in order of first appearance, computed on oracle objects. */
-  static Map<String, WriteRequest> expectedBatches(
-      WriteRequest request, TenantRules rules, Map<TenantProblem, Integer> problems) {
-    Map<String, WriteRequest.Builder> byTenant = new LinkedHashMap<>();
-    for (TimeSeries ts : request.getTimeseriesList()) {
-      Oracle.Resolution r = Oracle.resolve(ts, rules.labels(), rules.prefix());
-      String tenant = r.tenant();
-      TimeSeries out = ts;
-      if (tenant == null) {
-        TenantProblem p = TenantProblem.valueOf(r.problem().toUpperCase(java.util.Locale.ROOT));
-        problems.merge(p, 1, Integer::sum);
-        if (rules.missing() != TenantRules.MissingPolicy.DEFAULT) {
-          continue;
-        }
-        tenant = rules.defaultTenantId();
-      } else if (rules.removeLabel()) {
-        out = Oracle.withoutLabel(ts, r.labelIndex());
-      }
-      byTenant.computeIfAbsent(tenant, k -> WriteRequest.newBuilder()).addTimeseries(out);
-    }
-    Map<String, WriteRequest> result = new LinkedHashMap<>();
-    byTenant.forEach(
-        (tenant, b) -> {
-          if (rules.metadata() == TenantRules.MetadataPolicy.BROADCAST) {
-            b.addAllMetadata(request.getMetadataList());
-          }
-          result.put(tenant, b.build());
-        });
-    return result;
-  }
-
   /** Asserts the routed batches equal the oracle's, byte for byte, with matching counts. */
   static void assertRoutedLikeOracle(WriteRequest request, TenantRules rules, RouteResult result)
       throws Exception {
     assertNull(result.error(), () -> "unexpected error: " + result.error());
     Map<TenantProblem, Integer> problems = new EnumMap<>(TenantProblem.class);
-    Map<String, WriteRequest> expected = expectedBatches(request, rules, problems);
+    Map<String, WriteRequest> expected = Oracle.expectedBatches(request, rules, problems);
     List<String> tenants = new ArrayList<>();
     for (TenantBatch b : result.batches()) {
       tenants.add(b.tenant());

@@ -1,0 +1,80 @@
+package io.prwrelay.server.testing;
+
+import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.http.RelayServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.xerial.snappy.Snappy;
+
+/**
+ * A relay on 127.0.0.1 in front of a {@link ScriptedDownstream}, with a sender-side HTTP client.
+ */
+public final class RelayFixture implements AutoCloseable {
+  public final ScriptedDownstream downstream;
+  public final RelayServer relay;
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  /** Starts a relay with short test timeouts, overridden by {@code overrides} (config keys). */
+  public RelayFixture(Map<String, String> overrides) throws Exception {
+    downstream = new ScriptedDownstream();
+    Map<String, String> props = new HashMap<>();
+    props.put("relay.server.host", "127.0.0.1");
+    props.put("relay.server.port", "0");
+    props.put("relay.server.io-threads", "2");
+    props.put("relay.downstream.url", downstream.url());
+    props.put("relay.downstream.timeout", "3s");
+    props.put("relay.downstream.attempt-timeout", "1s");
+    props.put("relay.downstream.retry.initial-backoff", "20ms");
+    props.put("relay.downstream.retry.max-backoff", "100ms");
+    props.putAll(overrides);
+    if (overrides.containsKey("relay.downstream.url")) {
+      props.put(
+          "relay.downstream.url",
+          overrides
+              .get("relay.downstream.url")
+              .replace("$DOWNSTREAM", "127.0.0.1:" + downstream.port()));
+    }
+    relay = new RelayServer(RelayConfig.load(null, props, Map.of()));
+    relay.start();
+  }
+
+  public RelayFixture() throws Exception {
+    this(Map.of());
+  }
+
+  public URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + relay.address().getPort() + path);
+  }
+
+  /** POSTs an uncompressed request, snappy-compressed, with the headers a PRW 1.0 sender sends. */
+  public HttpResponse<String> write(byte[] request, String... extraHeaders) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri("/api/v1/write"))
+            .timeout(Duration.ofSeconds(30))
+            .header("Content-Type", "application/x-protobuf")
+            .header("Content-Encoding", "snappy")
+            .header("X-Prometheus-Remote-Write-Version", "0.1.0")
+            .header("User-Agent", "test-sender");
+    for (int i = 0; i < extraHeaders.length; i += 2) {
+      b.header(extraHeaders[i], extraHeaders[i + 1]);
+    }
+    b.POST(HttpRequest.BodyPublishers.ofByteArray(Snappy.compress(request)));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  public HttpResponse<String> get(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Override
+  public void close() throws Exception {
+    relay.shutdown(Duration.ofSeconds(5));
+    downstream.close();
+  }
+}
