@@ -1,0 +1,253 @@
+package io.prwrelay.server.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpVersion;
+import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.testing.RawProto;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.xerial.snappy.Snappy;
+
+/**
+ * The ingress handler on an {@link EmbeddedChannel}: everything answered before any downstream
+ * delivery (routing of paths and methods, header checks, size limits, decompression and parse
+ * errors, health).
+ */
+class IngressHandlerTest {
+  private RelayMetrics metrics;
+  private ServerState state;
+  private EmbeddedChannel channel;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    RelayConfig config =
+        RelayConfig.load(
+            null,
+            Map.of(
+                "relay.server.max-request-bytes", "1000",
+                "relay.server.max-decompressed-bytes", "5000",
+                "relay.tenant.missing", "reject"),
+            Map.of());
+    metrics = new RelayMetrics(10, io.netty.buffer.ByteBufAllocator.DEFAULT);
+    state = new ServerState();
+    state.listening();
+    WriteProcessor processor =
+        new WriteProcessor(config, null, metrics, new FailureLog(Duration.ofSeconds(10)));
+    channel = new EmbeddedChannel(new IngressHandler(config, processor, metrics, state));
+  }
+
+  @AfterEach
+  void tearDown() {
+    assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
+  }
+
+  private static FullHttpRequest request(
+      HttpMethod method, String uri, byte[] body, String... headers) {
+    FullHttpRequest r =
+        new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, uri, Unpooled.wrappedBuffer(body));
+    r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+    for (int i = 0; i < headers.length; i += 2) {
+      r.headers().set(headers[i], headers[i + 1]);
+    }
+    return r;
+  }
+
+  private static FullHttpRequest write(byte[] body, String... headers) {
+    String[] all = new String[headers.length + 4];
+    all[0] = "Content-Encoding";
+    all[1] = "snappy";
+    all[2] = "Content-Type";
+    all[3] = "application/x-protobuf";
+    System.arraycopy(headers, 0, all, 4, headers.length);
+    return request(HttpMethod.POST, "/api/v1/write", body, all);
+  }
+
+  private FullHttpResponse exchange(FullHttpRequest req) {
+    channel.writeInbound(req);
+    FullHttpResponse res = channel.readOutbound();
+    return res;
+  }
+
+  private static String body(FullHttpResponse r) {
+    String s = r.content().toString(StandardCharsets.UTF_8);
+    r.release();
+    return s;
+  }
+
+  @Test
+  void unknownPathIs404() {
+    FullHttpResponse r = exchange(request(HttpMethod.GET, "/nope", new byte[0]));
+    assertEquals(404, r.status().code());
+    assertEquals("not found: /nope\n", body(r));
+    assertTrue(channel.isOpen(), "keep-alive after a 404");
+  }
+
+  @Test
+  void wrongMethodIs405WithAllow() {
+    FullHttpResponse r = exchange(request(HttpMethod.GET, "/api/v1/push", new byte[0]));
+    assertEquals(405, r.status().code());
+    assertEquals("POST", r.headers().get(HttpHeaderNames.ALLOW));
+    r.release();
+    FullHttpResponse m = exchange(request(HttpMethod.POST, "/metrics", new byte[0]));
+    assertEquals(405, m.status().code());
+    assertEquals("GET, HEAD", m.headers().get(HttpHeaderNames.ALLOW));
+    m.release();
+  }
+
+  @Test
+  void healthReadinessAndMetrics() {
+    FullHttpResponse h = exchange(request(HttpMethod.GET, "/-/healthy", new byte[0]));
+    assertEquals(200, h.status().code());
+    h.release();
+    FullHttpResponse ready = exchange(request(HttpMethod.GET, "/-/ready?x=1", new byte[0]));
+    assertEquals(200, ready.status().code());
+    ready.release();
+    state.draining();
+    FullHttpResponse notReady = exchange(request(HttpMethod.GET, "/-/ready", new byte[0]));
+    assertEquals(503, notReady.status().code());
+    assertEquals("not ready: shutting down\n", body(notReady));
+    assertFalse(channel.isOpen(), "while draining, answers close the connection");
+  }
+
+  @Test
+  void metricsAreServedInPrometheusFormat() {
+    exchange(request(HttpMethod.GET, "/nope", new byte[0])).release();
+    FullHttpResponse m = exchange(request(HttpMethod.GET, "/metrics", new byte[0]));
+    assertEquals(200, m.status().code());
+    assertTrue(
+        m.headers().get(HttpHeaderNames.CONTENT_TYPE).startsWith("text/plain; version=0.0.4"));
+    String text = body(m);
+    assertTrue(
+        text.contains("relay_http_requests_total{endpoint=\"other\",status=\"404\"} 1.0"), text);
+    assertTrue(text.contains("relay_inflight_requests"), text);
+  }
+
+  @Test
+  void missingContentEncodingIs415AndCloses() {
+    FullHttpResponse r =
+        exchange(
+            request(
+                HttpMethod.POST,
+                "/api/v1/write",
+                new byte[] {1},
+                "Content-Type",
+                "application/x-protobuf"));
+    assertEquals(415, r.status().code());
+    assertEquals("close", r.headers().get(HttpHeaderNames.CONNECTION));
+    assertEquals("Content-Encoding is required: snappy (or zstd)\n", body(r));
+    assertFalse(channel.isOpen());
+  }
+
+  @Test
+  void unsupportedEncodingOrTypeIs415() {
+    FullHttpResponse gzip = exchange(write(new byte[] {1}, "Content-Encoding", "gzip"));
+    assertEquals(415, gzip.status().code());
+    assertTrue(body(gzip).contains("gzip"));
+  }
+
+  @Test
+  void jsonContentTypeIs415() {
+    FullHttpResponse r = exchange(write(new byte[] {1}, "Content-Type", "application/json"));
+    assertEquals(415, r.status().code());
+    assertTrue(body(r).contains("application/json"));
+  }
+
+  @Test
+  void remoteWrite2ContentTypeIs415() {
+    FullHttpResponse r =
+        exchange(
+            write(
+                new byte[] {1},
+                "Content-Type",
+                "application/x-protobuf;proto=io.prometheus.write.v2.Request"));
+    assertEquals(415, r.status().code());
+    assertTrue(body(r).contains("Remote Write 1.0"));
+  }
+
+  @Test
+  void contentLengthOverTheLimitIs413BeforeTheBodyIsRead() {
+    FullHttpRequest req = write(new byte[10]);
+    req.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 1001);
+    FullHttpResponse r = exchange(req);
+    assertEquals(413, r.status().code());
+    assertTrue(body(r).contains("relay.server.max-request-bytes=1000"));
+    assertFalse(channel.isOpen());
+  }
+
+  @Test
+  void corruptSnappyIs400NamingTheProblem() {
+    FullHttpResponse r = exchange(write(new byte[] {(byte) 0x80}));
+    assertEquals(400, r.status().code());
+    assertEquals("cannot decompress the snappy body: truncated snappy length preamble\n", body(r));
+    assertTrue(channel.isOpen(), "a bad body was fully read: the connection stays usable");
+  }
+
+  @Test
+  void decompressedSizeOverTheLimitIs400() throws Exception {
+    FullHttpResponse r = exchange(write(Snappy.compress(new byte[5001])));
+    assertEquals(400, r.status().code());
+    assertTrue(body(r).contains("more than the limit of 5000"));
+  }
+
+  @Test
+  void malformedProtobufIs400NamingFieldAndOffset() throws Exception {
+    FullHttpResponse r = exchange(write(Snappy.compress(new byte[] {0x0A, 0x05, 0x01})));
+    assertEquals(400, r.status().code());
+    assertEquals(
+        "malformed request at byte 1 in timeseries[0]: length 5 exceeds the 1 bytes left\n",
+        body(r));
+  }
+
+  @Test
+  void seriesWithoutTenantUnderRejectIs400() throws Exception {
+    byte[] request = RawProto.series(RawProto.label("job", "x"), RawProto.sample(1, 1));
+    FullHttpResponse r = exchange(write(Snappy.compress(request)));
+    assertEquals(400, r.status().code());
+    assertTrue(body(r).contains("series without a valid tenant at byte 0 in timeseries[0]"));
+  }
+
+  @Test
+  void pipelinedRequestsAreAnsweredInOrder() {
+    channel.writeInbound(
+        request(HttpMethod.GET, "/nope", new byte[0]),
+        request(HttpMethod.GET, "/-/healthy", new byte[0]),
+        write(new byte[] {(byte) 0x80}));
+    FullHttpResponse first = channel.readOutbound();
+    FullHttpResponse second = channel.readOutbound();
+    FullHttpResponse third = channel.readOutbound();
+    assertEquals(404, first.status().code());
+    assertEquals(200, second.status().code());
+    assertEquals(400, third.status().code());
+    first.release();
+    second.release();
+    third.release();
+    assertNull(channel.readOutbound());
+  }
+
+  @Test
+  void http10WithoutKeepAliveIsClosedAfterTheAnswer() {
+    FullHttpRequest req =
+        new DefaultFullHttpRequest(
+            HttpVersion.HTTP_1_0, HttpMethod.GET, "/-/healthy", Unpooled.EMPTY_BUFFER);
+    FullHttpResponse r = exchange(req);
+    assertEquals(200, r.status().code());
+    r.release();
+    assertFalse(channel.isOpen());
+  }
+}
