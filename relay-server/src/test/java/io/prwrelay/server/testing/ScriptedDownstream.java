@@ -94,6 +94,8 @@ public final class ScriptedDownstream implements AutoCloseable {
   private final Map<String, Deque<Reply>> scripts = new HashMap<>();
   private final List<Received> received = new ArrayList<>();
   private String tenantHeader = "X-Scope-OrgID";
+  private final java.util.concurrent.atomic.AtomicInteger connections =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   public ScriptedDownstream() throws InterruptedException {
     server =
@@ -105,6 +107,7 @@ public final class ScriptedDownstream implements AutoCloseable {
                 new ChannelInitializer<Channel>() {
                   @Override
                   protected void initChannel(Channel ch) {
+                    connections.incrementAndGet();
                     ch.pipeline()
                         .addLast(new HttpServerCodec())
                         .addLast(new HttpObjectAggregator(64 << 20))
@@ -114,6 +117,11 @@ public final class ScriptedDownstream implements AutoCloseable {
             .bind("127.0.0.1", 0)
             .sync()
             .channel();
+  }
+
+  /** TCP connections accepted so far. */
+  public int connectionsAccepted() {
+    return connections.get();
   }
 
   public int port() {

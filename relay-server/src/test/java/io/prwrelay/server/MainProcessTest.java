@@ -1,0 +1,128 @@
+package io.prwrelay.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.testing.ScriptedDownstream;
+import io.prwrelay.testing.RawProto;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xerial.snappy.Snappy;
+
+/** The relay as a process: command line, startup line, configuration errors, SIGTERM. */
+class MainProcessTest {
+  @TempDir Path dir;
+
+  private static ProcessBuilder java(String... args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(Main.class.getName());
+    cmd.addAll(List.of(args));
+    return new ProcessBuilder(cmd).redirectErrorStream(true);
+  }
+
+  private static String run(Process p) throws Exception {
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+    return out;
+  }
+
+  @Test
+  void helpPrintsEveryKey() throws Exception {
+    Process p = java("--help").start();
+    String out = run(p);
+    assertEquals(0, p.exitValue());
+    assertTrue(out.contains("relay.downstream.url (RELAY_DOWNSTREAM_URL)"), out);
+    assertTrue(out.contains("relay.tenant.labels (RELAY_TENANT_LABELS)"), out);
+  }
+
+  @Test
+  void configurationErrorExits2NamingTheKey() throws Exception {
+    Path config = dir.resolve("relay.properties");
+    Files.writeString(config, "relay.tenant.missing=maybe\n");
+    Process p = java("--config", config.toString()).start();
+    String out = run(p);
+    assertEquals(2, p.exitValue(), out);
+    assertTrue(
+        out.contains(
+            "configuration error: relay.tenant.missing 'maybe' must be one of default, drop, reject"),
+        out);
+  }
+
+  @Test
+  void startsRelaysAndStopsWithExitCode0OnSigterm() throws Exception {
+    try (ScriptedDownstream downstream = new ScriptedDownstream()) {
+      Path config = dir.resolve("relay.properties");
+      Files.writeString(
+          config,
+          "relay.server.host=127.0.0.1\nrelay.server.port=0\nrelay.downstream.url="
+              + downstream.url()
+              + "\nrelay.downstream.basic-auth.username=u\nrelay.downstream.basic-auth.password=TOPSECRET\n");
+      Process p = java("--config", config.toString()).start();
+      try {
+        BufferedReader log =
+            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        List<String> lines = new ArrayList<>();
+        Matcher m = null;
+        for (String line = log.readLine(); line != null; line = log.readLine()) {
+          lines.add(line);
+          m = Pattern.compile("listening on /127\\.0\\.0\\.1:(\\d+)").matcher(line);
+          if (m.find()) {
+            break;
+          }
+          m = null;
+        }
+        assertNotNull(m, "startup line in " + lines);
+        String startup = lines.get(lines.size() - 1);
+        assertTrue(startup.contains("prw-relay " + RelayVersion.VERSION), startup);
+        assertTrue(startup.contains("tenant-labels=service_id"), startup);
+        assertTrue(startup.contains("downstream=" + downstream.url()), startup);
+        assertFalse(startup.contains("TOPSECRET"), startup);
+        int port = Integer.parseInt(m.group(1));
+        byte[] body =
+            Snappy.compress(
+                RawProto.series(RawProto.label("service_id", "t"), RawProto.sample(1, 1)));
+        HttpResponse<String> r =
+            HttpClient.newHttpClient()
+                .send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/push"))
+                        .header("Content-Encoding", "snappy")
+                        .header("Content-Type", "application/x-protobuf")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString());
+        assertEquals(204, r.statusCode(), r.body());
+        assertEquals("t", downstream.received().get(0).tenant());
+        p.toHandle().destroy(); // SIGTERM, keeping the output stream open
+        StringBuilder rest = new StringBuilder();
+        for (String line = log.readLine(); line != null; line = log.readLine()) {
+          rest.append(line).append('\n');
+        }
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), rest.toString());
+        assertTrue(rest.toString().contains("stopped"), rest.toString());
+        assertFalse(rest.toString().contains("TOPSECRET"));
+      } finally {
+        p.destroyForcibly();
+      }
+    }
+  }
+}

@@ -1,0 +1,213 @@
+package io.prwrelay.server.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.ScriptedDownstream.Reply;
+import io.prwrelay.testing.RawProto;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import org.xerial.snappy.Snappy;
+
+/** The relay over real sockets: pipelining, chunked bodies, slow senders, keep-alive, shutdown. */
+class RelayServerSocketTest {
+  private static byte[] request(String tenant) throws Exception {
+    return Snappy.compress(
+        RawProto.series(
+            RawProto.label("__name__", "m"),
+            RawProto.label("service_id", tenant),
+            RawProto.sample(1, 1)));
+  }
+
+  private static byte[] head(String extra, int length) {
+    return ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\nContent-Type: application/x-protobuf\r\n"
+            + "Content-Encoding: snappy\r\n"
+            + extra
+            + (length >= 0 ? "Content-Length: " + length + "\r\n" : "")
+            + "\r\n")
+        .getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * Reads HTTP/1.1 responses with Content-Length (or none for 204) and returns their status lines.
+   */
+  private static List<String> readResponses(InputStream in, int count) throws Exception {
+    List<String> statuses = new ArrayList<>();
+    while (statuses.size() < count) {
+      String status = line(in);
+      int length = 0;
+      for (String h = line(in); !h.isEmpty(); h = line(in)) {
+        if (h.toLowerCase().startsWith("content-length:")) {
+          length = Integer.parseInt(h.substring(15).trim());
+        }
+      }
+      in.readNBytes(length);
+      statuses.add(status);
+    }
+    return statuses;
+  }
+
+  private static String line(InputStream in) throws Exception {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    int c;
+    while ((c = in.read()) != '\n') {
+      if (c < 0) {
+        throw new java.io.EOFException("connection closed; read so far: " + b);
+      }
+      if (c != '\r') {
+        b.write(c);
+      }
+    }
+    return b.toString(StandardCharsets.US_ASCII);
+  }
+
+  @Test
+  void pipelinedWritesAreAnsweredInOrderWhileTheFirstIsStillBeingDelivered() throws Exception {
+    try (RelayFixture f = new RelayFixture()) {
+      f.downstream.script("slow", Reply.slow(Duration.ofMillis(300)));
+      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        s.setSoTimeout(10_000);
+        byte[] slow = request("slow");
+        byte[] fast = request("fast");
+        OutputStream out = s.getOutputStream();
+        out.write(RawProto.cat(head("", slow.length), slow, head("", fast.length), fast));
+        out.write(
+            ("GET /nope HTTP/1.1\r\nHost: relay\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        List<String> statuses = readResponses(s.getInputStream(), 3);
+        assertEquals(
+            List.of("HTTP/1.1 204 No Content", "HTTP/1.1 204 No Content", "HTTP/1.1 404 Not Found"),
+            statuses);
+      }
+      List<String> order = new ArrayList<>();
+      f.downstream.received().forEach(r -> order.add(r.tenant()));
+      assertEquals(List.of("slow", "fast"), order, "the second request waits for the first");
+    }
+  }
+
+  @Test
+  void chunkedBodyIsAccepted() throws Exception {
+    try (RelayFixture f = new RelayFixture()) {
+      byte[] body = request("chunked");
+      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        out.write(head("Transfer-Encoding: chunked\r\n", -1));
+        int half = body.length / 2;
+        out.write((Integer.toHexString(half) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(body, 0, half);
+        out.write(
+            ("\r\n" + Integer.toHexString(body.length - half) + "\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        out.write(body, half, body.length - half);
+        out.write("\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        assertEquals(List.of("HTTP/1.1 204 No Content"), readResponses(s.getInputStream(), 1));
+      }
+      assertEquals(1, f.downstream.byTenant().get("chunked").size());
+    }
+  }
+
+  @Test
+  void chunkedBodyOverTheLimitIs413() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.server.max-request-bytes", "100"))) {
+      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        out.write(head("Transfer-Encoding: chunked\r\n", -1));
+        out.write(("c8\r\n" + "x".repeat(200) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        assertEquals(
+            List.of("HTTP/1.1 413 Request Entity Too Large"), readResponses(s.getInputStream(), 1));
+        assertEquals(-1, s.getInputStream().read(), "connection closed");
+      }
+    }
+  }
+
+  @Test
+  void slowSenderGets408AndIsDisconnected() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.server.read-timeout", "300ms"))) {
+      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        out.write(head("", 100));
+        out.write(new byte[10]);
+        out.flush();
+        assertEquals(List.of("HTTP/1.1 408 Request Timeout"), readResponses(s.getInputStream(), 1));
+        assertEquals(-1, s.getInputStream().read(), "connection closed");
+      }
+    }
+  }
+
+  @Test
+  void idleConnectionIsClosed() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.server.idle-timeout", "200ms"))) {
+      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        s.setSoTimeout(10_000);
+        assertEquals(-1, s.getInputStream().read(), "closed by the relay");
+      }
+    }
+  }
+
+  @Test
+  void downstreamConnectionsAreReusedAcrossRequests() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.max-connections", "2"))) {
+      byte[] body =
+          RawProto.cat(
+              RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
+              RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(1, 1)));
+      for (int i = 0; i < 20; i++) {
+        assertEquals(204, f.write(body).statusCode());
+      }
+      assertEquals(40, f.downstream.received().size());
+      assertTrue(
+          f.downstream.connectionsAccepted() <= 2,
+          "connections opened: " + f.downstream.connectionsAccepted());
+    }
+  }
+
+  @Test
+  void shutdownFinishesInFlightRequestsAndStopsAccepting() throws Exception {
+    RelayFixture f = new RelayFixture();
+    try {
+      f.downstream.script("a", Reply.slow(Duration.ofMillis(500)));
+      byte[] body = RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1));
+      CompletableFuture<HttpResponse<String>> inFlight =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return f.write(body);
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      long until = System.nanoTime() + 5_000_000_000L;
+      while (f.downstream.received().isEmpty() && System.nanoTime() < until) {
+        Thread.sleep(5);
+      }
+      int port = f.relay.address().getPort();
+      f.relay.shutdown(Duration.ofSeconds(5));
+      assertEquals(204, inFlight.get().statusCode(), "the in-flight request completed");
+      boolean refused;
+      try (Socket s = new Socket("127.0.0.1", port)) {
+        refused = false;
+      } catch (java.net.ConnectException e) {
+        refused = true;
+      }
+      assertTrue(refused, "no longer accepting connections");
+    } finally {
+      f.downstream.close();
+    }
+  }
+}
