@@ -118,14 +118,17 @@ public final class Demo {
   }
 
   private long table(PrintStream out, long lastSeries) {
-    out.printf("%-10s %10s %12s %s%n", "tenant", "series", "bytes", "downstream status");
+    out.printf("%-10s %10s %12s %s%n", "tenant", "series/s", "bytes", "downstream status");
     long total = 0;
     for (Map.Entry<String, Stats> e : new TreeMap<>(received).entrySet()) {
       Stats s = e.getValue();
-      total += s.series.get();
-      out.printf("%-10s %10d %12d %s%n", e.getKey(), s.series.get(), s.bytes.get(), s.lastStatus);
+      long series = s.series.get();
+      total += series;
+      out.printf(
+          "%-10s %10d %12d %d%n", e.getKey(), series - s.printed, s.bytes.get(), s.lastStatus);
+      s.printed = series;
     }
-    out.printf("%-10s %10d series/s%n%n", "all", total - lastSeries);
+    out.printf("%-10s %10d%n%n", "all", total - lastSeries);
     return total;
   }
 
@@ -216,5 +219,6 @@ public final class Demo {
     final AtomicLong series = new AtomicLong();
     final AtomicLong bytes = new AtomicLong();
     volatile int lastStatus;
+    long printed;
   }
 }

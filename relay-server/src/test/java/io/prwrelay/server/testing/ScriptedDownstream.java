@@ -94,10 +94,17 @@ public final class ScriptedDownstream implements AutoCloseable {
   private final Map<String, Deque<Reply>> scripts = new HashMap<>();
   private final List<Received> received = new ArrayList<>();
   private String tenantHeader = "X-Scope-OrgID";
+  private final String scheme;
   private final java.util.concurrent.atomic.AtomicInteger connections =
       new java.util.concurrent.atomic.AtomicInteger();
 
   public ScriptedDownstream() throws InterruptedException {
+    this(null);
+  }
+
+  /** A downstream speaking HTTPS with {@code ssl} (or plain HTTP when null). */
+  public ScriptedDownstream(io.netty.handler.ssl.SslContext ssl) throws InterruptedException {
+    this.scheme = ssl == null ? "http" : "https";
     server =
         new ServerBootstrap()
             .group(group)
@@ -108,6 +115,9 @@ public final class ScriptedDownstream implements AutoCloseable {
                   @Override
                   protected void initChannel(Channel ch) {
                     connections.incrementAndGet();
+                    if (ssl != null) {
+                      ch.pipeline().addLast(ssl.newHandler(ch.alloc()));
+                    }
                     ch.pipeline()
                         .addLast(new HttpServerCodec())
                         .addLast(new HttpObjectAggregator(64 << 20))
@@ -130,7 +140,7 @@ public final class ScriptedDownstream implements AutoCloseable {
 
   /** Push URL of this downstream. */
   public String url() {
-    return "http://127.0.0.1:" + port() + "/api/v1/push";
+    return scheme + "://127.0.0.1:" + port() + "/api/v1/push";
   }
 
   public ScriptedDownstream tenantHeader(String name) {
