@@ -1,0 +1,84 @@
+package io.prwrelay.bench;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.prwrelay.core.route.RouteResult;
+import io.prwrelay.core.route.TenantRouter;
+import io.prwrelay.core.route.TenantRules;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * The route step: decompressed request bytes → one WriteRequest per tenant. {@code route} is the
+ * relay's lazy reader and splice; {@code baseline} is a protobuf-java full parse, per-tenant
+ * rebuild and serialize over the same input.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-Dio.netty.allocator.useCacheForAllThreads=true"})
+public class RouteBenchmark {
+  /**
+   * A generated shape ({@link Payloads#SHAPES}) or {@code file:<path>} of an uncompressed
+   * WriteRequest.
+   */
+  @Param({
+    "file:../shared/testdata/1709380533560664458.data",
+    "node-exporter-10k",
+    "batch-2000x10",
+    "tenants-1000x5",
+    "long-values"
+  })
+  public String payload;
+
+  @Param("instance")
+  public String tenantLabel;
+
+  private byte[] bytes;
+  private ByteBuf request;
+  private TenantRouter router;
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    bytes = Payloads.load(payload, tenantLabel);
+    request = Unpooled.wrappedBuffer(bytes);
+    router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    request.release();
+  }
+
+  @Benchmark
+  public int route() {
+    RouteResult result = router.route(request, alloc);
+    int tenants = result.batches().size();
+    result.clear();
+    return tenants;
+  }
+
+  @Benchmark
+  public int baseline(Blackhole bh) throws Exception {
+    return GenericRelay.split(bytes, tenantLabel, (tenant, batch) -> bh.consume(batch));
+  }
+}
