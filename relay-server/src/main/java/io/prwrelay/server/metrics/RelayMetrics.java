@@ -14,10 +14,15 @@ import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DeliveryObserver;
 import io.prwrelay.server.downstream.TenantSend;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The relay's metrics, all named {@code relay_*}, served by {@code GET /metrics} in the Prometheus
@@ -28,19 +33,36 @@ import java.util.concurrent.atomic.AtomicInteger;
  * tenant="other"}, so a tenant cardinality explosion cannot become a metrics cardinality explosion.
  */
 public final class RelayMetrics implements DeliveryObserver {
+  /** Distinct tenants tracked per ranking interval, as a multiple of {@code max-tenants}. */
+  private static final int WINDOW_LIMIT = 10;
+
   /** Tag value for tenants beyond {@code relay.metrics.max-tenants}. */
   public static final String OTHER_TENANT = "other";
 
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+  /** How often the admitted tenants are re-ranked by volume. */
+  public static final Duration DEFAULT_RERANK_INTERVAL = Duration.ofMinutes(1);
+
   private final int maxTenants;
+  private final long rerankNanos;
   private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> window = new ConcurrentHashMap<>();
+  private final AtomicLong nextRerank;
+  private volatile Set<String> admitted = ConcurrentHashMap.newKeySet();
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Timer downstreamLatency;
   private final Counter receivedBytes;
 
   public RelayMetrics(int maxTenants, ByteBufAllocator allocator) {
+    this(maxTenants, allocator, DEFAULT_RERANK_INTERVAL);
+  }
+
+  RelayMetrics(int maxTenants, ByteBufAllocator allocator, Duration rerankInterval) {
     this.maxTenants = maxTenants;
+    this.rerankNanos = rerankInterval.toNanos();
+    this.nextRerank = new AtomicLong(System.nanoTime() + rerankNanos);
     Gauge.builder("relay.inflight.requests", inFlight, AtomicInteger::get)
         .description("sender requests being received, routed or delivered")
         .register(registry);
@@ -134,6 +156,11 @@ public final class RelayMetrics implements DeliveryObserver {
 
   /** A tenant batch was formed and is about to be sent. */
   public void tenantIn(TenantSend send) {
+    maybeRerank();
+    if (window.size() < WINDOW_LIMIT * Math.max(1, maxTenants)
+        || window.containsKey(send.tenant())) {
+      window.computeIfAbsent(send.tenant(), t -> new LongAdder()).add(send.series());
+    }
     TenantMeters m = meters(send.tenant());
     m.seriesIn.increment(send.series());
     m.samplesIn.increment(send.samples());
@@ -164,14 +191,46 @@ public final class RelayMetrics implements DeliveryObserver {
   }
 
   private TenantMeters meters(String tenant) {
-    TenantMeters m = tenants.get(tenant);
-    if (m != null) {
-      return m;
-    }
-    if (tenants.size() >= maxTenants) {
-      return tenants.computeIfAbsent(OTHER_TENANT, t -> new TenantMeters(registry, t));
+    Set<String> a = admitted;
+    if (!a.contains(tenant)) {
+      synchronized (this) {
+        a = admitted;
+        if (!a.contains(tenant)) {
+          if (a.size() >= maxTenants) {
+            return tenants.computeIfAbsent(OTHER_TENANT, t -> new TenantMeters(registry, t));
+          }
+          a.add(tenant);
+        }
+      }
     }
     return tenants.computeIfAbsent(tenant, t -> new TenantMeters(registry, t));
+  }
+
+  /** Re-ranks the admitted tenants by the volume of the last interval, once per interval. */
+  private void maybeRerank() {
+    long now = System.nanoTime();
+    long due = nextRerank.get();
+    if (now - due < 0 || !nextRerank.compareAndSet(due, now + rerankNanos)) {
+      return;
+    }
+    synchronized (this) {
+      List<Map.Entry<String, LongAdder>> ranked = new ArrayList<>(window.entrySet());
+      ranked.sort((x, y) -> Long.compare(y.getValue().sum(), x.getValue().sum()));
+      Set<String> next = ConcurrentHashMap.newKeySet();
+      for (int i = 0; i < ranked.size() && next.size() < maxTenants; i++) {
+        next.add(ranked.get(i).getKey());
+      }
+      for (String old : admitted) {
+        if (!next.contains(old)) {
+          TenantMeters m = tenants.remove(old);
+          if (m != null) {
+            m.remove(registry);
+          }
+        }
+      }
+      admitted = next;
+      window.clear();
+    }
   }
 
   /** Counters of one tenant label value. */
@@ -194,6 +253,13 @@ public final class RelayMetrics implements DeliveryObserver {
           counter(r, "relay.tenant.bytes.out", tenant, "uncompressed bytes accepted downstream");
       seriesFailed =
           counter(r, "relay.tenant.series.failed", tenant, "series whose batch was not accepted");
+    }
+
+    void remove(PrometheusMeterRegistry r) {
+      for (Counter c :
+          List.of(seriesIn, samplesIn, bytesIn, seriesOut, samplesOut, bytesOut, seriesFailed)) {
+        r.remove(c);
+      }
     }
 
     private static Counter counter(

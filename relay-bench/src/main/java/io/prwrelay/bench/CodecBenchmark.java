@@ -1,0 +1,101 @@
+package io.prwrelay.bench;
+
+import com.github.luben.zstd.Zstd;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.SnappyCodec;
+import io.prwrelay.core.codec.ZstdCodec;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.xerial.snappy.Snappy;
+
+/**
+ * The floor: compression alone on the whole payload, as the relay calls it (body in a pooled direct
+ * buffer, output in pooled buffers), plus a plain memory copy of the payload.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-Dio.netty.allocator.useCacheForAllThreads=true"})
+public class CodecBenchmark {
+  @Param({"file:../shared/testdata/1709380533560664458.data"})
+  public String payload;
+
+  @Param("instance")
+  public String tenantLabel;
+
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+  private byte[] plain;
+  private ByteBuf plainDirect;
+  private ByteBuf snappyBody;
+  private ByteBuf zstdBody;
+  private ZstdCodec zstd;
+
+  @Setup(Level.Trial)
+  public void setUp() throws Exception {
+    plain = Payloads.load(payload, tenantLabel);
+    plainDirect = alloc.directBuffer(plain.length).writeBytes(plain);
+    byte[] s = Snappy.compress(plain);
+    snappyBody = alloc.directBuffer(s.length).writeBytes(s);
+    byte[] z = Zstd.compress(plain, 3);
+    zstdBody = alloc.directBuffer(z.length).writeBytes(z);
+    zstd = new ZstdCodec();
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    plainDirect.release();
+    snappyBody.release();
+    zstdBody.release();
+    zstd.close();
+  }
+
+  @Benchmark
+  public int snappyDecode() throws Exception {
+    ByteBuf out = SnappyCodec.decode(snappyBody, alloc, Integer.MAX_VALUE - 8);
+    int n = out.readableBytes();
+    out.release();
+    return n;
+  }
+
+  @Benchmark
+  public int snappyEncode() {
+    ByteBuf out = SnappyCodec.encode(plainDirect, alloc);
+    int n = out.readableBytes();
+    out.release();
+    return n;
+  }
+
+  @Benchmark
+  public int zstdDecode() throws Exception {
+    ByteBuf out = zstd.decode(zstdBody, alloc, Integer.MAX_VALUE - 8);
+    int n = out.readableBytes();
+    out.release();
+    return n;
+  }
+
+  @Benchmark
+  public int copy() {
+    ByteBuf out = alloc.heapBuffer(plain.length);
+    out.writeBytes(plain);
+    int n = out.readableBytes();
+    out.release();
+    return n;
+  }
+}

@@ -1,0 +1,101 @@
+package io.prwrelay.bench;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.SnappyCodec;
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.route.RouteResult;
+import io.prwrelay.core.route.TenantRouter;
+import io.prwrelay.core.route.TenantRules;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+import org.xerial.snappy.Snappy;
+
+/**
+ * The whole per-request CPU work: snappy body → decompress → route → snappy-compress every tenant
+ * batch. {@code relay} is what the relay does (body in a pooled direct buffer, as received from the
+ * network); {@code baseline} decompresses to a byte[], splits with protobuf-java and compresses
+ * each batch.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-Dio.netty.allocator.useCacheForAllThreads=true"})
+public class PipelineBenchmark {
+  @Param({"file:../shared/testdata/1709380533560664458.data", "batch-2000x10"})
+  public String payload;
+
+  @Param("instance")
+  public String tenantLabel;
+
+  private byte[] compressed;
+  private ByteBuf body;
+  private TenantRouter router;
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+
+  @Setup(Level.Trial)
+  public void setUp() throws Exception {
+    compressed = Snappy.compress(Payloads.load(payload, tenantLabel));
+    body = alloc.directBuffer(compressed.length).writeBytes(compressed);
+    router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    body.release();
+  }
+
+  @Benchmark
+  public long relay() throws Exception {
+    ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
+    long out = 0;
+    try {
+      RouteResult result = router.route(decoded, alloc);
+      for (TenantBatch b : result.batches()) {
+        ByteBuf c = SnappyCodec.encode(b.content(), alloc);
+        out += c.readableBytes();
+        c.release();
+      }
+      result.clear();
+    } finally {
+      decoded.release();
+    }
+    return out;
+  }
+
+  @Benchmark
+  public long baseline(Blackhole bh) throws Exception {
+    byte[] decoded = Snappy.uncompress(compressed);
+    long[] out = new long[1];
+    GenericRelay.split(
+        decoded,
+        tenantLabel,
+        (tenant, batch) -> {
+          try {
+            byte[] c = Snappy.compress(batch);
+            out[0] += c.length;
+            bh.consume(c);
+          } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    return out[0];
+  }
+}
