@@ -133,7 +133,7 @@ public final class RelayConfig {
           key(
               "relay.metrics.max-tenants",
               "100",
-              "tenants that get their own metric series; the rest are counted as tenant=\"other\""),
+              "top tenants by volume that get their own metric series; the rest are counted as tenant=\"other\""),
           key(
               "relay.log.failure-interval",
               "10s",
