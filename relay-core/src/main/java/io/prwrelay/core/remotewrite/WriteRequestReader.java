@@ -7,7 +7,6 @@ import io.prwrelay.core.wire.TimeSeriesFields;
 import io.prwrelay.core.wire.WireTags;
 import io.prwrelay.core.wire.WriteRequestFields;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -134,8 +133,10 @@ public final class WriteRequestReader {
     SeriesView s = series;
     s.reset(array, seriesIndex, offset + fieldStart, offset + contentStart, offset + seriesEnd);
     int best = tenantLabels.length;
-    int oldLimit = in.pushLimit(len);
-    while (!in.isAtEnd()) {
+    // The series is bounded by seriesEnd rather than a pushed limit: every length is checked
+    // against it,
+    // and a field that runs past it is caught below. This saves two limit updates per series.
+    while (in.getTotalBytesRead() < seriesEnd) {
       where = AT_SERIES_FIELD;
       int labelStart = in.getTotalBytesRead();
       int tag = in.readTag();
@@ -149,44 +150,19 @@ public final class WriteRequestReader {
               in.skipRawBytes(labelLength);
               break;
             }
+            int at = offset + in.getTotalBytesRead();
             int labelEnd = in.getTotalBytesRead() + labelLength;
-            int old = in.pushLimit(labelLength);
-            int nameOffset = -1;
-            int nameLength = 0;
-            int valueOffset = -1;
-            int valueLength = 0;
-            while (!in.isAtEnd()) {
-              where = AT_LABEL;
-              int t = in.readTag();
-              if (t == LabelFields.NAME_TAG) {
-                where = AT_LABEL_NAME;
-                nameLength = readLength(in, labelEnd);
-                nameOffset = in.getTotalBytesRead();
-                in.skipRawBytes(nameLength);
-              } else if (t == LabelFields.VALUE_TAG) {
-                where = AT_LABEL_VALUE;
-                valueLength = readLength(in, labelEnd);
-                valueOffset = in.getTotalBytesRead();
-                in.skipRawBytes(valueLength);
-              } else {
-                int f = WireTags.fieldNumber(t);
-                if (f == LabelFields.NAME || f == LabelFields.VALUE) {
-                  throw wrongWireType(in, t);
-                }
-                skipUnknown(in, t);
-              }
+            if (!canonicalLabel(array, at, labelLength)) {
+              readLabel(in, array, offset, labelStart, labelEnd);
+            } else {
+              in.skipRawBytes(labelLength);
             }
-            in.popLimit(old);
-            where = AT_LABEL;
-            if (nameLength == 0) {
-              throw failure(labelStart, "label without a name");
-            }
-            if (valueLength > 0) {
-              int p = matchTenantLabel(array, offset + nameOffset, nameLength, best);
+            if (labelValueLength > 0) {
+              int p = matchTenantLabel(array, labelNameOffset, labelNameLength, best);
               if (p >= 0) {
                 best = p;
-                s.valueOffset = offset + valueOffset;
-                s.valueLength = valueLength;
+                s.valueOffset = labelValueOffset;
+                s.valueLength = labelValueLength;
                 s.labelStart = offset + labelStart;
                 s.labelEnd = offset + labelEnd;
               }
@@ -212,12 +188,100 @@ public final class WriteRequestReader {
               throw wrongWireType(in, tag);
             }
             skipUnknown(in, tag);
+            if (in.getTotalBytesRead() > seriesEnd) {
+              throw failure(labelStart, "field " + f + " runs past the end of the series");
+            }
           }
       }
     }
-    in.popLimit(oldLimit);
     s.tenantLabel = best == tenantLabels.length ? SeriesView.NO_TENANT_LABEL : best;
     return visitor.onSeries(s);
+  }
+
+  // The last label read: absolute offsets into the request array (plain fields, no allocation).
+  private int labelNameOffset;
+  private int labelNameLength;
+  private int labelValueOffset;
+  private int labelValueLength;
+
+  /**
+   * Fast path for a label encoded the way every sender encodes it: name field, then value field (or
+   * no value field for an empty value), both with one-byte lengths and nothing else.
+   *
+   * <pre>
+   * | 0x0A | n | name (n bytes) | 0x12 | m | value (m bytes) |      n in 1..127, m in 0..127
+   * </pre>
+   *
+   * @return false when the label is encoded any other way; then {@link #readLabel} reads it field
+   *     by field
+   */
+  private boolean canonicalLabel(byte[] a, int at, int length) {
+    if (length < 2 || a[at] != LabelFields.NAME_TAG) {
+      return false;
+    }
+    int n = a[at + 1];
+    if (n <= 0 || 2 + n > length) {
+      return false;
+    }
+    labelNameOffset = at + 2;
+    labelNameLength = n;
+    if (2 + n == length) {
+      labelValueOffset = at + length;
+      labelValueLength = 0;
+      return true;
+    }
+    int v = at + 2 + n;
+    if (4 + n > length || a[v] != LabelFields.VALUE_TAG) {
+      return false;
+    }
+    int m = a[v + 1];
+    if (m < 0 || 4 + n + m != length) {
+      return false;
+    }
+    labelValueOffset = v + 2;
+    labelValueLength = m;
+    return true;
+  }
+
+  /** Reads any valid encoding of a {@code Label}: fields in any order, unknown fields skipped. */
+  private void readLabel(
+      CodedInputStream in, byte[] array, int offset, int labelStart, int labelEnd)
+      throws java.io.IOException {
+    int old = in.pushLimit(labelEnd - in.getTotalBytesRead());
+    int nameOffset = -1;
+    int nameLength = 0;
+    int valueOffset = -1;
+    int valueLength = 0;
+    while (!in.isAtEnd()) {
+      where = AT_LABEL;
+      int t = in.readTag();
+      if (t == LabelFields.NAME_TAG) {
+        where = AT_LABEL_NAME;
+        nameLength = readLength(in, labelEnd);
+        nameOffset = in.getTotalBytesRead();
+        in.skipRawBytes(nameLength);
+      } else if (t == LabelFields.VALUE_TAG) {
+        where = AT_LABEL_VALUE;
+        valueLength = readLength(in, labelEnd);
+        valueOffset = in.getTotalBytesRead();
+        in.skipRawBytes(valueLength);
+      } else {
+        int f = WireTags.fieldNumber(t);
+        if (f == LabelFields.NAME || f == LabelFields.VALUE) {
+          throw wrongWireType(in, t);
+        }
+        skipUnknown(in, t);
+      }
+    }
+    in.popLimit(old);
+    where = AT_LABEL;
+    if (nameLength == 0) {
+      throw failure(labelStart, "label without a name");
+    }
+    labelNameOffset = offset + nameOffset;
+    labelNameLength = nameLength;
+    labelValueOffset = offset + valueOffset;
+    labelValueLength = valueLength;
   }
 
   /**
@@ -226,8 +290,7 @@ public final class WriteRequestReader {
   private int matchTenantLabel(byte[] array, int at, int length, int best) {
     byte[][] names = tenantLabels;
     for (int i = 0; i < best; i++) {
-      byte[] name = names[i];
-      if (name.length == length && Arrays.equals(array, at, at + length, name, 0, length)) {
+      if (Bytes.equalsAt(array, at, length, names[i])) {
         return i;
       }
     }

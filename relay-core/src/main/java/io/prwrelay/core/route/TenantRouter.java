@@ -3,6 +3,7 @@ package io.prwrelay.core.route;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.BatchEncoder;
+import io.prwrelay.core.remotewrite.Bytes;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
@@ -43,6 +44,10 @@ public final class TenantRouter implements WriteRequestVisitor {
   private int stamp;
   private String[] slotTenants = new String[16];
   private RequestError rejection;
+  // The last tenant value resolved in this request (offsets into the request array) and its slot.
+  private int lastSlot;
+  private int lastValueOffset;
+  private int lastValueLength;
   private int requestOffset;
 
   public TenantRouter(TenantRules rules) {
@@ -77,6 +82,7 @@ public final class TenantRouter implements WriteRequestVisitor {
       stamp = 1;
     }
     rejection = null;
+    lastSlot = -1;
     int length = request.readableBytes();
     ByteBuf heap = null;
     try {
@@ -123,9 +129,21 @@ public final class TenantRouter implements WriteRequestVisitor {
     if (series.tenantLabel() == SeriesView.NO_TENANT_LABEL) {
       problem = TenantProblem.MISSING.ordinal();
     } else {
-      int resolved = table.resolve(series.array(), series.valueOffset(), series.valueLength());
+      byte[] a = series.array();
+      int at = series.valueOffset();
+      int length = series.valueLength();
+      // Series of one target arrive together: the previous series' value is the likeliest match.
+      if (lastSlot >= 0 && Bytes.equalsAt(a, at, length, a, lastValueOffset, lastValueLength)) {
+        encoder.addSeries(lastSlot, series, removeLabel);
+        return true;
+      }
+      int resolved = table.resolve(a, at, length);
       if (TenantTable.isEntry(resolved)) {
-        encoder.addSeries(slotOf(resolved), series, removeLabel);
+        int slot = slotOf(resolved);
+        lastSlot = slot;
+        lastValueOffset = at;
+        lastValueLength = length;
+        encoder.addSeries(slot, series, removeLabel);
         return true;
       }
       problem = TenantTable.problemOf(resolved);

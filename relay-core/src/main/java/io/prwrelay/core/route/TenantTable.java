@@ -1,5 +1,6 @@
 package io.prwrelay.core.route;
 
+import io.prwrelay.core.remotewrite.Bytes;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -86,8 +87,7 @@ final class TenantTable {
         break;
       }
       if (slotHashes[i] == hash) {
-        byte[] key = keys[slot - 1];
-        if (key.length == length && Arrays.equals(key, 0, length, array, offset, offset + length)) {
+        if (Bytes.equalsAt(array, offset, length, keys[slot - 1])) {
           return keyEntries[slot - 1];
         }
       }
