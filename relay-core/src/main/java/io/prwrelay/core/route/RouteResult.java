@@ -4,6 +4,7 @@ import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.RequestError;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -69,8 +70,8 @@ public final class RouteResult {
   /** Releases every batch buffer not yet taken and resets the result. */
   public void clear() {
     BatchEncoder.releaseAll(batches);
-    java.util.Arrays.fill(defaulted, 0);
-    java.util.Arrays.fill(dropped, 0);
+    Arrays.fill(defaulted, 0);
+    Arrays.fill(dropped, 0);
     error = null;
     seriesIn = 0;
     metadataIn = 0;

@@ -3,6 +3,7 @@ package io.prwrelay.core.route;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -102,7 +103,7 @@ public final class TenantRules {
     return "labels="
         + labels
         + " missing="
-        + missing.name().toLowerCase(java.util.Locale.ROOT)
+        + missing.name().toLowerCase(Locale.ROOT)
         + " default="
         + defaultTenantId()
         + " prefix='"
@@ -110,7 +111,7 @@ public final class TenantRules {
         + "' remove-label="
         + removeLabel
         + " metadata="
-        + metadata.name().toLowerCase(java.util.Locale.ROOT);
+        + metadata.name().toLowerCase(Locale.ROOT);
   }
 
   /** Builder of {@link TenantRules}; {@link #build()} validates and names the offending setting. */

@@ -23,6 +23,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.RelayVersion;
 import io.prwrelay.server.config.RelayConfig;
 import java.net.URI;
@@ -216,7 +217,7 @@ public final class DownstreamClient implements AutoCloseable {
     final Promise<AttemptOutcome> promise;
     final FixedChannelPool pool;
     Channel channel;
-    io.netty.util.concurrent.ScheduledFuture<?> timeout;
+    ScheduledFuture<?> timeout;
 
     Attempt(Promise<AttemptOutcome> promise, FixedChannelPool pool) {
       this.promise = promise;

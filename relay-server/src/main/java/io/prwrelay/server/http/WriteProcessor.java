@@ -11,6 +11,8 @@ import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.DeliveryObserver;
 import io.prwrelay.server.downstream.DownstreamClient;
 import io.prwrelay.server.downstream.RequestDelivery;
 import io.prwrelay.server.downstream.RetryPolicy;
@@ -19,6 +21,7 @@ import io.prwrelay.server.downstream.TenantSend;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
@@ -91,7 +94,7 @@ final class WriteProcessor {
           Answer.of(
               400,
               "cannot decompress the "
-                  + encoding.name().toLowerCase(java.util.Locale.ROOT)
+                  + encoding.name().toLowerCase(Locale.ROOT)
                   + " body: "
                   + e.getMessage()));
       return;
@@ -180,8 +183,7 @@ final class WriteProcessor {
   }
 
   /** Metrics first, then the rate-limited failure log. */
-  private static final class ObserverChain
-      implements io.prwrelay.server.downstream.DeliveryObserver {
+  private static final class ObserverChain implements DeliveryObserver {
     private final RelayMetrics metrics;
     private final FailureLog log;
 
@@ -191,14 +193,12 @@ final class WriteProcessor {
     }
 
     @Override
-    public void attempt(
-        TenantSend send, io.prwrelay.server.downstream.AttemptOutcome outcome, long nanos) {
+    public void attempt(TenantSend send, AttemptOutcome outcome, long nanos) {
       metrics.attempt(send, outcome, nanos);
     }
 
     @Override
-    public void retry(
-        TenantSend send, io.prwrelay.server.downstream.AttemptOutcome outcome, long delayNanos) {
+    public void retry(TenantSend send, AttemptOutcome outcome, long delayNanos) {
       metrics.retry(send, outcome, delayNanos);
     }
 
