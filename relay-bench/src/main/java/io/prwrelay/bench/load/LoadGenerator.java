@@ -1,0 +1,321 @@
+package io.prwrelay.bench.load;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * End-to-end load generator for the relay: {@code java -jar relay-bench/target/loadgen.jar
+ * [options]} (see {@link Options#help()}).
+ *
+ * <p>A run generates a pool of request bodies, starts the {@link Sink} (the relay's downstream),
+ * spawns the relay jar pointed at the sink ({@link SpawnedRelay}) or uses a running one, sends for
+ * the warm-up and then the measured time while printing progress every second, and prints a {@link
+ * Summary}. The process exits 0 when {@link Summary#ok()}, 1 when not or when the run could not be
+ * set up, 2 for a usage error.
+ *
+ * <p>For use from code, {@link #run(Options, Sink, PrintStream)} drives a relay (given by {@link
+ * Options#relayUrl()}) that is already configured to deliver to a sink the caller started.
+ */
+public final class LoadGenerator {
+  /** Tenant header the relay sends by default ({@code relay.downstream.tenant-header}). */
+  public static final String TENANT_HEADER = "X-Scope-OrgID";
+
+  private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+  private static final Duration RELAY_STOP_GRACE = Duration.ofSeconds(30);
+
+  private LoadGenerator() {}
+
+  public static void main(String[] args) {
+    Options options;
+    try {
+      options = Options.parse(args);
+    } catch (Options.UsageException e) {
+      System.err.println("loadgen: " + e.getMessage());
+      System.err.println("run with --help to list every option");
+      System.exit(2);
+      return;
+    }
+    if (options.helpRequested()) {
+      System.out.print(Options.help());
+      return;
+    }
+    int code;
+    try {
+      code = run(options, System.out).ok() ? 0 : 1;
+    } catch (IOException e) {
+      System.err.println("loadgen: " + e.getMessage());
+      code = 1;
+    } catch (InterruptedException e) {
+      System.err.println("loadgen: interrupted");
+      code = 1;
+    }
+    System.out.flush();
+    System.exit(code);
+  }
+
+  /**
+   * A whole run as the command line does it: starts the sink, spawns the relay or uses the one at
+   * {@link Options#relayUrl()}, sends, stops the spawned relay, and prints progress and the summary
+   * to {@code out}.
+   *
+   * @throws IOException when the sink, the relay or the first connections cannot be set up
+   */
+  public static Summary run(Options options, PrintStream out)
+      throws IOException, InterruptedException {
+    try (Sink sink = Sink.start(options.sinkPort(), options.threads(), TENANT_HEADER)) {
+      out.println("sink:  " + sink.url());
+      if (options.relayUrl() != null) {
+        out.println(
+            "relay: "
+                + options.relayUrl()
+                + " (running already; its relay.downstream.url must be "
+                + sink.url()
+                + ")");
+        if (options.waitForEnter()) {
+          out.println("press Enter to start sending");
+          out.flush();
+          new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        }
+        return execute(options, sink, options.relayUrl(), null, out);
+      }
+      Path gcLog = Files.createTempDirectory("prw-loadgen-").resolve("relay-gc.log");
+      out.println("relay: starting " + options.spawnRelay() + " ...");
+      try (SpawnedRelay relay =
+          SpawnedRelay.start(
+              options.spawnRelay(), options.jvmArgs(), sink.url(), options.tenantLabel(), gcLog)) {
+        out.println(
+            "relay: pid "
+                + relay.pid()
+                + " listening at "
+                + relay.writeUrl()
+                + (options.jvmArgs().isEmpty() ? "" : ", JVM options " + options.jvmArgs()));
+        return execute(options, sink, relay.writeUrl(), relay, out);
+      }
+    }
+  }
+
+  /**
+   * Drives the relay at {@link Options#relayUrl()}, which must already deliver to {@code sink}, and
+   * prints progress and the summary to {@code out}. The sink is left running.
+   *
+   * @throws IOException when the relay cannot be reached
+   */
+  public static Summary run(Options options, Sink sink, PrintStream out)
+      throws IOException, InterruptedException {
+    if (options.relayUrl() == null) {
+      throw new IllegalArgumentException("options need --relay-url");
+    }
+    return execute(options, sink, options.relayUrl(), null, out);
+  }
+
+  private static Summary execute(
+      Options options, Sink sink, URI relayUrl, SpawnedRelay relay, PrintStream out)
+      throws IOException, InterruptedException {
+    out.println("load:  " + options.describe());
+    // Not try-with-resources: the driver must stop writing before the pool's buffers are freed.
+    Driver driver = new Driver(options, relayUrl);
+    try {
+      driver.connect();
+      long generateStart = System.nanoTime();
+      try (RequestPool pool = RequestPool.generate(options)) {
+        out.printf(
+            "bodies: %d generated in %.1f s, %,d series each, %s KB compressed / %s KB"
+                + " uncompressed on average%n",
+            pool.size(),
+            (System.nanoTime() - generateStart) / 1e9,
+            options.seriesPerRequest(),
+            Summary.num(pool.averageCompressedBytes() / 1e3),
+            Summary.num(pool.averageUncompressedBytes() / 1e3));
+        out.printf(
+            "run:   %.1f s warm-up, then %.1f s measured%s; %d CPUs on this machine%n%n",
+            options.warmup().toMillis() / 1e3,
+            options.duration().toMillis() / 1e3,
+            options.requests() == 0 ? "" : " or " + options.requests() + " requests",
+            Runtime.getRuntime().availableProcessors());
+        try {
+          return drive(options, pool, sink, driver, relay, out);
+        } finally {
+          driver.close();
+        }
+      }
+    } finally {
+      driver.close();
+    }
+  }
+
+  private static Summary drive(
+      Options options,
+      RequestPool pool,
+      Sink sink,
+      Driver driver,
+      SpawnedRelay relay,
+      PrintStream out)
+      throws InterruptedException {
+    long start = System.nanoTime();
+    RunStats stats = new RunStats(options, pool.tenants().size(), start);
+    Summary summary = new Summary();
+    driver.start(pool, stats);
+    long deadline = stats.stopNanos + options.timeout().toNanos() + 15 * SECOND;
+    Optional<Duration> relayCpuStart = Optional.empty();
+    Optional<Duration> selfCpuStart = Optional.empty();
+    boolean measuring = false;
+    boolean relayDied = false;
+    long nextTick = start + SECOND;
+    long lastTick = start;
+    long lastAccepted = 0;
+    long lastSeries = 0;
+    boolean done = false;
+    while (!done) {
+      long now = System.nanoTime();
+      long wake = measuring ? nextTick : Math.min(nextTick, stats.measureStartNanos);
+      done = stats.awaitConnections(Math.max(0, wake - now));
+      now = System.nanoTime();
+      if (!measuring && stats.isMeasured(now)) {
+        measuring = true;
+        relayCpuStart = relay == null ? Optional.empty() : relay.cpu();
+        selfCpuStart = ProcessHandle.current().info().totalCpuDuration();
+      }
+      if (!done && now - nextTick >= 0) {
+        long accepted = stats.acceptedRequests();
+        long series = stats.acceptedSeriesTotal();
+        double seconds = (now - lastTick) / 1e9;
+        boolean warm = !stats.isMeasured(now);
+        LatencyHistogram h = warm ? stats.warmup.latency : stats.measured.latency;
+        out.printf(
+            "%5.0fs %-9s %10s req/s %14s series/s   errors %,d   p99 %.2f ms%n",
+            (now - start) / 1e9,
+            warm ? "warm-up" : stats.stopping(now) ? "finishing" : "measuring",
+            Summary.num((accepted - lastAccepted) / seconds),
+            Summary.num((series - lastSeries) / seconds),
+            stats.failedRequests(),
+            h.percentileMillis(99));
+        lastAccepted = accepted;
+        lastSeries = series;
+        lastTick = now;
+        while (now - nextTick >= 0) {
+          nextTick += SECOND;
+        }
+      }
+      if (relay != null && !relayDied && !relay.isAlive()) {
+        relayDied = true;
+        summary.abortReason = "the relay exited with code " + relay.exitValue() + " during the run";
+        out.println(summary.abortReason);
+        stats.requestStop();
+      }
+      if (!done && now - deadline >= 0) {
+        summary.abortReason = "connections still waiting for answers long after the end";
+        stats.requestStop();
+        break;
+      }
+    }
+    Optional<Duration> relayCpuEnd = relay == null ? Optional.empty() : relay.cpu();
+    Optional<Duration> selfCpuEnd = ProcessHandle.current().info().totalCpuDuration();
+    if (stats.failedRequests() > 0) {
+      awaitQuietSink(sink);
+    }
+    driver.close();
+
+    long last = stats.lastMeasuredAnswerNanos();
+    summary.measuredSeconds = last == 0 ? 0 : Math.max(0, last - stats.measureStartNanos) / 1e9;
+    summary.warmupSeconds = options.warmup().toMillis() / 1e3;
+    summary.targetRate = options.rate();
+    summary.connections = options.connections();
+    RunStats.Phase m = stats.measured;
+    summary.acceptedRequests = m.accepted.sum();
+    summary.failedRequests = m.failed.sum();
+    summary.series = m.series.sum();
+    summary.compressedBytes = m.compressedBytes.sum();
+    summary.uncompressedBytes = m.uncompressedBytes.sum();
+    summary.latencyCount = m.latency.count();
+    summary.p50 = m.latency.percentileMillis(50);
+    summary.p90 = m.latency.percentileMillis(90);
+    summary.p99 = m.latency.percentileMillis(99);
+    summary.max = m.latency.maxNanos() / 1e6;
+    summary.statuses = stats.statuses();
+    summary.transportErrors = stats.transportErrors();
+    summary.errorSamples = stats.errorSamples();
+    summary.sinkErrors = sink.errors();
+    summary.sinkFirstError = sink.firstError();
+    summary.sinkUrl = sink.url().toString();
+    summary.tenantLabel = options.tenantLabel();
+    summary.tenants = tenants(pool, stats, sink.counts());
+    summary.generatorCpu = difference(selfCpuStart, selfCpuEnd);
+    summary.cpus = Runtime.getRuntime().availableProcessors();
+    if (relay != null) {
+      SpawnedRelay.Stopped stopped = relay.stop(RELAY_STOP_GRACE);
+      summary.relay =
+          new Summary.Relay(
+              relay.pid(),
+              difference(relayCpuStart, relayCpuEnd),
+              relayDied ? Optional.empty() : stopped.cpu(),
+              stopped.gc(),
+              relay.gcLog().toString(),
+              stopped.exitCode(),
+              relayDied,
+              stopped.lastLines());
+    }
+    summary.print(out);
+    return summary;
+  }
+
+  private static List<Summary.Tenant> tenants(
+      RequestPool pool, RunStats stats, Map<String, Sink.TenantCount> received) {
+    List<Summary.Tenant> tenants = new ArrayList<>();
+    List<String> names = pool.tenants();
+    for (int i = 0; i < names.size(); i++) {
+      Sink.TenantCount r = received.get(names.get(i));
+      tenants.add(
+          new Summary.Tenant(
+              names.get(i),
+              stats.acceptedSeries(i),
+              stats.unconfirmedSeries(i),
+              r == null ? 0 : r.series(),
+              r == null ? 0 : r.bytes(),
+              true));
+    }
+    received.forEach(
+        (tenant, r) -> {
+          if (!names.contains(tenant)) {
+            tenants.add(new Summary.Tenant(tenant, 0, 0, r.series(), r.bytes(), false));
+          }
+        });
+    return tenants;
+  }
+
+  /**
+   * After failed requests the relay may still be delivering (or retrying) some of their batches:
+   * waits until the sink's count has not changed for half a second, at most five seconds.
+   */
+  private static void awaitQuietSink(Sink sink) throws InterruptedException {
+    long until = System.nanoTime() + 5 * SECOND;
+    long seen = sink.totalSeries();
+    long quietSince = System.nanoTime();
+    while (System.nanoTime() - until < 0 && System.nanoTime() - quietSince < SECOND / 2) {
+      Thread.sleep(50);
+      long now = sink.totalSeries();
+      if (now != seen) {
+        seen = now;
+        quietSince = System.nanoTime();
+      }
+    }
+  }
+
+  private static Optional<Duration> difference(Optional<Duration> from, Optional<Duration> to) {
+    if (from.isEmpty() || to.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(to.get().minus(from.get()));
+  }
+}

@@ -1,0 +1,384 @@
+package io.prwrelay.bench.load;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The outcome of one load run: throughput and latency of the measured phase, every answer and error
+ * of the whole run, the per-tenant comparison of series sent and received, and, for a spawned
+ * relay, its CPU time, GC pauses and exit code. {@link #ok()} decides the exit code.
+ */
+public final class Summary {
+  /**
+   * One tenant's series over the whole run.
+   *
+   * @param tenant the tenant ID
+   * @param sent series in requests the relay answered 2xx
+   * @param unconfirmed series in requests that failed (the relay may have delivered some of them)
+   * @param received series the sink received
+   * @param receivedBytes uncompressed bytes the sink received
+   * @param expected whether the generator sent series for this tenant at all
+   */
+  public record Tenant(
+      String tenant,
+      long sent,
+      long unconfirmed,
+      long received,
+      long receivedBytes,
+      boolean expected) {
+    /** Received exactly the accepted series, plus at most the series of failed requests. */
+    public boolean matches() {
+      return expected && received >= sent && received <= sent + unconfirmed;
+    }
+  }
+
+  /**
+   * The spawned relay's figures.
+   *
+   * @param pid process ID
+   * @param measuredCpu CPU time used in the measured window
+   * @param totalCpu CPU time of the whole process, read before SIGTERM
+   * @param gc GC pauses over the relay's whole life
+   * @param gcLog the GC log file
+   * @param exitCode exit code after SIGTERM, -1 when it had to be killed
+   * @param diedDuringRun whether it exited before the run was over
+   * @param lastLines its last output lines, shown when something went wrong
+   */
+  public record Relay(
+      long pid,
+      Optional<Duration> measuredCpu,
+      Optional<Duration> totalCpu,
+      GcPauses gc,
+      String gcLog,
+      int exitCode,
+      boolean diedDuringRun,
+      List<String> lastLines) {}
+
+  /** Tenants listed one per line; with more, only mismatches are listed. */
+  private static final int LISTED_TENANTS = 30;
+
+  double measuredSeconds;
+  double warmupSeconds;
+  double targetRate;
+  int connections;
+  long acceptedRequests;
+  long failedRequests;
+  long series;
+  long compressedBytes;
+  long uncompressedBytes;
+  long latencyCount;
+  double p50;
+  double p90;
+  double p99;
+  double max;
+  Map<Integer, Long> statuses = Map.of();
+  Map<String, Long> transportErrors = Map.of();
+  Map<String, String> errorSamples = Map.of();
+  long sinkErrors;
+  String sinkFirstError;
+  String sinkUrl;
+  String tenantLabel;
+  List<Tenant> tenants = List.of();
+  Relay relay;
+  Optional<Duration> generatorCpu = Optional.empty();
+  int cpus;
+  String abortReason;
+
+  Summary() {}
+
+  /** Requests answered 2xx in the measured phase. */
+  public long acceptedRequests() {
+    return acceptedRequests;
+  }
+
+  /** Series in requests answered 2xx in the measured phase. */
+  public long series() {
+    return series;
+  }
+
+  /** Requests of the whole run answered non-2xx or not answered, plus bodies the sink refused. */
+  public long errors() {
+    long n = sinkErrors;
+    for (Map.Entry<Integer, Long> e : statuses.entrySet()) {
+      if (e.getKey() / 100 != 2) {
+        n += e.getValue();
+      }
+    }
+    for (long v : transportErrors.values()) {
+      n += v;
+    }
+    return n;
+  }
+
+  /** Answers of the whole run by HTTP status. */
+  public Map<Integer, Long> statuses() {
+    return statuses;
+  }
+
+  /** Per-tenant comparison, generated tenants first, then any the sink saw unexpectedly. */
+  public List<Tenant> tenants() {
+    return tenants;
+  }
+
+  /** Series in accepted requests, by tenant. */
+  public Map<String, Long> sentPerTenant() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    tenants.stream().filter(Tenant::expected).forEach(t -> m.put(t.tenant(), t.sent()));
+    return m;
+  }
+
+  /** Series the sink received, by tenant (only tenants that received any). */
+  public Map<String, Long> receivedPerTenant() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    tenants.stream().filter(t -> t.received() > 0).forEach(t -> m.put(t.tenant(), t.received()));
+    return m;
+  }
+
+  /** Whether some tenant did not receive what was sent for it, or an unexpected tenant appeared. */
+  public boolean mismatch() {
+    return tenants.stream().anyMatch(t -> !t.matches());
+  }
+
+  /** The spawned relay's figures, if one was spawned. */
+  public Optional<Relay> relay() {
+    return Optional.ofNullable(relay);
+  }
+
+  /**
+   * Success: the run completed, no request failed, every tenant received exactly its series, and a
+   * spawned relay exited 0 after SIGTERM.
+   */
+  public boolean ok() {
+    return abortReason == null
+        && errors() == 0
+        && !mismatch()
+        && acceptedRequests > 0
+        && (relay == null || (relay.exitCode() == 0 && !relay.diedDuringRun()));
+  }
+
+  /** Prints the report. */
+  public void print(PrintStream out) {
+    out.println();
+    out.println("== summary ==");
+    row(
+        out,
+        "measured",
+        String.format(
+            "%.2f s after %.1f s of warm-up (%d connections, %s)",
+            measuredSeconds,
+            warmupSeconds,
+            connections,
+            targetRate == 0 ? "max rate" : "target " + plain(targetRate) + " requests/s"));
+    row(
+        out,
+        "requests",
+        String.format(
+            "%,d accepted (%s/s), %,d failed",
+            acceptedRequests, rate(acceptedRequests), failedRequests));
+    row(out, "series", String.format("%,d (%s/s)", series, rate(series)));
+    row(
+        out,
+        "bytes sent",
+        String.format(
+            "%s MB compressed (%s MB/s), %s MB uncompressed (%s MB/s)",
+            num(compressedBytes / 1e6),
+            num(rateValue(compressedBytes) / 1e6),
+            num(uncompressedBytes / 1e6),
+            num(rateValue(uncompressedBytes) / 1e6)));
+    row(
+        out,
+        "latency",
+        latencyCount == 0
+            ? "no measured answers"
+            : String.format(
+                "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%,d answers, from %s)",
+                p50,
+                p90,
+                p99,
+                max,
+                latencyCount,
+                targetRate == 0 ? "the write" : "the scheduled send time"));
+    List<String> answers = new ArrayList<>();
+    statuses.forEach((status, n) -> answers.add(String.format("%d: %,d", status, n)));
+    row(out, "answers", (answers.isEmpty() ? "none" : String.join(", ", answers)) + " (whole run)");
+    List<String> transport = new ArrayList<>();
+    transportErrors.forEach((kind, n) -> transport.add(String.format("%s: %,d", kind, n)));
+    row(out, "transport errors", transport.isEmpty() ? "none" : String.join(", ", transport));
+    String label = "first of each";
+    for (Map.Entry<String, String> e : errorSamples.entrySet()) {
+      String text = e.getValue().isEmpty() ? "(no body)" : e.getValue();
+      row(out, label, e.getKey() + ": " + text.replaceAll("\\s+", " "));
+      label = "";
+    }
+    if (sinkErrors > 0) {
+      row(out, "sink errors", String.format("%,d, first: %s", sinkErrors, sinkFirstError));
+    }
+    out.println();
+    out.println("per tenant, whole run (sent = series in requests answered 2xx; MB uncompressed):");
+    out.printf("  %-24s %15s %15s %15s  %s%n", "tenant", "sent", "received", "received MB", "");
+    boolean listAll = tenants.size() <= LISTED_TENANTS;
+    int listed = 0;
+    long unlisted = 0;
+    for (Tenant t : tenants) {
+      if (!listAll && (t.matches() || listed == LISTED_TENANTS)) {
+        unlisted++;
+        continue;
+      }
+      listed++;
+      String verdict;
+      if (!t.expected()) {
+        verdict = "MISMATCH: tenant never sent";
+      } else if (!t.matches()) {
+        verdict = "MISMATCH";
+      } else if (t.received() > t.sent()) {
+        verdict = String.format("ok (+%,d from failed requests)", t.received() - t.sent());
+      } else {
+        verdict = "ok";
+      }
+      out.printf(
+          "  %-24s %,15d %,15d %15s  %s%n",
+          t.tenant(), t.sent(), t.received(), num(t.receivedBytes() / 1e6), verdict);
+    }
+    long sentTotal = tenants.stream().mapToLong(Tenant::sent).sum();
+    long receivedTotal = tenants.stream().mapToLong(Tenant::received).sum();
+    if (unlisted > 0) {
+      long mismatches = tenants.stream().filter(t -> !t.matches()).count() - listed;
+      out.printf(
+          "  (%,d of %,d tenants not listed, %s)%n",
+          unlisted,
+          tenants.size(),
+          mismatches == 0 ? "all ok" : String.format("%,d of them MISMATCH", mismatches));
+    }
+    out.printf("  %-24s %,15d %,15d%n", "all", sentTotal, receivedTotal);
+    if (sentTotal > 0 && receivedTotal == 0) {
+      out.println(
+          "  the sink received nothing: is the relay's relay.downstream.url " + sinkUrl + " ?");
+    }
+    if (tenants.stream().anyMatch(t -> !t.expected())) {
+      out.println(
+          "  tenants that were never sent: relay.tenant.labels must include "
+              + tenantLabel
+              + " and relay.tenant.prefix must be empty");
+    }
+    out.println();
+    if (relay != null) {
+      printRelay(out);
+    }
+    generatorCpu.ifPresent(
+        cpu ->
+            row(
+                out,
+                "generator CPU",
+                String.format(
+                    "%.1f s in the measured window (this JVM: sender and sink)",
+                    cpu.toNanos() / 1e9)));
+    row(
+        out,
+        "machine",
+        cpus
+            + " CPUs, shared by the relay"
+            + (relay == null ? "" : " (spawned)")
+            + ", the sender and the sink");
+    out.println();
+    out.println(verdict());
+  }
+
+  private void printRelay(PrintStream out) {
+    String cpu =
+        relay
+            .measuredCpu()
+            .map(
+                c -> {
+                  double s = c.toNanos() / 1e9;
+                  String perMillion =
+                      series == 0
+                          ? ""
+                          : String.format(", %.3f CPU-s per million series", s / (series / 1e6));
+                  return String.format(
+                      "%.1f s in the measured window (%.2f cores)%s",
+                      s, measuredSeconds == 0 ? 0 : s / measuredSeconds, perMillion);
+                })
+            .orElse(
+                relay.diedDuringRun()
+                    ? "not known: the relay exited during the run"
+                    : "not reported by the platform");
+    String total =
+        relay.totalCpu().map(c -> String.format("; %.1f s in all", c.toNanos() / 1e9)).orElse("");
+    row(out, "relay CPU", cpu + total + " (pid " + relay.pid() + ")");
+    GcPauses gc = relay.gc();
+    row(
+        out,
+        "relay GC",
+        String.format(
+            "%,d pauses, total %.1f ms, max %.1f ms (whole process; log %s)",
+            gc.count(), gc.totalMillis(), gc.maxMillis(), relay.gcLog()));
+    row(
+        out,
+        "relay exit",
+        relay.diedDuringRun()
+            ? "exited with code " + relay.exitCode() + " during the run"
+            : relay.exitCode() == -1
+                ? "did not exit after SIGTERM; killed"
+                : relay.exitCode() + " after SIGTERM");
+    if (relay.exitCode() != 0 || relay.diedDuringRun()) {
+      out.println("relay output (last lines):");
+      relay.lastLines().forEach(l -> out.println("  " + l));
+    }
+  }
+
+  private String verdict() {
+    if (ok()) {
+      return "RESULT: OK - every request accepted, every tenant received exactly its series";
+    }
+    List<String> why = new ArrayList<>();
+    if (abortReason != null) {
+      why.add(abortReason);
+    }
+    if (acceptedRequests == 0) {
+      why.add("no measured request was accepted");
+    }
+    if (errors() > 0) {
+      why.add(String.format("%,d errors", errors()));
+    }
+    if (mismatch()) {
+      why.add("MISMATCH between series sent and received");
+    }
+    if (relay != null && !relay.diedDuringRun() && relay.exitCode() != 0) {
+      why.add("the relay did not exit 0 after SIGTERM");
+    }
+    return "RESULT: FAILED - " + String.join("; ", why);
+  }
+
+  private static void row(PrintStream out, String name, String value) {
+    out.printf("%-18s %s%n", name, value);
+  }
+
+  private double rateValue(long n) {
+    return measuredSeconds == 0 ? 0 : n / measuredSeconds;
+  }
+
+  private String rate(long n) {
+    return num(rateValue(n));
+  }
+
+  private static String plain(double v) {
+    return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+  }
+
+  /** Three significant digits at least, grouped: 1,643,210 / 821.9 / 8.23. */
+  static String num(double v) {
+    double a = Math.abs(v);
+    if (a >= 1000) {
+      return String.format("%,.0f", v);
+    }
+    if (a >= 100) {
+      return String.format("%.1f", v);
+    }
+    return String.format("%.2f", v);
+  }
+}

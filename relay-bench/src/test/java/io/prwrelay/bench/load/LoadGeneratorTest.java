@@ -1,0 +1,120 @@
+package io.prwrelay.bench.load;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.http.RelayServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The generator run in-process against an in-process relay that delivers to the sink. */
+class LoadGeneratorTest {
+  private Sink sink;
+  private RelayServer relay;
+  private final ByteArrayOutputStream output = new ByteArrayOutputStream();
+
+  @BeforeEach
+  void startSink() throws Exception {
+    sink = Sink.start(0, 1, LoadGenerator.TENANT_HEADER);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (relay != null) {
+      relay.shutdown(Duration.ofSeconds(5));
+    }
+    sink.close();
+  }
+
+  private void startRelay(Map<String, String> extra) throws Exception {
+    Map<String, String> config = new HashMap<>(extra);
+    config.put("relay.server.host", "127.0.0.1");
+    config.put("relay.server.port", "0");
+    config.put("relay.server.io-threads", "1");
+    config.put("relay.downstream.url", sink.url().toString());
+    relay = new RelayServer(RelayConfig.load(null, config, Map.of()));
+    relay.start();
+  }
+
+  /** Runs the generator with {@code args} (space-separated) against the relay. */
+  private Summary run(String args) throws Exception {
+    String url = "http://127.0.0.1:" + relay.address().getPort() + "/api/v1/write";
+    List<String> all = new ArrayList<>(List.of("--relay-url", url));
+    all.addAll(List.of(args.split(" ")));
+    Options options = Options.parse(all.toArray(String[]::new));
+    return LoadGenerator.run(options, sink, new PrintStream(output, true, StandardCharsets.UTF_8));
+  }
+
+  private String output() {
+    return output.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void everyTenantReceivesExactlyTheSeriesSentForIt() throws Exception {
+    startRelay(Map.of());
+    Summary s =
+        run(
+            "--duration 2s --warmup 300ms --connections 2 --tenants 5"
+                + " --series-per-request 300 --pool 8");
+    assertEquals(0, s.errors(), output());
+    assertTrue(s.acceptedRequests() > 0, output());
+    assertEquals(
+        List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3", "tenant-4"),
+        List.copyOf(s.sentPerTenant().keySet()),
+        output());
+    assertEquals(s.sentPerTenant(), s.receivedPerTenant(), output());
+    assertTrue(s.ok(), output());
+    assertTrue(output().contains("RESULT: OK"), output());
+    assertEquals(Map.of(204, s.statuses().get(204)), s.statuses(), output());
+  }
+
+  @Test
+  void zstdAtATargetRateWithARequestCap() throws Exception {
+    startRelay(Map.of("relay.tenant.labels", "team"));
+    Summary s =
+        run(
+            "--encoding zstd --rate 40 --requests 25 --duration 5s --warmup 0ms --connections 2"
+                + " --tenants 3 --series-per-request 100 --labels 3 --tenant-label team");
+    assertTrue(s.ok(), output());
+    assertEquals(25, s.acceptedRequests(), output());
+    assertEquals(2500, s.series(), output());
+    assertEquals(s.sentPerTenant(), s.receivedPerTenant(), output());
+  }
+
+  @Test
+  void aRelayThatRenamesTenantsIsAMismatch() throws Exception {
+    startRelay(Map.of("relay.tenant.prefix", "x-"));
+    Summary s =
+        run(
+            "--duration 500ms --warmup 0ms --connections 1 --tenants 2"
+                + " --series-per-request 50 --pool 2");
+    assertEquals(0, s.errors(), output());
+    assertTrue(s.mismatch(), output());
+    assertFalse(s.ok(), output());
+    assertTrue(output().contains("x-tenant-0"), output());
+    assertTrue(output().contains("MISMATCH"), output());
+    assertTrue(output().contains("RESULT: FAILED"), output());
+  }
+
+  @Test
+  void rejectedRequestsAreErrors() throws Exception {
+    startRelay(Map.of("relay.server.max-request-bytes", "100"));
+    Summary s =
+        run("--duration 500ms --warmup 0ms --connections 1 --series-per-request 50 --pool 2");
+    assertTrue(s.errors() > 0, output());
+    assertTrue(s.statuses().containsKey(413), output());
+    assertEquals(0, s.acceptedRequests(), output());
+    assertFalse(s.ok(), output());
+  }
+}
