@@ -56,7 +56,9 @@ public final class RelayServer implements AutoCloseable {
     this.config = config;
     this.epoll = Epoll.isAvailable();
     IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-    this.group = new MultiThreadIoEventLoopGroup(config.ioThreads(), io);
+    int threads =
+        config.ioThreads() > 0 ? config.ioThreads() : Runtime.getRuntime().availableProcessors();
+    this.group = new MultiThreadIoEventLoopGroup(threads, io);
     Class<? extends SocketChannel> clientChannel =
         epoll ? EpollSocketChannel.class : NioSocketChannel.class;
     this.client = new DownstreamClient(config, group, clientChannel, sslContext(config));
