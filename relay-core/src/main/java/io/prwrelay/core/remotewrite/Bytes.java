@@ -1,5 +1,9 @@
 package io.prwrelay.core.remotewrite;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 /**
  * In-place byte comparisons for the hot path. Label names and tenant values are short and most
  * comparisons fail on the first byte, so the length and first byte are checked before any loop:
@@ -7,6 +11,11 @@ package io.prwrelay.core.remotewrite;
  * loop's setup costs more than the few bytes it compares).
  */
 public final class Bytes {
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle INTS =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+
   private Bytes() {}
 
   /** Whether {@code array[at, at + length)} equals {@code expected}. */
@@ -19,17 +28,35 @@ public final class Bytes {
     if (bLength != length) {
       return false;
     }
-    if (length == 0) {
+    if (length >= 8) {
+      // First and last 8 bytes (overlapping when shorter than 16), then the middle 8 at a time.
+      if (long8(a, at) != long8(b, bAt)
+          || long8(a, at + length - 8) != long8(b, bAt + length - 8)) {
+        return false;
+      }
+      for (int i = 8; i < length - 8; i += 8) {
+        if (long8(a, at + i) != long8(b, bAt + i)) {
+          return false;
+        }
+      }
       return true;
     }
-    if (a[at] != b[bAt] || a[at + length - 1] != b[bAt + length - 1]) {
-      return false;
+    if (length >= 4) {
+      return int4(a, at) == int4(b, bAt) && int4(a, at + length - 4) == int4(b, bAt + length - 4);
     }
-    for (int i = 1; i < length - 1; i++) {
+    for (int i = 0; i < length; i++) {
       if (a[at + i] != b[bAt + i]) {
         return false;
       }
     }
     return true;
+  }
+
+  private static long long8(byte[] a, int at) {
+    return (long) LONGS.get(a, at);
+  }
+
+  private static int int4(byte[] a, int at) {
+    return (int) INTS.get(a, at);
   }
 }
