@@ -3,6 +3,7 @@ package io.prwrelay.bench;
 import com.github.luben.zstd.Zstd;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.codec.ZstdCodec;
 import java.util.concurrent.TimeUnit;
@@ -40,7 +41,9 @@ public class CodecBenchmark {
   @Param("instance")
   public String tenantLabel;
 
-  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+  /** The relay's allocator (see RelayServer). */
+  private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+
   private byte[] plain;
   private ByteBuf plainDirect;
   private ByteBuf snappyBody;

@@ -2,6 +2,7 @@ package io.prwrelay.bench;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.route.RouteResult;
@@ -48,7 +49,9 @@ public class PipelineBenchmark {
   private byte[] compressed;
   private ByteBuf body;
   private TenantRouter router;
-  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+
+  /** The relay's allocator (see RelayServer). */
+  private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
 
   @Setup(Level.Trial)
   public void setUp() throws Exception {

@@ -2,6 +2,7 @@ package io.prwrelay.server.downstream;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
@@ -59,12 +60,14 @@ public final class DownstreamClient implements AutoCloseable {
   /**
    * @param group event loops the ingress also runs on; one pool is created per loop
    * @param sslContext client TLS context for an https downstream, else {@code null}
+   * @param allocator buffers of the downstream connections
    */
   public DownstreamClient(
       RelayConfig config,
       EventLoopGroup group,
       Class<? extends SocketChannel> channelClass,
-      SslContext sslContext) {
+      SslContext sslContext,
+      ByteBufAllocator allocator) {
     this.config = config;
     URI url = config.downstreamUrl();
     this.host = url.getHost();
@@ -99,6 +102,7 @@ public final class DownstreamClient implements AutoCloseable {
               .channel(channelClass)
               .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis)
               .option(ChannelOption.TCP_NODELAY, true)
+              .option(ChannelOption.ALLOCATOR, allocator)
               .option(ChannelOption.SO_KEEPALIVE, true)
               .remoteAddress(host, port);
       FixedChannelPool pool =

@@ -2,6 +2,7 @@ package io.prwrelay.server.http;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -43,6 +44,15 @@ import javax.net.ssl.SSLException;
 public final class RelayServer implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
 
+  /**
+   * Every buffer of the relay comes from Netty's pooled allocator: with its per-thread caches on
+   * the event loops, request bodies, decompressed requests (heap, up to the 4 MiB chunk size) and
+   * tenant batches are reused instead of allocated. Measured with PipelineBenchmark on the real
+   * payload: 1.69 MB allocated per request with Netty 4.2's default adaptive allocator (the
+   * decompressed heap buffer is not pooled), 7 KB with this one.
+   */
+  static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
+
   private final RelayConfig config;
   private final boolean epoll;
   private final EventLoopGroup group;
@@ -61,8 +71,8 @@ public final class RelayServer implements AutoCloseable {
     this.group = new MultiThreadIoEventLoopGroup(threads, io);
     Class<? extends SocketChannel> clientChannel =
         epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-    this.client = new DownstreamClient(config, group, clientChannel, sslContext(config));
-    this.metrics = new RelayMetrics(config.metricsMaxTenants(), ByteBufAllocator.DEFAULT);
+    this.client = new DownstreamClient(config, group, clientChannel, sslContext(config), ALLOCATOR);
+    this.metrics = new RelayMetrics(config.metricsMaxTenants(), ALLOCATOR);
   }
 
   private static SslContext sslContext(RelayConfig config) throws IOException {
@@ -94,6 +104,8 @@ public final class RelayServer implements AutoCloseable {
             .group(group)
             .channel(serverChannelClass)
             .option(ChannelOption.SO_BACKLOG, 1024)
+            .option(ChannelOption.ALLOCATOR, ALLOCATOR)
+            .childOption(ChannelOption.ALLOCATOR, ALLOCATOR)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childHandler(
                 new ChannelInitializer<Channel>() {
