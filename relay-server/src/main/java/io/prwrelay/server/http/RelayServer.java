@@ -144,7 +144,7 @@ public final class RelayServer implements AutoCloseable {
   public void shutdown(Duration grace) throws InterruptedException {
     state.draining();
     if (serverChannel != null) {
-      serverChannel.close().sync();
+      serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
     long deadline = System.nanoTime() + grace.toNanos();
     while (metrics.inFlight() > 0 && System.nanoTime() < deadline) {

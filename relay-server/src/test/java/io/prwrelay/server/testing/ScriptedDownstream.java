@@ -185,8 +185,8 @@ public final class ScriptedDownstream implements AutoCloseable {
 
   @Override
   public void close() {
-    server.close().syncUninterruptibly();
-    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    server.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
   }
 
   private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
