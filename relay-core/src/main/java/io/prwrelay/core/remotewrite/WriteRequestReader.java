@@ -20,11 +20,11 @@ import java.util.List;
  * String} and no {@code byte[]} is created per series or per label. The only allocation per {@link
  * #read} call is the {@link CodedInputStream} itself.
  *
- * <p>The stream walks the request and every series boundary. Inside a series encoded the way senders encode
- * it (one-byte tags, short lengths, labels as name then value), a fast scan over local variables reads the
- * same fields with the same checks; at the first field it does not handle in full, the stream takes over
- * from that byte and reads or reports it. Both paths produce the same result (the property and
- * malformed-input tests run both).
+ * <p>The stream walks the request and every series boundary. Inside a series encoded the way
+ * senders encode it (one-byte tags, short lengths, labels as name then value), a fast scan over
+ * local variables reads the same fields with the same checks; at the first field it does not handle
+ * in full, the stream takes over from that byte and reads or reports it. Both paths produce the
+ * same result (the property and malformed-input tests run both).
  *
  * <p>Malformed input (truncated varint, a length past the end of its enclosing message, a known
  * field with the wrong wire type, a label without a name, groups nested deeper than {@value
@@ -44,7 +44,6 @@ public final class WriteRequestReader {
   private final SeriesView series = new SeriesView();
 
   // Where reading is, kept only to name the field in an error; plain int writes on the hot path.
-  private int base;
   private int seriesIndex;
   private int labelIndex;
   private int where;
@@ -84,7 +83,6 @@ public final class WriteRequestReader {
     if (offset < 0 || length < 0 || offset > array.length - length) {
       throw new IndexOutOfBoundsException("offset " + offset + ", length " + length);
     }
-    base = offset;
     seriesIndex = -1;
     labelIndex = -1;
     where = AT_REQUEST;
