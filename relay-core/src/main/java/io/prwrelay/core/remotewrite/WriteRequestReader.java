@@ -163,16 +163,7 @@ public final class WriteRequestReader {
             } else {
               in.skipRawBytes(labelLength);
             }
-            if (labelValueLength > 0) {
-              int p = matchTenantLabel(array, labelNameOffset, labelNameLength, best);
-              if (p >= 0) {
-                best = p;
-                s.valueOffset = labelValueOffset;
-                s.valueLength = labelValueLength;
-                s.labelStart = offset + labelStart;
-                s.labelEnd = offset + labelEnd;
-              }
-            }
+            best = matchLabel(array, best, s, offset + labelStart, offset + labelEnd);
             break;
           }
         case TimeSeriesFields.SAMPLES_TAG:
@@ -244,16 +235,7 @@ public final class WriteRequestReader {
           if (!canonicalLabel(a, body, length)) {
             break;
           }
-          if (labelValueLength > 0) {
-            int p = matchTenantLabel(a, labelNameOffset, labelNameLength, best);
-            if (p >= 0) {
-              best = p;
-              s.valueOffset = labelValueOffset;
-              s.valueLength = labelValueLength;
-              s.labelStart = pos;
-              s.labelEnd = body + length;
-            }
-          }
+          best = matchLabel(a, best, s, pos, body + length);
         }
         labelIndex++;
       } else if (tag == TimeSeriesFields.SAMPLES_TAG) {
@@ -358,6 +340,29 @@ public final class WriteRequestReader {
     labelNameLength = nameLength;
     labelValueOffset = offset + valueOffset;
     labelValueLength = valueLength;
+  }
+
+  /**
+   * Matches the label just read (a non-empty value is required) against the tenant labels better
+   * than {@code best}; on a match records its value and field range in {@code s}.
+   *
+   * @param labelStart index of the label field's tag
+   * @param labelEnd index one past the label field
+   * @return the new best priority
+   */
+  private int matchLabel(byte[] a, int best, SeriesView s, int labelStart, int labelEnd) {
+    if (labelValueLength == 0) {
+      return best;
+    }
+    int p = matchTenantLabel(a, labelNameOffset, labelNameLength, best);
+    if (p < 0) {
+      return best;
+    }
+    s.valueOffset = labelValueOffset;
+    s.valueLength = labelValueLength;
+    s.labelStart = labelStart;
+    s.labelEnd = labelEnd;
+    return p;
   }
 
   /**

@@ -230,6 +230,16 @@ public final class DownstreamClient implements AutoCloseable {
 
     /** Completes with a response; the connection goes back to the pool or is closed. */
     void complete(AttemptOutcome outcome, boolean keepAlive) {
+      finish(outcome, keepAlive);
+    }
+
+    /** Completes with a transport failure; the connection, if any, is closed. */
+    void fail(String message) {
+      finish(AttemptOutcome.transport(message), false);
+    }
+
+    /** Completes once: cancels the timeout, returns (or closes and returns) the connection. */
+    private void finish(AttemptOutcome outcome, boolean reuseConnection) {
       if (promise.isDone()) {
         return;
       }
@@ -238,28 +248,12 @@ public final class DownstreamClient implements AutoCloseable {
       channel = null;
       if (ch != null) {
         ch.pipeline().get(ResponseHandler.class).end();
-        if (!keepAlive) {
+        if (!reuseConnection) {
           ch.close();
         }
         pool.release(ch);
       }
       promise.setSuccess(outcome);
-    }
-
-    /** Completes with a transport failure; the connection, if any, is closed. */
-    void fail(String message) {
-      if (promise.isDone()) {
-        return;
-      }
-      timeout.cancel(false);
-      Channel ch = channel;
-      channel = null;
-      if (ch != null) {
-        ch.pipeline().get(ResponseHandler.class).end();
-        ch.close();
-        pool.release(ch);
-      }
-      promise.setSuccess(AttemptOutcome.transport(message));
     }
   }
 }
