@@ -56,6 +56,11 @@ public final class TenantBatch {
     return histograms;
   }
 
+  /** Series, samples, exemplars and histograms of the batch as one value. */
+  public SeriesCounts counts() {
+    return new SeriesCounts(series, samples, exemplars, histograms);
+  }
+
   /** Number of metadata fields copied into the batch. */
   public int metadata() {
     return metadata;
