@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * loop, so the whole exchange — acquire, write, response, release, retry timers — runs on one
  * thread without locks. Each call is one attempt; {@link RequestDelivery} decides about retries.
  */
-public final class DownstreamClient implements AutoCloseable {
+public final class DownstreamClient implements TenantSender, AutoCloseable {
   /** Largest downstream response body kept (for error messages); longer bodies are cut. */
   static final int MAX_RESPONSE_BODY = 64 * 1024;
 
@@ -140,6 +140,7 @@ public final class DownstreamClient implements AutoCloseable {
    * @return never fails: transport problems are outcomes with status {@link
    *     AttemptOutcome#TRANSPORT_FAILURE}
    */
+  @Override
   public Future<AttemptOutcome> send(
       EventLoop loop, String tenant, ByteBuf body, long timeoutNanos) {
     Promise<AttemptOutcome> promise = loop.newPromise();

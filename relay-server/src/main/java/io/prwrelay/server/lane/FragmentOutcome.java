@@ -1,0 +1,39 @@
+package io.prwrelay.server.lane;
+
+/**
+ * How one {@link Fragment} ended.
+ *
+ * @param kind what happened
+ * @param status the downstream's HTTP status, or the status the relay chose ({@code 503} for an
+ *     unavailable lane), or 0 for a transport failure
+ * @param message one line for the sender and the logs: the downstream's message or the relay's
+ *     reason
+ * @param retryAfterMillis how long the sender should wait before retrying, or -1 when unknown
+ * @param attempts downstream attempts that carried this fragment
+ */
+public record FragmentOutcome(
+    Kind kind, int status, String message, long retryAfterMillis, int attempts) {
+  /** The kinds of outcome, in the order the sender's answer ranks them. */
+  public enum Kind {
+    /** Accepted downstream (2xx). */
+    DELIVERED,
+    /** Rejected downstream with a 4xx other than 429: re-sending cannot help. */
+    REJECTED,
+    /** The downstream answered 429: the tenant is over its limit. */
+    THROTTLED,
+    /**
+     * Retriable: the downstream failed (5xx, connect error, timeout), the lane is backing off, is
+     * full, or the request's deadline passed first.
+     */
+    UNAVAILABLE
+  }
+
+  public boolean delivered() {
+    return kind == Kind.DELIVERED;
+  }
+
+  /** True when the sender should retry the request. */
+  public boolean retriable() {
+    return kind == Kind.THROTTLED || kind == Kind.UNAVAILABLE;
+  }
+}

@@ -1,0 +1,388 @@
+package io.prwrelay.server.lane;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.core.codec.SnappyCodec;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Every downstream send of one tenant goes through its lane, so that what the tenant's downstream
+ * does changes only this lane and never another tenant's.
+ *
+ * <p>A lane lives on one event loop and is touched only there. It holds fragments waiting to be
+ * sent, at most {@link LaneSettings#maxConcurrentSends()} downstream requests in flight, and a
+ * state:
+ *
+ * <ul>
+ *   <li>{@link State#HEALTHY}: fragments are sent at once when a send slot is free. While a send is
+ *       already in flight, waiting fragments are coalesced for up to {@code linger} into one
+ *       downstream request of at most {@code batchMaxBytes};
+ *   <li>{@link State#BACKING_OFF} after a 5xx, connect error or timeout: until the backoff ends,
+ *       new fragments are answered at once (503 with the time left as {@code Retry-After});
+ *       fragments of the failed send are retried after the backoff at most {@link #MAX_RETRIES}
+ *       times, and only when the backoff fits well inside their request's deadline (at most a
+ *       quarter of the time left), else answered 503;
+ *   <li>{@link State#THROTTLED} after a 429 that carried {@code Retry-After}: until then new
+ *       fragments are answered 429 at once. A 429 is retried inside the request only once, and only
+ *       when its {@code Retry-After} fits well inside the deadline. After any 429 the lane sends
+ *       fragments one by one (no coalescing) until a send succeeds, so that merging never makes a
+ *       batch larger than the tenant's burst.
+ * </ul>
+ *
+ * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone.
+ */
+public final class Lane {
+  /**
+   * Retries of a fragment inside its request after 5xx, connect errors or timeouts: enough to ride
+   * out a blip, few enough that an outage is reported to the sender within a few hundred
+   * milliseconds.
+   */
+  static final int MAX_RETRIES = 2;
+
+  /** What the lane's downstream said last. */
+  public enum State {
+    HEALTHY,
+    BACKING_OFF,
+    THROTTLED
+  }
+
+  private final String tenant;
+  private final LaneContext ctx;
+  private final EventLoop loop;
+  private final ArrayDeque<Fragment> pending = new ArrayDeque<>();
+  private long pendingBytes;
+  private int inFlight;
+  private State state = State.HEALTHY;
+  private long untilNanos;
+  private String reason = "";
+  private int failures;
+  private boolean oneByOne;
+  private long lastActiveNanos;
+  private ScheduledFuture<?> wake;
+  private long wakeAt;
+
+  Lane(String tenant, LaneContext ctx, EventLoop loop) {
+    this.tenant = tenant;
+    this.ctx = ctx;
+    this.loop = loop;
+    this.lastActiveNanos = now();
+  }
+
+  public String tenant() {
+    return tenant;
+  }
+
+  public State state() {
+    return state;
+  }
+
+  /** Uncompressed bytes waiting to be sent. */
+  public long pendingBytes() {
+    return pendingBytes;
+  }
+
+  /** Downstream requests in flight. */
+  public int inFlight() {
+    return inFlight;
+  }
+
+  private long now() {
+    return loop.ticker().nanoTime();
+  }
+
+  /** Takes a fragment of this tenant; called on the lane's loop. */
+  void offer(Fragment f) {
+    long now = now();
+    lastActiveNanos = now;
+    if (state != State.HEALTHY && now - untilNanos < 0) {
+      long left = TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1;
+      finish(
+          f,
+          state == State.THROTTLED
+              ? new FragmentOutcome(
+                  Kind.THROTTLED,
+                  429,
+                  "the tenant is over its downstream limit (" + reason + ")",
+                  left,
+                  f.attempts)
+              : new FragmentOutcome(
+                  Kind.UNAVAILABLE,
+                  503,
+                  "the tenant's lane is backing off after " + reason,
+                  left,
+                  f.attempts));
+      return;
+    }
+    if (!pending.isEmpty() && pendingBytes + f.size() > ctx.settings.maxPendingBytes()) {
+      finish(
+          f,
+          new FragmentOutcome(
+              Kind.UNAVAILABLE,
+              503,
+              "tenant lane is full: "
+                  + pendingBytes
+                  + " bytes already wait for "
+                  + inFlight
+                  + " downstream requests in flight",
+              retryAfterHint(now),
+              f.attempts));
+      return;
+    }
+    f.queuedNanos = now;
+    pending.add(f);
+    pendingBytes += f.size();
+    pump(now);
+  }
+
+  /** True when the lane holds nothing and has nothing to remember. */
+  boolean idleSince(long now, long idleNanos) {
+    return pending.isEmpty()
+        && inFlight == 0
+        && (state == State.HEALTHY || now - untilNanos >= 0)
+        && now - lastActiveNanos >= idleNanos;
+  }
+
+  private void pump(long now) {
+    expire(now);
+    while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
+      if (state != State.HEALTHY && now - untilNanos < 0) {
+        break;
+      }
+      if (inFlight > 0
+          && !oneByOne
+          && pendingBytes < ctx.settings.batchMaxBytes()
+          && now - pending.peek().queuedNanos < ctx.lingerNanos) {
+        break;
+      }
+      send(now);
+    }
+    scheduleWake(now);
+  }
+
+  /** Answers every waiting fragment whose request deadline has passed. */
+  private void expire(long now) {
+    if (pending.isEmpty()) {
+      return;
+    }
+    int n = pending.size();
+    for (int i = 0; i < n; i++) {
+      Fragment f = pending.poll();
+      if (f.deadlineNanos() - now > 0) {
+        pending.add(f);
+        continue;
+      }
+      pendingBytes -= f.size();
+      finish(
+          f,
+          new FragmentOutcome(
+              Kind.UNAVAILABLE,
+              503,
+              state == State.HEALTHY
+                  ? "not sent within the request deadline: "
+                      + inFlight
+                      + " downstream requests of the tenant still in flight"
+                  : "not sent within the request deadline: the tenant lane is backing off after "
+                      + reason,
+              retryAfterHint(now),
+              f.attempts));
+    }
+  }
+
+  private long retryAfterHint(long now) {
+    return state != State.HEALTHY && now - untilNanos < 0
+        ? TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1
+        : -1;
+  }
+
+  private void send(long now) {
+    List<Fragment> batch = new ArrayList<>(Math.min(pending.size(), 16));
+    long bytes = 0;
+    long left = Long.MAX_VALUE;
+    do {
+      Fragment f = pending.poll();
+      batch.add(f);
+      bytes += f.size();
+      left = Math.min(left, f.deadlineNanos() - now);
+    } while (!oneByOne
+        && !pending.isEmpty()
+        && bytes + pending.peek().size() <= ctx.settings.batchMaxBytes());
+    pendingBytes -= bytes;
+    long timeout = Math.min(ctx.attemptTimeoutNanos, left);
+    ByteBuf compressed;
+    try {
+      compressed = compress(batch, bytes);
+    } catch (RuntimeException e) {
+      for (Fragment f : batch) {
+        finish(
+            f,
+            new FragmentOutcome(
+                Kind.UNAVAILABLE,
+                500,
+                "cannot compress the batch: " + e.getMessage(),
+                -1,
+                f.attempts));
+      }
+      return;
+    }
+    for (Fragment f : batch) {
+      f.attempts++;
+    }
+    inFlight++;
+    long started = now;
+    Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, compressed, timeout);
+    result.addListener(
+        x -> {
+          compressed.release();
+          outcome(batch, result.getNow(), started);
+        });
+  }
+
+  private ByteBuf compress(List<Fragment> batch, long bytes) {
+    if (batch.size() == 1) {
+      return SnappyCodec.encode(batch.get(0).body(), ctx.alloc);
+    }
+    // A concatenation of WriteRequests is itself a WriteRequest holding all their series.
+    ByteBuf joined = ctx.alloc.heapBuffer((int) bytes, (int) bytes);
+    try {
+      for (Fragment f : batch) {
+        ByteBuf b = f.body();
+        joined.writeBytes(b, b.readerIndex(), b.readableBytes());
+      }
+      return SnappyCodec.encode(joined, ctx.alloc);
+    } finally {
+      joined.release();
+    }
+  }
+
+  private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
+    inFlight--;
+    long now = now();
+    lastActiveNanos = now;
+    ctx.observer.attempt(tenant, batch.size(), o, now - started);
+    if (o.success()) {
+      failures = 0;
+      oneByOne = false;
+      if (state != State.HEALTHY) {
+        enter(State.HEALTHY, "", 0, now);
+      }
+      for (Fragment f : batch) {
+        finish(f, new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts));
+      }
+    } else if (!o.retriable()) {
+      for (Fragment f : batch) {
+        finish(f, new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, f.attempts));
+      }
+    } else if (o.status() == 429) {
+      oneByOne = true;
+      long retryAfter = o.retryAfterMillis();
+      if (retryAfter > 0) {
+        enter(State.THROTTLED, o.describe(), TimeUnit.MILLISECONDS.toNanos(retryAfter), now);
+      }
+      long delay = TimeUnit.MILLISECONDS.toNanos(Math.max(0, retryAfter));
+      for (int i = batch.size() - 1; i >= 0; i--) {
+        Fragment f = batch.get(i);
+        if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
+          requeue(f);
+        } else {
+          finish(f, new FragmentOutcome(Kind.THROTTLED, 429, o.describe(), retryAfter, f.attempts));
+        }
+      }
+    } else {
+      failures++;
+      long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
+      enter(State.BACKING_OFF, o.describe(), delay, now);
+      long retryAfter = TimeUnit.NANOSECONDS.toMillis(delay) + 1;
+      for (int i = batch.size() - 1; i >= 0; i--) {
+        Fragment f = batch.get(i);
+        if (f.attempts <= MAX_RETRIES && fitsWellInside(delay, f, now)) {
+          requeue(f);
+        } else {
+          finish(
+              f,
+              new FragmentOutcome(
+                  Kind.UNAVAILABLE, o.status(), o.describe(), retryAfter, f.attempts));
+        }
+      }
+    }
+    pump(now);
+  }
+
+  /** A retry after {@code delay} fits when it takes at most a quarter of the time left. */
+  private static boolean fitsWellInside(long delay, Fragment f, long now) {
+    return delay <= (f.deadlineNanos() - now) / 4;
+  }
+
+  private void requeue(Fragment f) {
+    pending.addFirst(f);
+    pendingBytes += f.size();
+  }
+
+  private void enter(State next, String why, long delayNanos, long now) {
+    boolean changed = next != state;
+    state = next;
+    reason = why;
+    untilNanos = now + delayNanos;
+    if (changed || next != State.HEALTHY) {
+      ctx.observer.stateChanged(tenant, next, why, delayNanos);
+    }
+  }
+
+  private void finish(Fragment f, FragmentOutcome outcome) {
+    ctx.observer.finished(f, outcome);
+    f.complete(outcome);
+  }
+
+  private void scheduleWake(long now) {
+    if (pending.isEmpty()) {
+      cancelWake();
+      return;
+    }
+    long at = Long.MAX_VALUE;
+    for (Fragment f : pending) {
+      at = Math.min(at, f.deadlineNanos() - now);
+    }
+    if (state != State.HEALTHY && untilNanos - now > 0) {
+      at = Math.min(at, untilNanos - now);
+    } else if (inFlight > 0 && inFlight < ctx.settings.maxConcurrentSends() && !oneByOne) {
+      at = Math.min(at, pending.peek().queuedNanos + ctx.lingerNanos - now);
+    }
+    at = Math.max(at, 0) + now;
+    if (wake != null && !wake.isDone() && wakeAt - at <= 0) {
+      return;
+    }
+    cancelWake();
+    wakeAt = at;
+    wake = loop.schedule(this::onWake, at - now, TimeUnit.NANOSECONDS);
+  }
+
+  private void onWake() {
+    wake = null;
+    pump(now());
+  }
+
+  private void cancelWake() {
+    if (wake != null) {
+      wake.cancel(false);
+      wake = null;
+    }
+  }
+
+  /** Answers everything still waiting (shutdown). */
+  void close() {
+    cancelWake();
+    while (!pending.isEmpty()) {
+      Fragment f = pending.poll();
+      pendingBytes -= f.size();
+      finish(
+          f,
+          new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts));
+    }
+  }
+}

@@ -1,0 +1,32 @@
+package io.prwrelay.server.lane;
+
+import java.time.Duration;
+
+/**
+ * Bounds and timing of every tenant lane.
+ *
+ * @param maxConcurrentSends downstream requests one tenant may have in flight at once: its share of
+ *     the connection pool, whatever its downstream does
+ * @param maxPendingBytes uncompressed bytes that may wait in one lane; a fragment beyond it is
+ *     answered 503 at once
+ * @param batchMaxBytes largest coalesced downstream request, in uncompressed bytes (a single larger
+ *     fragment is still sent alone)
+ * @param linger how long a lane that already has a send in flight waits for more fragments before
+ *     opening another send; an idle lane sends at once
+ * @param idleTimeout a lane with nothing to do and no backoff for this long is forgotten
+ * @param maxLanes lanes at most; when every lane is busy, fragments of a new tenant get 503
+ * @param initialBackoff first backoff after a downstream failure (doubles per consecutive failure,
+ *     with jitter)
+ * @param maxBackoff largest backoff ({@code Retry-After} may ask for more)
+ * @param attemptTimeout limit of one downstream attempt
+ */
+public record LaneSettings(
+    int maxConcurrentSends,
+    long maxPendingBytes,
+    int batchMaxBytes,
+    Duration linger,
+    Duration idleTimeout,
+    int maxLanes,
+    Duration initialBackoff,
+    Duration maxBackoff,
+    Duration attemptTimeout) {}

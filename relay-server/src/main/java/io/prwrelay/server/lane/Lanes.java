@@ -1,0 +1,200 @@
+package io.prwrelay.server.lane;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.server.downstream.RetryPolicy;
+import io.prwrelay.server.downstream.TenantSender;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The tenant lanes of the relay: one {@link Lane} per tenant, each living on one event loop chosen
+ * by the tenant's hash, so a lane's state needs no lock. Fragments may be submitted from any
+ * thread; they are handed to their lane's loop, and their listeners are called there.
+ *
+ * <p>Lanes are created on a tenant's first fragment and forgotten after {@link
+ * LaneSettings#idleTimeout()} without work and without a backoff in force. At most {@link
+ * LaneSettings#maxLanes()} exist; a new tenant beyond that evicts the longest-idle lane of its
+ * loop, or, when none is idle, gets 503.
+ */
+public final class Lanes implements AutoCloseable {
+  private final LaneContext ctx;
+  private final Shard[] shards;
+  private final AtomicInteger count = new AtomicInteger();
+
+  /** The lanes of one event loop; touched only on that loop. */
+  private final class Shard {
+    final EventLoop loop;
+    final Map<String, Lane> lanes = new HashMap<>();
+    ScheduledFuture<?> sweeper;
+
+    Shard(EventLoop loop) {
+      this.loop = loop;
+    }
+  }
+
+  /**
+   * @param loops the event loops lanes live on (the loops of the downstream connection pools)
+   */
+  public Lanes(
+      Iterable<? extends EventExecutor> loops,
+      LaneSettings settings,
+      TenantSender sender,
+      ByteBufAllocator alloc,
+      RetryPolicy retryPolicy,
+      LaneObserver observer) {
+    this.ctx = new LaneContext(settings, sender, alloc, retryPolicy, observer);
+    List<Shard> list = new ArrayList<>();
+    for (EventExecutor e : loops) {
+      list.add(new Shard((EventLoop) e));
+    }
+    if (list.isEmpty()) {
+      throw new IllegalArgumentException("no event loop for the lanes");
+    }
+    this.shards = list.toArray(new Shard[0]);
+    long sweepNanos = Math.max(TimeUnit.SECONDS.toNanos(1), settings.idleTimeout().toNanos() / 2);
+    for (Shard s : shards) {
+      s.sweeper =
+          s.loop.scheduleWithFixedDelay(
+              () -> sweep(s), sweepNanos, sweepNanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** Lanes that exist now. */
+  public int size() {
+    return count.get();
+  }
+
+  /**
+   * Hands each fragment to its tenant's lane. May be called from any thread.
+   *
+   * @param fragments takes ownership of every fragment
+   */
+  public void submit(List<Fragment> fragments) {
+    if (shards.length == 1) {
+      Shard s = shards[0];
+      s.loop.execute(() -> offerAll(s, fragments));
+      return;
+    }
+    @SuppressWarnings("unchecked")
+    List<Fragment>[] byShard = new List[shards.length];
+    for (Fragment f : fragments) {
+      int i = shardOf(f.tenant());
+      if (byShard[i] == null) {
+        byShard[i] = new ArrayList<>();
+      }
+      byShard[i].add(f);
+    }
+    for (int i = 0; i < shards.length; i++) {
+      if (byShard[i] != null) {
+        Shard s = shards[i];
+        List<Fragment> mine = byShard[i];
+        s.loop.execute(() -> offerAll(s, mine));
+      }
+    }
+  }
+
+  private int shardOf(String tenant) {
+    return (tenant.hashCode() & 0x7FFF_FFFF) % shards.length;
+  }
+
+  private void offerAll(Shard s, List<Fragment> fragments) {
+    for (Fragment f : fragments) {
+      Lane lane = lane(s, f.tenant());
+      if (lane == null) {
+        FragmentOutcome o =
+            new FragmentOutcome(
+                Kind.UNAVAILABLE,
+                503,
+                "too many tenants are busy at once (relay.lanes.max="
+                    + ctx.settings.maxLanes()
+                    + ")",
+                1000,
+                0);
+        ctx.observer.finished(f, o);
+        f.complete(o);
+      } else {
+        lane.offer(f);
+      }
+    }
+  }
+
+  private Lane lane(Shard s, String tenant) {
+    Lane lane = s.lanes.get(tenant);
+    if (lane != null) {
+      return lane;
+    }
+    if (count.get() >= ctx.settings.maxLanes() && !evictOne(s)) {
+      return null;
+    }
+    lane = new Lane(tenant, ctx, s.loop);
+    s.lanes.put(tenant, lane);
+    count.incrementAndGet();
+    ctx.observer.lanes(+1);
+    return lane;
+  }
+
+  /** Forgets the longest-idle lane of this loop that holds nothing; false when there is none. */
+  private boolean evictOne(Shard s) {
+    long now = s.loop.ticker().nanoTime();
+    String victim = null;
+    for (Lane l : s.lanes.values()) {
+      if (l.idleSince(now, 0)) {
+        victim = l.tenant();
+        break;
+      }
+    }
+    if (victim == null) {
+      return false;
+    }
+    s.lanes.remove(victim);
+    count.decrementAndGet();
+    ctx.observer.lanes(-1);
+    return true;
+  }
+
+  private void sweep(Shard s) {
+    long now = s.loop.ticker().nanoTime();
+    long idle = ctx.settings.idleTimeout().toNanos();
+    for (Iterator<Lane> it = s.lanes.values().iterator(); it.hasNext(); ) {
+      if (it.next().idleSince(now, idle)) {
+        it.remove();
+        count.decrementAndGet();
+        ctx.observer.lanes(-1);
+      }
+    }
+  }
+
+  /**
+   * Answers every fragment still waiting with 503 and stops the sweepers; sends in flight end on
+   * their own. Call before the event loops shut down.
+   */
+  @Override
+  public void close() {
+    for (Shard s : shards) {
+      if (s.loop.isShuttingDown()) {
+        continue;
+      }
+      Runnable closeAll =
+          () -> {
+            s.sweeper.cancel(false);
+            for (Lane l : s.lanes.values()) {
+              l.close();
+            }
+          };
+      if (s.loop.inEventLoop()) {
+        closeAll.run();
+      } else {
+        s.loop.submit(closeAll).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      }
+    }
+  }
+}

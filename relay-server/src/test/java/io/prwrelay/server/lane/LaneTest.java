@@ -1,0 +1,360 @@
+package io.prwrelay.server.lane;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
+import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.RetryPolicy;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.lane.ScriptedSender.Reply;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lane decisions on a simulated clock: sends, coalescing, linger, backoff, throttling, deadlines
+ * and bounds, each fragment answered exactly once with its own outcome.
+ */
+class LaneTest {
+  private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+
+  private final MockTicker ticker = Ticker.newMockTicker();
+  private final EmbeddedChannel channel = EmbeddedChannel.builder().ticker(ticker).build();
+  private final ScriptedSender downstream = new ScriptedSender();
+  private final Map<String, FragmentOutcome> outcomes = new LinkedHashMap<>();
+  private final List<String> events = new ArrayList<>();
+  private Lanes lanes;
+
+  private LaneSettings settings(int maxConcurrent, long maxPending, int batchMax, long lingerMs) {
+    return new LaneSettings(
+        maxConcurrent,
+        maxPending,
+        batchMax,
+        Duration.ofMillis(lingerMs),
+        Duration.ofMinutes(5),
+        1000,
+        Duration.ofMillis(100),
+        Duration.ofSeconds(2),
+        Duration.ofSeconds(5));
+  }
+
+  private Lanes lanes(LaneSettings s) {
+    LaneObserver observer =
+        new LaneObserver() {
+          @Override
+          public void stateChanged(String tenant, Lane.State state, String reason, long delay) {
+            events.add(tenant + " " + state);
+          }
+        };
+    lanes =
+        new Lanes(
+            List.of(channel.eventLoop()),
+            s,
+            downstream,
+            ALLOC,
+            new RetryPolicy(s.initialBackoff(), s.maxBackoff()),
+            observer);
+    return lanes;
+  }
+
+  private Fragment fragment(String id, String tenant, long deadlineFromNow) {
+    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
+    return new Fragment(
+        tenant,
+        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
+        new SeriesCounts(1, 1, 0, 0),
+        ticker.nanoTime() + deadlineFromNow,
+        (f, o) -> {
+          assertNull(f.body(), "released before the listener is told");
+          assertNull(outcomes.put(id, o), id + " answered twice");
+        });
+  }
+
+  private void submit(Fragment... fragments) {
+    lanes.submit(List.of(fragments));
+    run();
+  }
+
+  /** Runs what is due now on the loop. */
+  private void run() {
+    channel.runPendingTasks();
+    channel.runScheduledPendingTasks();
+    channel.runPendingTasks();
+  }
+
+  private void advance(long millis) {
+    ticker.advance(millis, TimeUnit.MILLISECONDS);
+    run();
+  }
+
+  @AfterEach
+  void close() {
+    for (int i = 0; i < 10; i++) {
+      advance(60_000);
+    }
+    if (lanes != null) {
+      lanes.close();
+    }
+    assertFalse(channel.finishAndReleaseAll());
+  }
+
+  @Test
+  void deliversEachFragmentOfAnIdleLaneAtOnce() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(fragment("a1", "a", 10 * SECOND), fragment("b1", "b", 10 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("a1").kind());
+    assertEquals(Kind.DELIVERED, outcomes.get("b1").kind());
+    assertEquals("a1", downstream.sentTo("a").get(0).body());
+    assertEquals(1, outcomes.get("a1").attempts());
+  }
+
+  @Test
+  void coalescesFragmentsThatArriveWhileTheLaneIsBusy() {
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.after(50, 200));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
+    assertEquals(1, downstream.sentTo("a").size());
+    assertTrue(outcomes.isEmpty());
+    advance(50);
+    List<ScriptedSender.Sent> sent = downstream.sentTo("a");
+    assertEquals(2, sent.size());
+    assertEquals("a2a3", sent.get(1).body(), "one request carries both waiting fragments");
+    assertEquals(3, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
+  void coalescedRequestsStayWithinTheBatchSize() {
+    lanes(settings(1, 1 << 20, 3, 5));
+    downstream.script("a", Reply.after(50, 200));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
+    advance(50);
+    List<ScriptedSender.Sent> sent = downstream.sentTo("a");
+    assertEquals(List.of("a1", "a2", "a3"), sent.stream().map(ScriptedSender.Sent::body).toList());
+  }
+
+  @Test
+  void aSecondConcurrentSendOpensOnlyAfterTheLinger() {
+    lanes(settings(2, 1 << 20, 1 << 20, 5));
+    downstream.always("a", Reply.after(100, 200));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("a2", "a", 10 * SECOND));
+    assertEquals(1, downstream.sentTo("a").size());
+    advance(4);
+    assertEquals(1, downstream.sentTo("a").size());
+    advance(1);
+    assertEquals(2, downstream.sentTo("a").size());
+    assertEquals("a2", downstream.sentTo("a").get(1).body());
+  }
+
+  @Test
+  void throttledTenantIsAnsweredAtOnceWithoutRetryWhenNoRetryAfterIsGiven() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.always("bad", Reply.status(429));
+    submit(fragment("bad1", "bad", 10 * SECOND), fragment("ok1", "ok", 10 * SECOND));
+    FragmentOutcome o = outcomes.get("bad1");
+    assertEquals(Kind.THROTTLED, o.kind());
+    assertEquals(429, o.status());
+    assertEquals(1, o.attempts());
+    assertEquals(-1, o.retryAfterMillis());
+    assertEquals(Kind.DELIVERED, outcomes.get("ok1").kind());
+    assertEquals(1, downstream.sentTo("bad").size(), "a 429 is not retried");
+  }
+
+  @Test
+  void throttledWithRetryAfterRetriesOnceWhenItFitsAndAnswersNewFragmentsAtOnce() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.retryAfter(429, 1000), Reply.retryAfter(429, 1000));
+    submit(fragment("a1", "a", 10 * SECOND));
+    assertTrue(outcomes.isEmpty(), "1 s fits well inside 10 s: retried");
+    assertEquals(List.of("a THROTTLED"), events);
+    submit(fragment("a2", "a", 10 * SECOND));
+    FragmentOutcome fast = outcomes.get("a2");
+    assertEquals(Kind.THROTTLED, fast.kind());
+    assertEquals(0, fast.attempts(), "answered from the lane's state, not sent");
+    assertTrue(fast.retryAfterMillis() > 0 && fast.retryAfterMillis() <= 1001);
+    advance(1000);
+    FragmentOutcome retried = outcomes.get("a1");
+    assertEquals(Kind.THROTTLED, retried.kind(), "a 429 is retried at most once");
+    assertEquals(2, retried.attempts());
+    assertEquals(2, downstream.sentTo("a").size());
+  }
+
+  @Test
+  void retryAfterLongerThanAQuarterOfTheDeadlineIsPassedToTheSender() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.retryAfter(429, 3000));
+    submit(fragment("a1", "a", 10 * SECOND));
+    assertEquals(Kind.THROTTLED, outcomes.get("a1").kind());
+    assertEquals(3000, outcomes.get("a1").retryAfterMillis());
+  }
+
+  @Test
+  void serverErrorBacksOffRetriesTheFailedSendAndFailsNewFragmentsFast() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.status(503), Reply.ok());
+    submit(fragment("a1", "a", 10 * SECOND));
+    assertTrue(outcomes.isEmpty());
+    assertEquals(List.of("a BACKING_OFF"), events);
+    submit(fragment("a2", "a", 10 * SECOND), fragment("b1", "b", 10 * SECOND));
+    FragmentOutcome fast = outcomes.get("a2");
+    assertEquals(Kind.UNAVAILABLE, fast.kind());
+    assertEquals(503, fast.status());
+    assertTrue(fast.retryAfterMillis() > 0, "Retry-After from the backoff");
+    assertTrue(
+        fast.message().contains("backing off after downstream answered 503"), fast.message());
+    assertEquals(Kind.DELIVERED, outcomes.get("b1").kind(), "another tenant is not affected");
+    advance(100);
+    assertEquals(Kind.DELIVERED, outcomes.get("a1").kind());
+    assertEquals(2, outcomes.get("a1").attempts());
+    assertEquals(List.of("a BACKING_OFF", "a HEALTHY"), events);
+  }
+
+  @Test
+  void persistentServerErrorIsAnswered503BeforeTheDeadline() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.always("a", Reply.status(500));
+    submit(fragment("a1", "a", 10 * SECOND));
+    long elapsed = 0;
+    while (!outcomes.containsKey("a1")) {
+      advance(10);
+      elapsed += 10;
+      assertTrue(elapsed < 10_000, "answered before the deadline");
+    }
+    FragmentOutcome o = outcomes.get("a1");
+    assertEquals(Kind.UNAVAILABLE, o.kind());
+    assertEquals(500, o.status());
+    assertTrue(o.retryAfterMillis() > 0);
+    assertEquals(1 + Lane.MAX_RETRIES, o.attempts());
+    assertTrue(elapsed <= 400, "an outage is reported within the first backoffs, was " + elapsed);
+  }
+
+  @Test
+  void slowTenantHoldsOnlyItsOwnFragmentsAndWaitingOnesEndAtTheirDeadline() {
+    lanes(settings(2, 1 << 20, 1 << 20, 0));
+    downstream.always("slow", Reply.after(-1, 200));
+    submit(fragment("s1", "slow", SECOND), fragment("s2", "slow", SECOND));
+    submit(fragment("s3", "slow", SECOND), fragment("ok1", "ok", SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("ok1").kind());
+    assertEquals(2, downstream.sentTo("slow").size(), "the slow tenant uses only its own share");
+    advance(999);
+    assertFalse(outcomes.containsKey("s3"));
+    advance(1);
+    FragmentOutcome waited = outcomes.get("s3");
+    assertEquals(Kind.UNAVAILABLE, waited.kind());
+    assertEquals(0, waited.attempts());
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("s1").kind(), "attempt timed out at the deadline");
+    assertEquals(
+        SECOND, downstream.sentTo("slow").get(0).timeoutNanos(), "attempt bounded by deadline");
+  }
+
+  @Test
+  void rejectionAnswersOnlyItsSendAndLeavesTheLaneHealthy() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.status(400));
+    submit(fragment("a1", "a", 10 * SECOND));
+    assertEquals(Kind.REJECTED, outcomes.get("a1").kind());
+    assertEquals("downstream answered 400: scripted 400", outcomes.get("a1").message());
+    submit(fragment("a2", "a", 10 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("a2").kind());
+    assertTrue(events.isEmpty());
+  }
+
+  @Test
+  void fullLaneAnswers503AtOnce() {
+    lanes(settings(1, 3, 1 << 20, 5));
+    downstream.always("a", Reply.after(100, 200));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("a2", "a", 10 * SECOND));
+    submit(fragment("a3", "a", 10 * SECOND));
+    FragmentOutcome full = outcomes.get("a3");
+    assertNotNull(full);
+    assertEquals(Kind.UNAVAILABLE, full.kind());
+    assertTrue(full.message().contains("lane is full"), full.message());
+    advance(100);
+    advance(100);
+    assertEquals(Kind.DELIVERED, outcomes.get("a2").kind());
+  }
+
+  @Test
+  void afterA429FragmentsAreSentOneByOneUntilASendSucceeds() {
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.after(50, 429), Reply.ok(), Reply.ok(), Reply.ok());
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
+    advance(50);
+    run();
+    List<String> bodies = downstream.sentTo("a").stream().map(ScriptedSender.Sent::body).toList();
+    assertEquals(List.of("a1", "a2", "a3"), bodies);
+  }
+
+  @Test
+  void idleLanesAreForgottenAndTheLaneCountIsBounded() {
+    LaneSettings s =
+        new LaneSettings(
+            1,
+            1 << 20,
+            1 << 20,
+            Duration.ofMillis(5),
+            Duration.ofSeconds(10),
+            2,
+            Duration.ofMillis(100),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(5));
+    lanes(s);
+    downstream.always("busy1", Reply.after(-1, 200)).always("busy2", Reply.after(-1, 200));
+    submit(fragment("x1", "busy1", 2 * SECOND), fragment("x2", "busy2", 2 * SECOND));
+    assertEquals(2, lanes.size());
+    submit(fragment("n1", "new", 60 * SECOND));
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("n1").kind(), "every lane busy: no room");
+    assertTrue(outcomes.get("n1").message().contains("relay.lanes.max=2"));
+    advance(2000);
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("x1").kind());
+    advance(200);
+    submit(fragment("n2", "new", 60 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("n2").kind(), "an idle lane made room");
+    advance(20_000);
+    assertEquals(0, lanes.size(), "idle lanes are forgotten");
+  }
+
+  @Test
+  void outcomeOfEveryAttemptIsObservedWithItsFragmentCount() {
+    List<String> attempts = new ArrayList<>();
+    lanes =
+        new Lanes(
+            List.of(channel.eventLoop()),
+            settings(1, 1 << 20, 1 << 20, 5),
+            downstream,
+            ALLOC,
+            new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(2)),
+            new LaneObserver() {
+              @Override
+              public void attempt(String tenant, int fragments, AttemptOutcome o, long nanos) {
+                attempts.add(tenant + ":" + fragments + ":" + o.status());
+              }
+            });
+    downstream.script("a", Reply.after(10, 200));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
+    advance(10);
+    assertEquals(List.of("a:1:200", "a:2:200"), attempts);
+  }
+}
