@@ -577,17 +577,6 @@ public final class QueueStore implements AutoCloseable {
     return new IOException("queue store " + dir + " is closed");
   }
 
-  /** A thread-confined snapshot hook for tests: runs {@code r} on the I/O thread and waits. */
-  void onIoThread(Runnable r) {
-    submit(
-            () -> {
-              r.run();
-              return null;
-            },
-            null)
-        .join();
-  }
-
   @FunctionalInterface
   private interface IoTask<T> {
     T run() throws IOException;

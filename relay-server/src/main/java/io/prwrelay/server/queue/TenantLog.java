@@ -580,11 +580,6 @@ final class TenantLog {
     }
   }
 
-  /** Segments on disk, oldest first (tests). */
-  List<Segment> segments() {
-    return List.copyOf(segments);
-  }
-
   private void ensureOpen(Segment s) throws IOException {
     if (s.channel == null) {
       s.channel = io.open(s.path, READ_WRITE);

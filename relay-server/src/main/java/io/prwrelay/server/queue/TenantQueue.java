@@ -48,7 +48,9 @@ public final class TenantQueue {
    * @return completed after the record is on the device; completed exceptionally with an {@link
    *     java.io.IOException} naming the file or directory when it could not be written or flushed
    *     (full or unwritable disk), when the record is larger than a byte bound, or when the store
-   *     is closed: in every such case nothing of the record stays queued
+   *     is closed. The record is then not queued (not readable, not counted); only if the disk
+   *     refused even to cut the failed write back can a restart find it and deliver it, as a
+   *     duplicate of the sender's retry, never as a loss
    */
   public CompletableFuture<Void> append(ByteBuf payload, int series, long nowMillis) {
     return store.append(this, payload, series, nowMillis);
