@@ -142,8 +142,8 @@ final class TenantLog {
         }
       }
     }
-    long lastId = segments.isEmpty() ? 0 : segments.peekLast().id;
-    nextSegmentId = Math.max(lastId, headSegment) + 1;
+    long lastId = ids.isEmpty() ? 0 : ids.get(ids.size() - 1);
+    nextSegmentId = Math.max(lastId, headSegment) + 1; // ids only grow, deleted ones included
     headDirty = head == null;
     normalizeHead();
   }
@@ -155,7 +155,10 @@ final class TenantLog {
     try (FileChannel ch = io.open(path, READ_WRITE)) {
       long fileSize = ch.size();
       ByteBuffer header = ByteBuffer.allocate(SEGMENT_HEADER_BYTES);
-      while (header.hasRemaining() && ch.read(header, header.position()) > 0) {}
+      int n = 0;
+      while (header.hasRemaining() && n >= 0) {
+        n = ch.read(header, header.position());
+      }
       if (header.hasRemaining() || header.getInt(0) != RecordLayout.SEGMENT_MAGIC) {
         ch.close();
         Files.deleteIfExists(path);
