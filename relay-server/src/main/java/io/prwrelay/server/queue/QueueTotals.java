@@ -1,0 +1,29 @@
+package io.prwrelay.server.queue;
+
+/**
+ * Bytes, records and series queued across all tenants of a store. Written only by the store's I/O
+ * thread (so plain volatile writes are enough), read from any thread.
+ */
+final class QueueTotals {
+  private volatile long bytes;
+  private volatile long records;
+  private volatile long series;
+
+  void add(long deltaBytes, long deltaRecords, long deltaSeries) {
+    bytes += deltaBytes;
+    records += deltaRecords;
+    series += deltaSeries;
+  }
+
+  long bytes() {
+    return bytes;
+  }
+
+  long records() {
+    return records;
+  }
+
+  long series() {
+    return series;
+  }
+}

@@ -1,0 +1,138 @@
+package io.prwrelay.server.queue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One tenant's on-disk queue, as its lane uses it: append batches, read them back from the head in
+ * order, acknowledge what was delivered. Get it from {@link QueueStore#queue(String)}.
+ *
+ * <p>Every operation runs on the store's I/O thread and answers with a future completed there:
+ * callbacks must be short and must not block (hop to an event loop with {@code *Async(..,
+ * eventLoop)} for real work). The counters ({@link #bytes()}, {@link #records()}, ...) can be read
+ * from any thread at any time; each is current, but two of them read one after the other need not
+ * describe the same instant.
+ *
+ * <p>Delivery is at-least-once: the head is persisted without a flush on every acknowledgement and
+ * flushed on close, so after a crash records acknowledged shortly before it can be read again.
+ */
+public final class TenantQueue {
+  private final QueueStore store;
+  final TenantLog log;
+
+  TenantQueue(QueueStore store, TenantLog log) {
+    this.store = store;
+    this.log = log;
+  }
+
+  /** The tenant ID. */
+  public String tenant() {
+    return log.tenant;
+  }
+
+  /**
+   * Appends a record: written, then flushed to the device ({@code fsync}) together with every other
+   * append waiting at that moment (group commit). Older records of this tenant, or of the tenant
+   * with the most bytes, are dropped first when a bound of {@link QueueLimits} requires it
+   * (reported to the {@link QueueListener}).
+   *
+   * @param payload borrowed: the queue keeps its own reference to the readable bytes (a retained
+   *     slice) until they are written, so the caller may release its reference at once but must not
+   *     change those bytes until the returned future completes
+   * @param series series in the payload, reported back on reads and drops
+   * @param nowMillis wall-clock time of the append ({@link System#currentTimeMillis()}), kept with
+   *     the record for the age bound, so ages keep counting across restarts
+   * @return completed after the record is on the device; completed exceptionally with an {@link
+   *     java.io.IOException} naming the file or directory when it could not be written or flushed
+   *     (full or unwritable disk), when the record is larger than a byte bound, or when the store
+   *     is closed. The record is then not queued (not readable, not counted); only if the disk
+   *     refused even to cut the failed write back can a restart find it and deliver it, as a
+   *     duplicate of the sender's retry, never as a loss
+   */
+  public CompletableFuture<Void> append(ByteBuf payload, int series, long nowMillis) {
+    return store.append(this, payload, series, nowMillis);
+  }
+
+  /**
+   * Reads records from the head, in append order, without consuming them; reading again before
+   * acknowledging returns the same records.
+   *
+   * @param maxRecords at most this many records (at least 1)
+   * @param maxBytes at most this many payload bytes, except that the first record is returned
+   *     whatever its size
+   * @param alloc allocates the payload buffers, which the caller then owns
+   * @return the records (empty when the queue is), or an {@link java.io.IOException} when the files
+   *     cannot be read
+   */
+  public CompletableFuture<List<QueuedRecord>> read(
+      int maxRecords, long maxBytes, ByteBufAllocator alloc) {
+    if (maxRecords < 1) {
+      throw new IllegalArgumentException("maxRecords must be at least 1: " + maxRecords);
+    }
+    return store.read(this, maxRecords, maxBytes, alloc);
+  }
+
+  /**
+   * Consumes every record up to and including the latest of {@code records} (acknowledgement is
+   * cumulative, in queue order). Records that were dropped in the meantime are skipped. Payloads
+   * are not touched.
+   *
+   * @param records records read from this queue
+   */
+  public CompletableFuture<Void> ack(List<QueuedRecord> records) {
+    QueuedRecord last = null;
+    for (QueuedRecord r : records) {
+      if (r.queue() != this) {
+        throw new IllegalArgumentException(
+            "record of tenant " + r.queue().tenant() + " acknowledged on the queue of " + tenant());
+      }
+      if (last == null || r.isAfter(last)) {
+        last = r;
+      }
+    }
+    if (last == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return store.ack(this, last.segmentId(), last.offset());
+  }
+
+  /** On-disk bytes queued (payloads plus record headers). */
+  public long bytes() {
+    return log.bytes();
+  }
+
+  /** Records queued. */
+  public long records() {
+    return log.records();
+  }
+
+  /** Series in the queued records. */
+  public long series() {
+    return log.series();
+  }
+
+  /** True when nothing is queued. */
+  public boolean isEmpty() {
+    return log.records() == 0;
+  }
+
+  /** Append time of the oldest queued record, or empty when nothing is queued. */
+  public OptionalLong oldestAppendMillis() {
+    long oldest = log.oldestMillis();
+    return log.records() == 0 ? OptionalLong.empty() : OptionalLong.of(oldest);
+  }
+
+  /** Age of the oldest queued record at {@code nowMillis} (0 when nothing is queued). */
+  public long oldestAgeMillis(long nowMillis) {
+    long oldest = log.oldestMillis();
+    return log.records() == 0 ? 0 : Math.max(0, nowMillis - oldest);
+  }
+
+  @Override
+  public String toString() {
+    return "queue of " + tenant() + " (" + records() + " records, " + bytes() + " bytes)";
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The on-disk, per-tenant queues of queue mode (DESIGN.md §5): a sender's tenant batch gets its 2xx
+ * once it is delivered or written and flushed to its tenant's queue here; the tenant's lane drains
+ * the queue in order; bounds drop the oldest records with counts; the queues survive restarts and
+ * {@code kill -9}.
+ *
+ * <h2>Entry points</h2>
+ *
+ * {@link io.prwrelay.server.queue.QueueStore#open QueueStore.open(dir, limits, listener)} replays
+ * the directory; {@link io.prwrelay.server.queue.QueueStore#queue QueueStore.queue(tenant)} gives a
+ * lane its {@link io.prwrelay.server.queue.TenantQueue}: {@code append} (future completed after
+ * {@code fsync}), {@code read} (from the head, not consuming), {@code ack} (cumulative), and
+ * counters. {@link io.prwrelay.server.queue.QueueListener} hears drops (by tenant and {@link
+ * io.prwrelay.server.queue.DropReason}) and cut corrupt tails. An {@code IOException} from {@code
+ * append} (full or unwritable disk, closed store, record over a bound) means nothing was queued:
+ * the relay answers 503, never a 2xx.
+ *
+ * <h2>Why a segment log of our own</h2>
+ *
+ * We need: one {@code fsync} shared by every append waiting at that moment (group commit), because
+ * a flush costs milliseconds and a relay takes thousands of batches a second; a CRC on every
+ * record, so a torn or damaged tail is found and cut at the last good record instead of being
+ * delivered or failing the start; consumed data given back to the file system promptly; no blocking
+ * of the caller; no new runtime requirements. That is about 1,000 lines here. The libraries
+ * considered:
+ *
+ * <ul>
+ *   <li><b>Tape's {@code QueueFile}</b> (com.squareup.tape2): one ring file per queue, opened in
+ *       {@code "rwd"} mode, so every add makes three synchronous writes (length, data, header) with
+ *       no way to share them between adds; no checksum; its own documentation says it relies on
+ *       atomic segment writes and that a power loss mid-write corrupts the file on conventional
+ *       file systems. Its 2.x line never left {@code 2.0.0-beta1} on Maven Central, and the
+ *       repository has been archived (read-only) since October 2024.
+ *   <li><b>Chronicle Queue</b>: memory-mapped files rolled by time cycle rather than deleted when
+ *       consumed; on JDK 17 it needs a list of {@code --add-exports}/{@code --add-opens} flags
+ *       (Chronicle's own Java 17 support notes) in every launcher and test JVM; it starts
+ *       background threads of its own (for example its disk-space monitor); it depends on
+ *       chronicle-analytics, which reports usage to a remote server unless turned off; and it is a
+ *       large dependency tree (core, bytes, wire, threads, affinity) for a relay whose jar is
+ *       otherwise Netty and Micrometer. Durability there comes from mapped pages, not from a flush
+ *       we control per batch.
+ * </ul>
+ *
+ * <h2>Format and behaviour</h2>
+ *
+ * <ul>
+ *   <li>Layout: {@code <dir>/<tenant dir>/<16-digit id>.seg}, {@code head} and {@code tenant} files
+ *       per tenant, {@code <dir>/lock}; record and file layouts are drawn in {@link
+ *       io.prwrelay.server.queue.RecordLayout}, tenant directory names in {@link
+ *       io.prwrelay.server.queue.TenantDirNames}. Segments roll at {@link
+ *       io.prwrelay.server.queue.QueueLimits#segmentBytes()} (default 16 MiB) and are deleted once
+ *       fully consumed.
+ *   <li>Threads: all file work runs on one daemon I/O thread per store. An append hands the I/O
+ *       thread a retained slice of the payload (no copy on the caller's thread); the thread writes
+ *       every waiting append, flushes each touched segment once ({@code FileChannel.force(false)}),
+ *       then completes the futures. Reads, acknowledgements and expiry queue behind writes on the
+ *       same thread.
+ *   <li>Failures: a failed write or flush cuts the segment back to where the batch began, fails the
+ *       affected appends with an {@code IOException} naming the file, and moves later appends to a
+ *       new segment.
+ *   <li>Delivery is at-least-once: the head file is rewritten (not flushed) on every
+ *       acknowledgement and flushed on close, so a crash can bring back records acknowledged
+ *       shortly before it, never lose unacknowledged ones.
+ *   <li>Bounds: per tenant bytes and age, total bytes. Overflow drops the oldest records: of the
+ *       tenant itself for its own bounds, of the tenant holding the most bytes for the total bound
+ *       (so one tenant's backlog cannot push out the records of healthy tenants). A record dropped
+ *       after a lane read it may still be delivered by that lane; the drop is counted anyway.
+ *   <li>Replay: every record from each head is validated (length, bounds of the file, CRC). The
+ *       first bad record of a segment cuts that segment there (one log line and one listener call
+ *       naming the tenant, the segment and the bytes cut); the later segments of the same tenant
+ *       are validated on their own and kept up to their own first bad record, because each was
+ *       written and flushed on its own. A segment whose header is bad is deleted whole. Only an
+ *       unusable directory, or a segment of a newer format version, makes {@code open} throw.
+ * </ul>
+ */
+package io.prwrelay.server.queue;
