@@ -17,6 +17,8 @@ public record FragmentOutcome(
   public enum Kind {
     /** Accepted downstream (2xx). */
     DELIVERED,
+    /** Written and fsync'd to the tenant's on-disk queue (queue mode). */
+    QUEUED,
     /** Rejected downstream with a 4xx other than 429: re-sending cannot help. */
     REJECTED,
     /** The downstream answered 429: the tenant is over its limit. */
@@ -28,8 +30,9 @@ public record FragmentOutcome(
     UNAVAILABLE
   }
 
-  public boolean delivered() {
-    return kind == Kind.DELIVERED;
+  /** True when the fragment is safe: delivered, or durably queued. */
+  public boolean accepted() {
+    return kind == Kind.DELIVERED || kind == Kind.QUEUED;
   }
 
   /** True when the sender should retry the request. */

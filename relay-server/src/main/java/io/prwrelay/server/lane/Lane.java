@@ -4,9 +4,12 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.queue.QueuedRecord;
+import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +40,14 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  *
  * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone.
+ *
+ * <p>In queue mode every fragment is compressed and appended to the tenant's on-disk {@link
+ * TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or 503 when the disk
+ * refuses it). The lane drains its queue in order, one downstream request at a time, merging the
+ * records waiting at the head into one request of at most {@code batchMaxBytes} (one record at a
+ * time after a 429). A 2xx acknowledges the records, a non-retriable 4xx drops them (counted), a
+ * 429 or 5xx keeps them and backs the lane off. The state never fails a fragment fast in queue
+ * mode: a backing-off tenant's data waits on disk, within the queue's bounds.
  */
 public final class Lane {
   /**
@@ -68,11 +79,20 @@ public final class Lane {
   private ScheduledFuture<?> wake;
   private long wakeAt;
 
+  /** The tenant's on-disk queue in queue mode, else {@code null}. */
+  private final TenantQueue queue;
+
+  /** Appends not yet fsync'd, and whether a read of the queue is under way (queue mode). */
+  private int appending;
+
+  private boolean reading;
+
   Lane(String tenant, LaneContext ctx, EventLoop loop) {
     this.tenant = tenant;
     this.ctx = ctx;
     this.loop = loop;
     this.lastActiveNanos = now();
+    this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
   }
 
   public String tenant() {
@@ -101,6 +121,10 @@ public final class Lane {
   void offer(Fragment f) {
     long now = now();
     lastActiveNanos = now;
+    if (queue != null) {
+      enqueue(f);
+      return;
+    }
     if (state != State.HEALTHY && now - untilNanos < 0) {
       long left = TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1;
       finish(
@@ -145,11 +169,16 @@ public final class Lane {
   boolean idleSince(long now, long idleNanos) {
     return pending.isEmpty()
         && inFlight == 0
+        && (queue == null || (appending == 0 && !reading && queue.isEmpty()))
         && (state == State.HEALTHY || now - untilNanos >= 0)
         && now - lastActiveNanos >= idleNanos;
   }
 
   private void pump(long now) {
+    if (queue != null) {
+      drain(now);
+      return;
+    }
     expire(now);
     while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
       if (state != State.HEALTHY && now - untilNanos < 0) {
@@ -337,6 +366,197 @@ public final class Lane {
   private void finish(Fragment f, FragmentOutcome outcome) {
     ctx.observer.finished(f, outcome);
     f.complete(outcome);
+  }
+
+  /** Queue mode: compresses the fragment and appends it to the tenant's queue. */
+  private void enqueue(Fragment f) {
+    ByteBuf compressed;
+    try {
+      compressed = SnappyCodec.encode(f.body(), ctx.alloc);
+    } catch (RuntimeException e) {
+      finish(
+          f,
+          new FragmentOutcome(
+              Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, 0));
+      return;
+    }
+    appending++;
+    try {
+      queue
+          .append(compressed, f.counts().series(), ctx.wallMillis.getAsLong())
+          .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
+    } finally {
+      compressed.release();
+    }
+  }
+
+  private void appended(Fragment f, Throwable error) {
+    appending--;
+    if (error == null) {
+      finish(f, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0));
+    } else {
+      Throwable cause = error.getCause() != null ? error.getCause() : error;
+      finish(
+          f,
+          new FragmentOutcome(
+              Kind.UNAVAILABLE,
+              503,
+              "cannot write the tenant's queue: " + cause.getMessage(),
+              1000,
+              0));
+    }
+    drain(now());
+  }
+
+  /** Queue mode: sends the records at the head of the queue, one request at a time. */
+  private void drain(long now) {
+    if (reading || inFlight > 0 || queue.isEmpty()) {
+      return;
+    }
+    if (state != State.HEALTHY && now - untilNanos < 0) {
+      scheduleDrain(untilNanos - now);
+      return;
+    }
+    reading = true;
+    queue
+        .read(oneByOne ? 1 : 4096, ctx.settings.batchMaxBytes(), ctx.alloc)
+        .whenComplete((records, error) -> loop.execute(() -> read(records, error)));
+  }
+
+  private void read(List<QueuedRecord> records, Throwable error) {
+    reading = false;
+    long now = now();
+    if (error != null) {
+      Throwable cause = error.getCause() != null ? error.getCause() : error;
+      failures++;
+      enter(
+          State.BACKING_OFF,
+          "cannot read the tenant's queue: " + cause.getMessage(),
+          ctx.retryPolicy.delayNanos(failures, -1),
+          now);
+      scheduleDrain(untilNanos - now);
+      return;
+    }
+    if (records.isEmpty()) {
+      return;
+    }
+    List<QueuedRecord> batch = records;
+    ByteBuf body;
+    try {
+      if (records.size() == 1) {
+        body = records.get(0).payload().retainedDuplicate();
+      } else {
+        body = joined(records);
+        batch = records.subList(0, joinedCount);
+      }
+    } catch (CodecException e) {
+      // Records pass their CRC, so this is a record the relay itself could not have written.
+      release(records);
+      queue.ack(records);
+      ctx.observer.drained(
+          tenant,
+          records.size(),
+          series(records),
+          new AttemptOutcome(400, "queued batch is not valid snappy: " + e.getMessage(), -1));
+      drain(now);
+      return;
+    }
+    List<QueuedRecord> sent = batch;
+    inFlight++;
+    lastActiveNanos = now;
+    long started = now;
+    Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, body, ctx.attemptTimeoutNanos);
+    result.addListener(
+        x -> {
+          body.release();
+          release(records);
+          sentQueued(sent, result.getNow(), started);
+        });
+  }
+
+  /** Records merged by the last {@link #joined} call. */
+  private int joinedCount;
+
+  /**
+   * Decompresses records from the head while they fit in {@code batchMaxBytes} (at least one),
+   * concatenates and compresses them again: a concatenation of WriteRequests is a WriteRequest.
+   */
+  private ByteBuf joined(List<QueuedRecord> records) throws CodecException {
+    ByteBuf plain = ctx.alloc.heapBuffer();
+    try {
+      int n = 0;
+      for (QueuedRecord r : records) {
+        ByteBuf part = SnappyCodec.decode(r.payload(), ctx.alloc, ctx.maxDecompressedBytes);
+        try {
+          if (n > 0
+              && plain.readableBytes() + part.readableBytes() > ctx.settings.batchMaxBytes()) {
+            break;
+          }
+          plain.writeBytes(part);
+          n++;
+        } finally {
+          part.release();
+        }
+      }
+      joinedCount = n;
+      return SnappyCodec.encode(plain, ctx.alloc);
+    } finally {
+      plain.release();
+    }
+  }
+
+  private void sentQueued(List<QueuedRecord> records, AttemptOutcome o, long started) {
+    inFlight--;
+    long now = now();
+    lastActiveNanos = now;
+    ctx.observer.attempt(tenant, records.size(), o, now - started);
+    if (o.success() || !o.retriable()) {
+      if (o.success()) {
+        failures = 0;
+        oneByOne = false;
+        if (state != State.HEALTHY) {
+          enter(State.HEALTHY, "", 0, now);
+        }
+      }
+      queue.ack(records);
+      ctx.observer.drained(tenant, records.size(), series(records), o);
+      drain(now);
+      return;
+    }
+    failures++;
+    long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
+    if (o.status() == 429) {
+      oneByOne = true;
+      enter(State.THROTTLED, o.describe(), delay, now);
+    } else {
+      enter(State.BACKING_OFF, o.describe(), delay, now);
+    }
+    scheduleDrain(delay);
+  }
+
+  private static long series(List<QueuedRecord> records) {
+    long n = 0;
+    for (QueuedRecord r : records) {
+      n += r.series();
+    }
+    return n;
+  }
+
+  private static void release(List<QueuedRecord> records) {
+    for (QueuedRecord r : records) {
+      r.payload().release();
+    }
+  }
+
+  private void scheduleDrain(long delayNanos) {
+    cancelWake();
+    wakeAt = now() + delayNanos;
+    wake = loop.schedule(this::onWake, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+  }
+
+  /** Queue mode, after a restart: starts sending what the queue holds. */
+  void resume() {
+    drain(now());
   }
 
   private void scheduleWake(long now) {

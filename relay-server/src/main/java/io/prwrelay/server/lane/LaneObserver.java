@@ -7,6 +7,12 @@ public interface LaneObserver {
   /** A downstream attempt carrying {@code fragments} fragments of {@code tenant} ended. */
   default void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {}
 
+  /**
+   * Queued records of {@code tenant} reached their end in queue mode: delivered ({@code outcome}
+   * 2xx) or dropped because the downstream rejected them ({@code outcome} a non-retriable 4xx).
+   */
+  default void drained(String tenant, long records, long series, AttemptOutcome outcome) {}
+
   /** A fragment reached its outcome. */
   default void finished(Fragment fragment, FragmentOutcome outcome) {}
 

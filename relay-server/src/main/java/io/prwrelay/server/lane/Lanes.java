@@ -7,6 +7,8 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.queue.QueueStore;
+import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * The tenant lanes of the relay: one {@link Lane} per tenant, each living on one event loop chosen
@@ -29,6 +32,10 @@ public final class Lanes implements AutoCloseable {
   private final LaneContext ctx;
   private final Shard[] shards;
   private final AtomicInteger count = new AtomicInteger();
+  private final ScheduledFuture<?> expirer;
+
+  /** How often queued records past their age bound are dropped (queue mode). */
+  static final long EXPIRE_INTERVAL_SECONDS = 10;
 
   /** The lanes of one event loop; touched only on that loop. */
   private final class Shard {
@@ -51,7 +58,37 @@ public final class Lanes implements AutoCloseable {
       ByteBufAllocator alloc,
       RetryPolicy retryPolicy,
       LaneObserver observer) {
-    this.ctx = new LaneContext(settings, sender, alloc, retryPolicy, observer);
+    this(loops, settings, sender, alloc, retryPolicy, observer, null, System::currentTimeMillis, 0);
+  }
+
+  /**
+   * Lanes in queue mode when {@code store} is not null: every fragment is queued on disk first and
+   * each lane drains its tenant's queue. Lanes of tenants whose queues hold records (after a
+   * restart) start draining at once.
+   *
+   * @param wallMillis wall clock for the age of queued records
+   * @param maxDecompressedBytes cap when merging queued records
+   */
+  public Lanes(
+      Iterable<? extends EventExecutor> loops,
+      LaneSettings settings,
+      TenantSender sender,
+      ByteBufAllocator alloc,
+      RetryPolicy retryPolicy,
+      LaneObserver observer,
+      QueueStore store,
+      LongSupplier wallMillis,
+      int maxDecompressedBytes) {
+    this.ctx =
+        new LaneContext(
+            settings,
+            sender,
+            alloc,
+            retryPolicy,
+            observer,
+            store,
+            wallMillis,
+            maxDecompressedBytes);
     List<Shard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
       list.add(new Shard((EventLoop) e));
@@ -65,6 +102,29 @@ public final class Lanes implements AutoCloseable {
       s.sweeper =
           s.loop.scheduleWithFixedDelay(
               () -> sweep(s), sweepNanos, sweepNanos, TimeUnit.NANOSECONDS);
+    }
+    if (store != null) {
+      for (TenantQueue q : store.queues()) {
+        if (!q.isEmpty()) {
+          Shard s = shards[shardOf(q.tenant())];
+          s.loop.execute(
+              () -> {
+                Lane lane = lane(s, q.tenant());
+                if (lane != null) {
+                  lane.resume();
+                }
+              });
+        }
+      }
+      Shard first = shards[0];
+      expirer =
+          first.loop.scheduleWithFixedDelay(
+              () -> store.expire(wallMillis.getAsLong()),
+              EXPIRE_INTERVAL_SECONDS,
+              EXPIRE_INTERVAL_SECONDS,
+              TimeUnit.SECONDS);
+    } else {
+      expirer = null;
     }
   }
 
@@ -179,6 +239,9 @@ public final class Lanes implements AutoCloseable {
    */
   @Override
   public void close() {
+    if (expirer != null) {
+      expirer.cancel(false);
+    }
     for (Shard s : shards) {
       if (s.loop.isShuttingDown()) {
         continue;

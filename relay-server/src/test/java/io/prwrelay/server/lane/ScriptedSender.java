@@ -12,6 +12,7 @@ import io.prwrelay.server.downstream.TenantSender;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,27 +47,27 @@ final class ScriptedSender implements TenantSender {
 
   private final Map<String, ArrayDeque<Reply>> scripts = new HashMap<>();
   private final Map<String, Reply> always = new HashMap<>();
-  final List<Sent> sent = new ArrayList<>();
+  final List<Sent> sent = Collections.synchronizedList(new ArrayList<>());
   int inFlight;
   int maxInFlight;
 
-  ScriptedSender script(String tenant, Reply... replies) {
+  synchronized ScriptedSender script(String tenant, Reply... replies) {
     ArrayDeque<Reply> q = scripts.computeIfAbsent(tenant, t -> new ArrayDeque<>());
     q.addAll(List.of(replies));
     return this;
   }
 
-  ScriptedSender always(String tenant, Reply reply) {
+  synchronized ScriptedSender always(String tenant, Reply reply) {
     always.put(tenant, reply);
     return this;
   }
 
   List<Sent> sentTo(String tenant) {
-    return sent.stream().filter(s -> s.tenant().equals(tenant)).toList();
+    return List.copyOf(sent).stream().filter(s -> s.tenant().equals(tenant)).toList();
   }
 
   @Override
-  public Future<AttemptOutcome> send(
+  public synchronized Future<AttemptOutcome> send(
       EventLoop loop, String tenant, ByteBuf body, long timeoutNanos) {
     ByteBuf plain;
     try {

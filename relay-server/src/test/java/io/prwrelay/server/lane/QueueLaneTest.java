@@ -1,0 +1,205 @@
+package io.prwrelay.server.lane;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.RetryPolicy;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.lane.ScriptedSender.Reply;
+import io.prwrelay.server.queue.QueueLimits;
+import io.prwrelay.server.queue.QueueListener;
+import io.prwrelay.server.queue.QueueStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Lanes in queue mode over a real on-disk queue and a real event loop: a fragment is answered once
+ * it is on disk, each lane drains its own queue in order, a failing tenant keeps its records while
+ * others flow, and a restart resumes what was queued.
+ */
+class QueueLaneTest {
+  private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  private static final LaneSettings SETTINGS =
+      new LaneSettings(
+          4,
+          1 << 20,
+          1 << 20,
+          Duration.ofMillis(5),
+          Duration.ofMinutes(5),
+          1000,
+          Duration.ofMillis(20),
+          Duration.ofMillis(100),
+          Duration.ofSeconds(1));
+
+  @TempDir Path dir;
+  private final EventLoopGroup group =
+      new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+  private final ScriptedSender downstream = new ScriptedSender();
+  private final Map<String, FragmentOutcome> outcomes = new ConcurrentHashMap<>();
+  private final List<String> drained = new CopyOnWriteArrayList<>();
+  private QueueStore store;
+  private Lanes lanes;
+
+  private Lanes open() throws Exception {
+    store = QueueStore.open(dir.resolve("queue"), QueueLimits.DEFAULTS, QueueListener.NONE);
+    lanes =
+        new Lanes(
+            group,
+            SETTINGS,
+            downstream,
+            ALLOC,
+            new RetryPolicy(SETTINGS.initialBackoff(), SETTINGS.maxBackoff()),
+            new LaneObserver() {
+              @Override
+              public void drained(String tenant, long records, long series, AttemptOutcome o) {
+                drained.add(tenant + ":" + records + ":" + o.status());
+              }
+            },
+            store,
+            System::currentTimeMillis,
+            1 << 24);
+    return lanes;
+  }
+
+  private void closeLanes() {
+    lanes.close();
+    store.close();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (lanes != null) {
+      closeLanes();
+    }
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+  }
+
+  private Fragment fragment(String id, String tenant) {
+    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
+    return new Fragment(
+        tenant,
+        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
+        new SeriesCounts(1, 1, 0, 0),
+        System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
+        (f, o) -> outcomes.put(id, o));
+  }
+
+  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  private String bodiesOf(String tenant) {
+    StringBuilder sb = new StringBuilder();
+    for (ScriptedSender.Sent s : downstream.sentTo(tenant)) {
+      sb.append(s.body());
+    }
+    return sb.toString();
+  }
+
+  @Test
+  void fragmentIsAnsweredOnceOnDiskAndThenDeliveredInOrder() throws Exception {
+    open();
+    lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a"), fragment("a3", "a")));
+    await("three answers", () -> outcomes.size() == 3);
+    outcomes.values().forEach(o -> assertEquals(Kind.QUEUED, o.kind()));
+    await("delivery", () -> bodiesOf("a").equals("a1a2a3"));
+    await("queue drained", () -> store.records() == 0);
+  }
+
+  @Test
+  void failingTenantKeepsItsRecordsWhileOthersFlowAndCatchesUpMerged() throws Exception {
+    open();
+    downstream.always("bad", Reply.status(503));
+    lanes.submit(List.of(fragment("b1", "bad"), fragment("ok1", "ok")));
+    lanes.submit(List.of(fragment("b2", "bad"), fragment("ok2", "ok")));
+    await("answers", () -> outcomes.size() == 4);
+    outcomes.values().forEach(o -> assertEquals(Kind.QUEUED, o.kind()));
+    await("healthy tenant delivered", () -> bodiesOf("ok").equals("ok1ok2"));
+    await("bad tenant retried", () -> downstream.sentTo("bad").size() >= 3);
+    assertEquals(2, store.queue("bad").records(), "nothing acknowledged while failing");
+    downstream.always("bad", Reply.ok());
+    await("bad tenant caught up", () -> store.queue("bad").isEmpty());
+    List<ScriptedSender.Sent> sent = downstream.sentTo("bad");
+    assertEquals("b1b2", sent.get(sent.size() - 1).body(), "records merged into one request");
+  }
+
+  @Test
+  void rejectedRecordsAreDroppedAndCounted() throws Exception {
+    open();
+    downstream.script("a", Reply.status(400));
+    lanes.submit(List.of(fragment("a1", "a")));
+    await("dropped", () -> drained.contains("a:1:400"));
+    await("queue empty", () -> store.queue("a").isEmpty());
+    lanes.submit(List.of(fragment("a2", "a")));
+    await("next delivered", () -> drained.contains("a:1:200"));
+  }
+
+  @Test
+  void afterA429RecordsAreSentOneByOne() throws Exception {
+    open();
+    downstream.always("a", Reply.status(429));
+    lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a")));
+    await("answers", () -> outcomes.size() == 2);
+    await("throttled retries", () -> downstream.sentTo("a").size() >= 3);
+    downstream.always("a", Reply.ok());
+    await("caught up", () -> store.queue("a").isEmpty());
+    List<ScriptedSender.Sent> sent = downstream.sentTo("a");
+    for (ScriptedSender.Sent s : sent.subList(1, sent.size())) {
+      assertEquals(2, s.body().length(), "one record per request after a 429: " + s.body());
+    }
+  }
+
+  @Test
+  void queuedRecordsAreDeliveredAfterARestart() throws Exception {
+    open();
+    downstream.always("a", Reply.status(503));
+    lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a")));
+    await("answers", () -> outcomes.size() == 2);
+    closeLanes();
+    lanes = null;
+    downstream.always("a", Reply.ok());
+    open();
+    await("resumed", () -> store.queue("a").isEmpty());
+    String last = downstream.sentTo("a").get(downstream.sentTo("a").size() - 1).body();
+    assertEquals("a1a2", last);
+  }
+
+  @Test
+  void unwritableQueueIsAnswered503() throws Exception {
+    open();
+    Path queueDir = dir.resolve("queue");
+    Path moved = dir.resolve("moved");
+    Files.move(queueDir, moved);
+    Files.writeString(queueDir, "not a directory");
+    lanes.submit(List.of(fragment("a1", "newtenant")));
+    await("answer", () -> outcomes.containsKey("a1"));
+    FragmentOutcome o = outcomes.get("a1");
+    assertEquals(Kind.UNAVAILABLE, o.kind(), o.message());
+    assertEquals(503, o.status());
+    assertTrue(o.message().startsWith("cannot write the tenant's queue"), o.message());
+  }
+}
