@@ -77,13 +77,9 @@ public final class RelayServer implements AutoCloseable {
   /** Binds the listen address; the server is ready when this returns. */
   public void start() throws InterruptedException {
     ServerBootstrap b =
-        new ServerBootstrap()
-            .group(group)
-            .channel(Transport.serverChannel())
-            .option(ChannelOption.SO_BACKLOG, 1024)
+        Transport.serverBootstrap(group)
             .option(ChannelOption.ALLOCATOR, ALLOCATOR)
             .childOption(ChannelOption.ALLOCATOR, ALLOCATOR)
-            .childOption(ChannelOption.TCP_NODELAY, true)
             .childHandler(
                 new ChannelInitializer<Channel>() {
                   @Override

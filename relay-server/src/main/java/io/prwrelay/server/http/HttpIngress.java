@@ -16,12 +16,12 @@ import java.util.concurrent.TimeUnit;
  * share, and the server's readiness.
  */
 public final class HttpIngress {
-  private final ServerConfig server;
-  private final WriteRequestCheck check;
-  private final WriteProcessor processor;
-  private final AdminHandler admin;
-  private final RelayMetrics metrics;
-  private final ServerState state = new ServerState();
+  final ServerConfig server;
+  final WriteRequestCheck check;
+  final WriteProcessor processor;
+  final AdminHandler admin;
+  final RelayMetrics metrics;
+  final ServerState state = new ServerState();
 
   /**
    * @param delivery sends the tenant batches of every write request
@@ -46,7 +46,7 @@ public final class HttpIngress {
 
   /** The ingress handler of one connection. */
   IngressHandler newHandler() {
-    return new IngressHandler(server, check, processor, admin, metrics, state);
+    return new IngressHandler(this);
   }
 
   /** The server is listening: {@code /-/ready} answers 200. */

@@ -58,19 +58,16 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   /** Path of {@link #skipping}. */
   private String skippingPath;
 
-  IngressHandler(
-      ServerConfig config,
-      WriteRequestCheck check,
-      WriteProcessor processor,
-      AdminHandler admin,
-      RelayMetrics metrics,
-      ServerState state) {
-    this.config = config;
-    this.check = check;
-    this.processor = processor;
-    this.admin = admin;
-    this.metrics = metrics;
-    this.state = state;
+  /**
+   * @param ingress the server-wide pieces this connection shares with the others
+   */
+  IngressHandler(HttpIngress ingress) {
+    this.config = ingress.server;
+    this.check = ingress.check;
+    this.processor = ingress.processor;
+    this.admin = ingress.admin;
+    this.metrics = ingress.metrics;
+    this.state = ingress.state;
   }
 
   /** A write request being received. */

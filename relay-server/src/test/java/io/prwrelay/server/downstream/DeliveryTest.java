@@ -124,9 +124,21 @@ class DeliveryTest {
     return ms(doneAtNanos);
   }
 
+  /** A 3 s request deadline, 1 s per attempt, 16 batches in flight. */
+  private Delivery standard() {
+    return delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16);
+  }
+
+  /** {@code tenant} was sent at exactly these times and finally accepted. */
+  private void assertAcceptedAfterCallsAt(String tenant, Long... millis) {
+    assertEquals(List.of(millis), sender.callMillis(tenant));
+    assertTrue(outcome(tenant).last().success(), outcome(tenant).toString());
+    assertEquals(millis.length, outcome(tenant).attempts());
+  }
+
   @Test
   void acceptedBatchIsSentOnce() {
-    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16), "a", "b");
+    deliver(standard(), "a", "b");
     assertEquals(200, outcome("a").last().status());
     assertEquals(1, outcome("a").attempts());
     assertEquals(3, outcome("a").series());
@@ -137,7 +149,7 @@ class DeliveryTest {
 
   @Test
   void requestWithoutBatchesIsDoneAtOnce() {
-    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16));
+    deliver(standard());
     assertEquals(List.of(), outcomes);
     assertEquals(1, doneCalls);
   }
@@ -145,11 +157,9 @@ class DeliveryTest {
   @Test
   void serverErrorsAreRetriedWithDoublingBackoffUntilAccepted() {
     sender.script("a", Reply.status(500), Reply.status(503), Reply.status(500));
-    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16), "a");
+    deliver(standard(), "a");
     sim.advance(Duration.ofSeconds(3));
-    assertEquals(List.of(0L, 100L, 300L, 700L), sender.callMillis("a"));
-    assertEquals(200, outcome("a").last().status());
-    assertEquals(4, outcome("a").attempts());
+    assertAcceptedAfterCallsAt("a", 0L, 100L, 300L, 700L);
     assertEquals(700, doneAtMillis());
   }
 
@@ -159,22 +169,21 @@ class DeliveryTest {
     deliver(
         delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16, Duration.ofMillis(250)), "a");
     sim.advance(Duration.ofSeconds(3));
-    assertEquals(List.of(0L, 100L, 300L, 550L, 800L), sender.callMillis("a"));
+    assertAcceptedAfterCallsAt("a", 0L, 100L, 300L, 550L, 800L);
   }
 
   @Test
   void transportFailuresAndRateLimitsAreRetried() {
     sender.script("a", Reply.transport("connection reset"), Reply.status(429));
-    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16), "a");
+    deliver(standard(), "a");
     sim.advance(Duration.ofSeconds(3));
-    assertEquals(3, outcome("a").attempts());
-    assertTrue(outcome("a").last().success());
+    assertAcceptedAfterCallsAt("a", 0L, 100L, 300L);
   }
 
   @Test
   void rejectionIsNotRetried() {
     sender.script("a", Reply.status(400, "sample too old"));
-    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16), "a", "b");
+    deliver(standard(), "a", "b");
     sim.advance(Duration.ofSeconds(3));
     assertEquals(1, sender.callMillis("a").size());
     assertEquals(400, outcome("a").last().status());
@@ -186,10 +195,9 @@ class DeliveryTest {
   @Test
   void retryAfterLongerThanTheBackoffIsWaitedFor() {
     sender.script("a", Reply.retryAfter(429, Duration.ofSeconds(1)));
-    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16), "a");
+    deliver(standard(), "a");
     sim.advance(Duration.ofSeconds(3));
-    assertEquals(List.of(0L, 1000L), sender.callMillis("a"));
-    assertTrue(outcome("a").last().success());
+    assertAcceptedAfterCallsAt("a", 0L, 1000L);
   }
 
   @Test
@@ -233,8 +241,7 @@ class DeliveryTest {
     sender.script("a", Reply.status(200).after(Duration.ofSeconds(2)));
     deliver(delivery(Duration.ofSeconds(3), Duration.ofMillis(200), 16), "a");
     sim.advance(Duration.ofSeconds(3));
-    assertEquals(List.of(0L, 300L), sender.callMillis("a"));
-    assertTrue(outcome("a").last().success());
+    assertAcceptedAfterCallsAt("a", 0L, 300L);
   }
 
   @Test
@@ -268,7 +275,7 @@ class DeliveryTest {
   @Test
   void observerHearsOfEveryAttemptRetryAndFinalOutcome() {
     sender.script("a", Reply.status(503).after(Duration.ofMillis(10)));
-    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16), "a");
+    deliver(standard(), "a");
     sim.advance(Duration.ofSeconds(1));
     assertEquals(
         List.of("attempt a 503 10", "retry a in 100", "attempt a 200 0", "finished a 200"), events);
