@@ -1,9 +1,10 @@
 package io.prwrelay.server;
 
+import io.prwrelay.server.app.RelayServer;
 import io.prwrelay.server.config.ConfigException;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.config.RelayVersion;
 import io.prwrelay.server.demo.Demo;
-import io.prwrelay.server.http.RelayServer;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -83,7 +84,7 @@ public final class Main {
     }
     stop.await();
     log.info("shutting down: no new connections, finishing in-flight requests");
-    server.shutdown(cfg.downstreamTimeout().plusSeconds(1));
+    server.shutdown(cfg.downstream().timeout().plusSeconds(1));
     log.info("stopped");
     System.exit(0);
   }

@@ -1,27 +1,13 @@
 package io.prwrelay.server;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.Properties;
-
-/** The relay's version, as built. */
+/**
+ * The relay's version under the name it had before it moved to {@link
+ * io.prwrelay.server.config.RelayVersion}, where the downstream client can read it. Kept only for
+ * the integration tests that still import this name; remove it once they import the new one.
+ */
 public final class RelayVersion {
-  /** Version string, e.g. {@code 0.1.0}; {@code unknown} when run from unpackaged classes. */
-  public static final String VERSION = load();
+  /** Same as {@link io.prwrelay.server.config.RelayVersion#VERSION}. */
+  public static final String VERSION = io.prwrelay.server.config.RelayVersion.VERSION;
 
   private RelayVersion() {}
-
-  private static String load() {
-    try (InputStream in = RelayVersion.class.getResourceAsStream("version.properties")) {
-      if (in == null) {
-        return "unknown";
-      }
-      Properties p = new Properties();
-      p.load(in);
-      String v = p.getProperty("version", "unknown");
-      return v.startsWith("${") ? "unknown" : v;
-    } catch (IOException e) {
-      return "unknown";
-    }
-  }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.config.RelayVersion;
 import io.prwrelay.server.testing.ScriptedDownstream;
 import io.prwrelay.testing.RawProto;
 import java.io.BufferedReader;

@@ -3,7 +3,7 @@ package io.prwrelay.server;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.ConfigKey;
-import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.config.ConfigKeys;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -13,7 +13,7 @@ class ReadmeTest {
   @Test
   void readmeListsEveryKeyWithItsDefault() throws Exception {
     String readme = Files.readString(Path.of("..", "README.md"));
-    for (ConfigKey k : RelayConfig.KEYS) {
+    for (ConfigKey k : ConfigKeys.ALL) {
       String shownDefault =
           k.secret()
               ? "(none)"

@@ -114,6 +114,39 @@ public final class TenantRules {
         + metadata.name().toLowerCase(Locale.ROOT);
   }
 
+  /** A setting of {@link Builder} that {@link Builder#build()} can reject. */
+  public enum Setting {
+    LABELS,
+    DEFAULT,
+    PREFIX,
+    MAX_CACHED_TENANTS
+  }
+
+  /**
+   * An unusable builder value: which {@link Setting}, and the problem, phrased to follow the
+   * setting's name ("prefix: 'a/' is not a valid tenant ID prefix (invalid_character)").
+   */
+  public static final class InvalidSettingException extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+    private final Setting setting;
+    private final String problem;
+
+    InvalidSettingException(Setting setting, String problem) {
+      super(setting.name().toLowerCase(Locale.ROOT).replace('_', '-') + ": " + problem);
+      this.setting = setting;
+      this.problem = problem;
+    }
+
+    public Setting setting() {
+      return setting;
+    }
+
+    /** What is wrong, without the setting's name. */
+    public String problem() {
+      return problem;
+    }
+  }
+
   /** Builder of {@link TenantRules}; {@link #build()} validates and names the offending setting. */
   public static final class Builder {
     private List<String> labels = List.of(DEFAULT_LABEL);
@@ -166,35 +199,36 @@ public final class TenantRules {
     }
 
     /**
-     * @throws IllegalArgumentException naming the setting ({@code labels}, {@code default}, {@code
-     *     prefix}, {@code max-cached-tenants}) when a value is unusable
+     * @throws InvalidSettingException naming the setting and what is wrong with its value
      */
     public TenantRules build() {
       if (labels.isEmpty()) {
-        throw new IllegalArgumentException("labels: at least one tenant label is required");
+        throw new InvalidSettingException(Setting.LABELS, "must name at least one tenant label");
       }
       for (String label : labels) {
         if (label.isEmpty()) {
-          throw new IllegalArgumentException("labels: empty label name in " + labels);
+          throw new InvalidSettingException(Setting.LABELS, "has an empty label name in " + labels);
         }
       }
       if (new LinkedHashSet<>(labels).size() != labels.size()) {
-        throw new IllegalArgumentException("labels: duplicate label name in " + labels);
+        throw new InvalidSettingException(
+            Setting.LABELS, "has a duplicate label name in " + labels);
       }
       if (!prefix.isEmpty()) {
         TenantProblem p = TenantIds.problem(prefix);
         if (p == TenantProblem.INVALID_CHARACTER || p == TenantProblem.TOO_LONG) {
-          throw new IllegalArgumentException(
-              "prefix: '" + prefix + "' is not a valid tenant ID prefix (" + p.tag() + ")");
+          throw new InvalidSettingException(
+              Setting.PREFIX, "'" + prefix + "' is not a valid tenant ID prefix (" + p.tag() + ")");
         }
       }
       TenantProblem p = TenantIds.problem(prefix + defaultTenant);
       if (p != null) {
-        throw new IllegalArgumentException(
-            "default: '" + prefix + defaultTenant + "' is not a valid tenant ID (" + p.tag() + ")");
+        throw new InvalidSettingException(
+            Setting.DEFAULT,
+            "'" + prefix + defaultTenant + "' is not a valid tenant ID (" + p.tag() + ")");
       }
       if (maxCachedTenants < 1) {
-        throw new IllegalArgumentException("max-cached-tenants: must be at least 1");
+        throw new InvalidSettingException(Setting.MAX_CACHED_TENANTS, "must be at least 1");
       }
       return new TenantRules(this);
     }

@@ -12,7 +12,8 @@ public record AttemptOutcome(int status, String message, long retryAfterMillis) 
   /** {@link #status()} when no HTTP response was received. */
   public static final int TRANSPORT_FAILURE = 0;
 
-  static AttemptOutcome transport(String message) {
+  /** An attempt that got no HTTP response; {@code message} says why. */
+  public static AttemptOutcome transport(String message) {
     return new AttemptOutcome(TRANSPORT_FAILURE, message, -1);
   }
 

@@ -21,18 +21,21 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.server.RelayVersion;
-import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DownstreamConfig;
+import io.prwrelay.server.config.RelayVersion;
+import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 
 /**
  * Pooled keep-alive HTTP/1.1 client for the downstream (Cortex/Mimir push endpoint).
@@ -40,7 +43,7 @@ import java.util.concurrent.TimeUnit;
  * <p>One Netty {@link FixedChannelPool} per event loop, each bounded to its share of {@code
  * relay.downstream.max-connections}. A request is sent on a connection of the caller's own event
  * loop, so the whole exchange — acquire, write, response, release, retry timers — runs on one
- * thread without locks. Each call is one attempt; {@link RequestDelivery} decides about retries.
+ * thread without locks. Each call is one attempt; {@link Delivery} decides about retries.
  */
 public final class DownstreamClient implements TenantSender, AutoCloseable {
   /** Largest downstream response body kept (for error messages); longer bodies are cut. */
@@ -48,30 +51,30 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
 
   private static final String TENANT_PLACEHOLDER = "%7Btenant%7D";
 
-  private final RelayConfig config;
   private final Map<EventExecutor, FixedChannelPool> pools = new IdentityHashMap<>();
   private final String host;
   private final String hostHeader;
   private final String pathTemplate;
   private final boolean tenantInPath;
+  private final String tenantHeader;
   private final String authorization;
   private final String userAgent = "prw-relay/" + RelayVersion.VERSION;
 
   /**
    * @param group event loops the ingress also runs on; one pool is created per loop
-   * @param sslContext client TLS context for an https downstream, else {@code null}
+   * @param channelClass socket channel class of {@code group}'s transport
    * @param allocator buffers of the downstream connections
+   * @throws IOException when the TLS context of an https downstream cannot be built
    */
   public DownstreamClient(
-      RelayConfig config,
+      DownstreamConfig config,
       EventLoopGroup group,
       Class<? extends SocketChannel> channelClass,
-      SslContext sslContext,
-      ByteBufAllocator allocator) {
-    this.config = config;
-    URI url = config.downstreamUrl();
+      ByteBufAllocator allocator)
+      throws IOException {
+    URI url = config.url();
     this.host = url.getHost();
-    boolean https = url.getScheme().equalsIgnoreCase("https");
+    boolean https = config.https();
     int port = url.getPort() > 0 ? url.getPort() : https ? 443 : 80;
     boolean defaultPort = url.getPort() < 0;
     this.hostHeader =
@@ -79,15 +82,9 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
     this.pathTemplate = url.getRawQuery() == null ? path : path + "?" + url.getRawQuery();
     this.tenantInPath = pathTemplate.contains(TENANT_PLACEHOLDER);
-    if (config.bearerToken().isPresent()) {
-      this.authorization = "Bearer " + config.bearerToken().get();
-    } else if (config.basicAuthUsername().isPresent()) {
-      String userPass = config.basicAuthUsername().get() + ":" + config.basicAuthPassword();
-      this.authorization =
-          "Basic " + Base64.getEncoder().encodeToString(userPass.getBytes(StandardCharsets.UTF_8));
-    } else {
-      this.authorization = null;
-    }
+    this.tenantHeader = config.tenantHeader();
+    this.authorization = config.auth().authorization().orElse(null);
+    SslContext sslContext = https ? sslContext(config.tls()) : null;
     int loops = 0;
     for (EventExecutor ignored : group) {
       loops++;
@@ -131,14 +128,26 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     }
   }
 
+  private static SslContext sslContext(DownstreamConfig.Tls tls) throws IOException {
+    try {
+      SslContextBuilder b = SslContextBuilder.forClient();
+      if (tls.insecureSkipVerify()) {
+        b.trustManager(InsecureTrustManagerFactory.INSTANCE);
+      } else if (tls.caFile() != null) {
+        b.trustManager(tls.caFile().toFile());
+      }
+      return b.build();
+    } catch (SSLException | IllegalArgumentException e) {
+      String what =
+          tls.caFile() != null ? ConfigKeys.TLS_CA_FILE.name() + " " + tls.caFile() : "TLS";
+      throw new IOException(what + ": " + e.getMessage(), e);
+    }
+  }
+
   /**
-   * Sends one batch once.
+   * {@inheritDoc}
    *
-   * @param loop the caller's event loop; the returned future completes on it
-   * @param body borrowed snappy-compressed WriteRequest; a retained duplicate is written
-   * @param timeoutNanos limit for this attempt, connect and response included
-   * @return never fails: transport problems are outcomes with status {@link
-   *     AttemptOutcome#TRANSPORT_FAILURE}
+   * <p>Writes a retained duplicate of {@code body} on a pooled connection of {@code loop}.
    */
   @Override
   public Future<AttemptOutcome> send(
@@ -193,7 +202,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     h.set(HttpHeaderNames.CONTENT_ENCODING, "snappy");
     h.set("X-Prometheus-Remote-Write-Version", "0.1.0");
     h.set(HttpHeaderNames.USER_AGENT, userAgent);
-    h.set(config.tenantHeader(), tenant);
+    h.set(tenantHeader, tenant);
     h.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
     h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
     if (authorization != null) {

@@ -5,6 +5,8 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
 
 /**
  * Exponential backoff with jitter, honouring {@code Retry-After}: attempt {@code n} (from 1) waits
@@ -14,10 +16,19 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class RetryPolicy {
   private final long initialNanos;
   private final long maxNanos;
+  private final Supplier<RandomGenerator> random;
 
   public RetryPolicy(Duration initial, Duration max) {
+    this(initial, max, ThreadLocalRandom::current);
+  }
+
+  /**
+   * @param random source of the jitter, asked on the thread that computes a delay
+   */
+  public RetryPolicy(Duration initial, Duration max, Supplier<RandomGenerator> random) {
     this.initialNanos = initial.toNanos();
     this.maxNanos = max.toNanos();
+    this.random = random;
   }
 
   /**
@@ -32,7 +43,7 @@ public final class RetryPolicy {
     }
     base = Math.min(base, maxNanos);
     long half = base / 2;
-    long delay = half + ThreadLocalRandom.current().nextLong(half + 1);
+    long delay = half + random.get().nextLong(half + 1);
     if (retryAfterMillis >= 0) {
       delay = Math.max(delay, Duration.ofMillis(retryAfterMillis).toNanos());
     }

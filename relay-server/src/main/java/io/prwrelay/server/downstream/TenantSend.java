@@ -1,41 +1,30 @@
 package io.prwrelay.server.downstream;
 
 import io.netty.buffer.ByteBuf;
+import io.prwrelay.core.encode.SeriesCounts;
 
 /**
  * One tenant's batch of one sender request, on its way downstream. Owns {@link #body()}
- * (snappy-compressed) until the send reaches its final outcome, when {@link RequestDelivery}
- * releases it exactly once; retries write retained duplicates.
+ * (snappy-compressed) until the send reaches its final outcome, when {@link Delivery} releases it
+ * exactly once; each attempt borrows it.
  */
 public final class TenantSend {
   private final String tenant;
   private ByteBuf body;
-  private final int series;
-  private final long samples;
-  private final long histograms;
-  private final long exemplars;
+  private final SeriesCounts counts;
   private final int uncompressedBytes;
   int attempts;
   AttemptOutcome last;
-  boolean done;
 
   /**
    * @param body takes ownership
+   * @param counts what the batch carries, for metrics and the sender's answer
+   * @param uncompressedBytes size of the batch before compression
    */
-  public TenantSend(
-      String tenant,
-      ByteBuf body,
-      int series,
-      long samples,
-      long histograms,
-      long exemplars,
-      int uncompressedBytes) {
+  public TenantSend(String tenant, ByteBuf body, SeriesCounts counts, int uncompressedBytes) {
     this.tenant = tenant;
     this.body = body;
-    this.series = series;
-    this.samples = samples;
-    this.histograms = histograms;
-    this.exemplars = exemplars;
+    this.counts = counts;
     this.uncompressedBytes = uncompressedBytes;
   }
 
@@ -48,20 +37,9 @@ public final class TenantSend {
     return body;
   }
 
-  public int series() {
-    return series;
-  }
-
-  public long samples() {
-    return samples;
-  }
-
-  public long histograms() {
-    return histograms;
-  }
-
-  public long exemplars() {
-    return exemplars;
+  /** Series, samples, exemplars and histograms of the batch. */
+  public SeriesCounts counts() {
+    return counts;
   }
 
   public int uncompressedBytes() {
@@ -76,6 +54,11 @@ public final class TenantSend {
   /** Outcome of the last attempt, or {@code null} before the first. */
   public AttemptOutcome last() {
     return last;
+  }
+
+  /** The outcome as it stands: final once {@link DeliveryObserver#finished} was told. */
+  public TenantOutcome outcome() {
+    return new TenantOutcome(tenant, counts.series(), attempts, last);
   }
 
   void release() {

@@ -4,14 +4,21 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 
-/** Sends one tenant batch downstream once. */
+/**
+ * Sends one tenant batch downstream, once, and reports how that attempt ended. Whoever decides
+ * about retries, deadlines and concurrency ({@link Delivery}) repeats this step; {@link
+ * DownstreamClient} implements it over pooled HTTP connections.
+ */
 public interface TenantSender {
   /**
-   * Sends {@code body} once for {@code tenant}.
+   * Makes one attempt.
    *
    * @param loop the caller's event loop; the returned future completes on it
-   * @param body borrowed snappy-compressed WriteRequest
-   * @param timeoutNanos limit for this attempt
+   * @param tenant tenant ID for the tenant header (validated, safe for a header)
+   * @param body borrows the snappy-compressed {@code WriteRequest}: the caller keeps ownership and
+   *     may release it once the future completes
+   * @param timeoutNanos limit for this attempt, connect and response included; past it the future
+   *     completes with a transport failure
    * @return never fails: transport problems are outcomes with status {@link
    *     AttemptOutcome#TRANSPORT_FAILURE}
    */

@@ -1,8 +1,17 @@
 package io.prwrelay.server.http;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+
 /**
- * An HTTP answer to a sender: status, plain-text message, optional {@code Retry-After} seconds (-1
- * for none), and whether the connection must be closed after it.
+ * An HTTP answer to a sender: status, plain-text message, {@code Retry-After} seconds (-1 for
+ * none), and whether the connection must be closed after it.
  */
 record Answer(int status, String message, long retryAfterSeconds, boolean close) {
   static Answer of(int status, String message) {
@@ -11,5 +20,30 @@ record Answer(int status, String message, long retryAfterSeconds, boolean close)
 
   static Answer closing(int status, String message) {
     return new Answer(status, message, -1, true);
+  }
+
+  /**
+   * The response: the message and a newline as {@code text/plain} (none for 204 or an empty
+   * message), {@code Content-Length}, and {@code Retry-After} when set. Connection headers are the
+   * caller's.
+   */
+  FullHttpResponse toResponse() {
+    ByteBuf content =
+        status == 204 || message.isEmpty()
+            ? Unpooled.EMPTY_BUFFER
+            : Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8);
+    FullHttpResponse r =
+        new DefaultFullHttpResponse(
+            HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), content);
+    if (content.isReadable()) {
+      r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+    }
+    if (status != 204) {
+      r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+    }
+    if (retryAfterSeconds >= 0) {
+      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds));
+    }
+    return r;
   }
 }

@@ -1,50 +1,43 @@
 package io.prwrelay.server.http;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.Locale;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * HTTP/1.1 ingress of one connection: routes paths, checks write requests' headers, collects the
- * body into one pooled direct buffer, hands it to {@link WriteProcessor}, and answers in request
- * order.
+ * The HTTP/1.1 ingress of one connection, as a state machine: takes requests one at a time, sends a
+ * write request's head through {@link WriteRequestCheck}, collects its body into one pooled direct
+ * buffer within the size cap and the read timeout, hands it to {@link WriteProcessor}, lets {@link
+ * AdminHandler} answer everything else, and writes every answer in request order.
  *
- * <p>Requests are handled one at a time per connection. While a write request is being delivered,
- * reading from the socket pauses and any pipelined request already decoded is queued, so answers
- * always go out in request order. A body must arrive within {@code relay.server.read-timeout} (else
- * 408 and close); an idle connection is closed after {@code relay.server.idle-timeout}.
+ * <p>While a write request is being delivered, reading from the socket pauses and any pipelined
+ * request already decoded is queued. A body must arrive within {@code relay.server.read-timeout}
+ * (else 408 and close); an idle connection is closed after {@code relay.server.idle-timeout}. Time
+ * comes from the channel's event loop ticker.
  */
 final class IngressHandler extends ChannelInboundHandlerAdapter {
-  static final Set<String> WRITE_PATHS = Set.of("/api/v1/write", "/api/v1/push", "/push");
-  static final String METRICS = "/metrics";
-  static final String HEALTHY = "/-/healthy";
-  static final String READY = "/-/ready";
-
-  private final RelayConfig config;
+  private final ServerConfig config;
+  private final WriteRequestCheck check;
   private final WriteProcessor processor;
+  private final AdminHandler admin;
   private final RelayMetrics metrics;
   private final ServerState state;
 
@@ -60,35 +53,34 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   private boolean closing;
 
   /** Non-write request answered once its content has been consumed, or null. */
-  private Skipped skipping;
+  private HttpRequest skipping;
 
-  IngressHandler(
-      RelayConfig config, WriteProcessor processor, RelayMetrics metrics, ServerState state) {
-    this.config = config;
-    this.processor = processor;
-    this.metrics = metrics;
-    this.state = state;
-  }
+  /** Path of {@link #skipping}. */
+  private String skippingPath;
 
   /**
-   * A non-write request: its answer (null = computed when answering: metrics, health, readiness)
-   * and the {@code Allow} header of a 405.
+   * @param ingress the server-wide pieces this connection shares with the others
    */
-  private record Skipped(HttpRequest head, String endpoint, Answer answer, String allow) {}
+  IngressHandler(HttpIngress ingress) {
+    this.config = ingress.server;
+    this.check = ingress.check;
+    this.processor = ingress.processor;
+    this.admin = ingress.admin;
+    this.metrics = ingress.metrics;
+    this.state = ingress.state;
+  }
 
   /** A write request being received. */
   private static final class Incoming {
     final HttpRequest head;
-    final WriteProcessor.Encoding encoding;
-    final String tenant;
+    final WriteRequestCheck.Accepted accepted;
     final long startNanos;
     ByteBuf body;
     ScheduledFuture<?> readTimeout;
 
-    Incoming(HttpRequest head, WriteProcessor.Encoding encoding, String tenant, long startNanos) {
+    Incoming(HttpRequest head, WriteRequestCheck.Accepted accepted, long startNanos) {
       this.head = head;
-      this.encoding = encoding;
-      this.tenant = tenant;
+      this.accepted = accepted;
       this.startNanos = startNanos;
     }
   }
@@ -129,94 +121,29 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     String path = path(req.uri());
-    HttpMethod method = req.method();
-    if (WRITE_PATHS.contains(path)) {
-      if (method.equals(HttpMethod.POST)) {
-        startWrite(ctx, req);
-      } else {
-        skipping = new Skipped(req, "write", notAllowed(req, "POST"), "POST");
-      }
-      return;
-    }
-    String endpoint;
-    switch (path) {
-      case METRICS:
-        endpoint = "metrics";
-        break;
-      case HEALTHY:
-        endpoint = "healthy";
-        break;
-      case READY:
-        endpoint = "ready";
-        break;
-      default:
-        skipping = new Skipped(req, "other", Answer.of(404, "not found: " + path), null);
-        return;
-    }
-    if (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)) {
-      skipping = new Skipped(req, endpoint, null, null);
+    if (WriteRequestCheck.WRITE_PATHS.contains(path) && req.method().equals(HttpMethod.POST)) {
+      startWrite(ctx, req);
     } else {
-      skipping = new Skipped(req, endpoint, notAllowed(req, "GET, HEAD"), "GET, HEAD");
+      skipping = req;
+      skippingPath = path;
     }
-  }
-
-  private static Answer notAllowed(HttpRequest req, String allow) {
-    return Answer.of(405, req.method() + " is not allowed here; use " + allow);
   }
 
   private void startWrite(ChannelHandlerContext ctx, HttpRequest req) {
-    long start = System.nanoTime();
-    String contentEncoding = req.headers().get(HttpHeaderNames.CONTENT_ENCODING);
-    WriteProcessor.Encoding encoding;
-    if (contentEncoding == null || contentEncoding.isBlank()) {
-      rejectWrite(ctx, req, 415, "Content-Encoding is required: snappy (or zstd)", start);
-      return;
-    }
-    switch (contentEncoding.trim().toLowerCase(Locale.ROOT)) {
-      case "snappy":
-        encoding = WriteProcessor.Encoding.SNAPPY;
-        break;
-      case "zstd":
-        encoding = WriteProcessor.Encoding.ZSTD;
-        break;
-      default:
-        rejectWrite(
-            ctx,
-            req,
-            415,
-            "unsupported Content-Encoding '" + contentEncoding + "': use snappy (or zstd)",
-            start);
-        return;
-    }
-    String contentType = req.headers().get(HttpHeaderNames.CONTENT_TYPE);
-    String typeProblem = contentTypeProblem(contentType);
-    if (typeProblem != null) {
-      rejectWrite(ctx, req, 415, typeProblem, start);
-      return;
-    }
-    long length = HttpUtil.getContentLength(req, -1L);
-    if (length > config.maxRequestBytes()) {
-      rejectWrite(
-          ctx,
-          req,
-          413,
-          "request body of "
-              + length
-              + " bytes exceeds relay.server.max-request-bytes="
-              + config.maxRequestBytes(),
-          start);
-      return;
-    }
-    String tenant = null;
-    if (config.trustIncomingHeader()) {
-      tenant = req.headers().get(config.tenantHeader());
-    }
+    long start = now(ctx);
     metrics.requestStarted();
-    Incoming in = new Incoming(req, encoding, tenant, start);
+    WriteRequestCheck.Result result = check.check(req);
+    if (result instanceof WriteRequestCheck.Rejected rejected) {
+      metricsFinished(ctx, rejected.answer().status(), start);
+      answer(ctx, req, rejected.answer());
+      return;
+    }
+    WriteRequestCheck.Accepted accepted = (WriteRequestCheck.Accepted) result;
+    Incoming in = new Incoming(req, accepted, start);
+    int max = config.maxRequestBytes();
+    long length = accepted.contentLength();
     int initial = length >= 0 ? (int) length : 64 * 1024;
-    in.body =
-        ctx.alloc()
-            .directBuffer(Math.min(initial, config.maxRequestBytes()), config.maxRequestBytes());
+    in.body = ctx.alloc().directBuffer(Math.min(initial, max), max);
     in.readTimeout =
         ctx.executor()
             .schedule(
@@ -228,28 +155,31 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     Incoming in = incoming;
     if (in == null) {
       if (content instanceof LastHttpContent && skipping != null) {
-        Skipped req = skipping;
+        HttpRequest req = skipping;
         skipping = null;
-        answerSimple(ctx, req);
+        write(ctx, req, admin.respond(req, skippingPath), false);
       }
       return;
     }
     ByteBuf chunk = content.content();
     if (chunk.readableBytes() > in.body.maxWritableBytes()) {
       abortIncoming();
-      metricsFinished(413, in.startNanos);
+      metricsFinished(ctx, 413, in.startNanos);
       answer(
           ctx,
           in.head,
           Answer.closing(
               413,
-              "request body exceeds relay.server.max-request-bytes=" + config.maxRequestBytes()));
+              "request body exceeds "
+                  + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
+                  + "="
+                  + config.maxRequestBytes()));
       return;
     }
     in.body.writeBytes(chunk);
     if (content.decoderResult().isFailure()) {
       abortIncoming();
-      metricsFinished(400, in.startNanos);
+      metricsFinished(ctx, 400, in.startNanos);
       answer(ctx, in.head, Answer.closing(400, "malformed HTTP body"));
       return;
     }
@@ -264,11 +194,11 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           ctx.channel().eventLoop(),
           ctx.alloc(),
           body,
-          in.encoding,
-          in.tenant,
+          in.accepted.encoding(),
+          in.accepted.incomingTenant(),
           in.startNanos,
           answer -> {
-            metricsFinished(answer.status(), in.startNanos);
+            metricsFinished(ctx, answer.status(), in.startNanos);
             answer(ctx, in.head, answer);
             busy = false;
             drainQueued(ctx);
@@ -276,8 +206,12 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
-  private void metricsFinished(int status, long startNanos) {
-    metrics.requestFinished(status, System.nanoTime() - startNanos);
+  private static long now(ChannelHandlerContext ctx) {
+    return ctx.executor().ticker().nanoTime();
+  }
+
+  private void metricsFinished(ChannelHandlerContext ctx, int status, long startNanos) {
+    metrics.requestFinished(status, now(ctx) - startNanos);
   }
 
   private void drainQueued(ChannelHandlerContext ctx) {
@@ -301,13 +235,16 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     abortIncoming();
-    metricsFinished(408, in.startNanos);
+    metricsFinished(ctx, 408, in.startNanos);
     answer(
         ctx,
         in.head,
         Answer.closing(
             408,
-            "request body not received within relay.server.read-timeout=" + config.readTimeout()));
+            "request body not received within "
+                + ConfigKeys.SERVER_READ_TIMEOUT.name()
+                + "="
+                + config.readTimeout()));
   }
 
   private void abortIncoming() {
@@ -322,69 +259,14 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
-  private void rejectWrite(
-      ChannelHandlerContext ctx, HttpRequest req, int status, String message, long start) {
-    metrics.requestStarted();
-    metricsFinished(status, start);
-    // The body is not read: close after answering so it cannot be mistaken for the next request.
-    answer(ctx, req, Answer.closing(status, message));
-  }
-
-  private void answerSimple(ChannelHandlerContext ctx, Skipped skipped) {
-    HttpRequest req = skipped.head();
-    Answer a = skipped.answer();
-    if (a == null) {
-      switch (skipped.endpoint()) {
-        case "metrics":
-          a = Answer.of(200, metrics.scrape());
-          break;
-        case "healthy":
-          a = Answer.of(200, "OK");
-          break;
-        default:
-          a =
-              state.ready()
-                  ? Answer.of(200, "ready")
-                  : Answer.of(503, "not ready: " + state.reason());
-      }
-    }
-    metrics.otherRequest(skipped.endpoint(), a.status());
-    FullHttpResponse r = response(a);
-    if (skipped.allow() != null) {
-      r.headers().set(HttpHeaderNames.ALLOW, skipped.allow());
-    }
-    if (skipped.endpoint().equals("metrics") && a.status() == 200) {
-      r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
-    }
-    if (req.method().equals(HttpMethod.HEAD)) {
-      r.content().clear();
-    }
-    write(ctx, req, r, a.close());
-  }
-
   private void answer(ChannelHandlerContext ctx, HttpRequest req, Answer a) {
-    write(ctx, req, response(a), a.close());
+    write(ctx, req, a.toResponse(), a.close());
   }
 
-  private static FullHttpResponse response(Answer a) {
-    HttpResponseStatus status = HttpResponseStatus.valueOf(a.status());
-    ByteBuf content =
-        a.status() == 204 || a.message().isEmpty()
-            ? Unpooled.EMPTY_BUFFER
-            : Unpooled.copiedBuffer(a.message() + "\n", StandardCharsets.UTF_8);
-    FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
-    if (content.isReadable()) {
-      r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
-    }
-    if (a.status() != 204) {
-      r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
-    }
-    if (a.retryAfterSeconds() >= 0) {
-      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(a.retryAfterSeconds()));
-    }
-    return r;
-  }
-
+  /**
+   * Writes {@code r}; keeps the connection open only when the request, the answer and the state
+   * allow.
+   */
   private void write(
       ChannelHandlerContext ctx, HttpRequest req, FullHttpResponse r, boolean close) {
     boolean keepAlive = !close && HttpUtil.isKeepAlive(req) && !state.isDraining();
@@ -400,6 +282,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /** The path of a request URI: without query, and without scheme and host in absolute form. */
   static String path(String uri) {
     int q = uri.indexOf('?');
     String p = q < 0 ? uri : uri.substring(0, q);
@@ -408,30 +291,6 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       p = slash < 0 ? "/" : p.substring(slash);
     }
     return p;
-  }
-
-  /** Why a Content-Type cannot be relayed, or null when it is PRW 1.0 protobuf (or absent). */
-  static String contentTypeProblem(String contentType) {
-    if (contentType == null || contentType.isBlank()) {
-      return null;
-    }
-    String[] parts = contentType.split(";");
-    String media = parts[0].trim().toLowerCase(Locale.ROOT);
-    if (!media.equals("application/x-protobuf")) {
-      return "unsupported Content-Type '" + contentType + "': use application/x-protobuf";
-    }
-    for (int i = 1; i < parts.length; i++) {
-      String p = parts[i].trim();
-      if (p.toLowerCase(Locale.ROOT).startsWith("proto=")) {
-        String proto = p.substring(6).trim();
-        if (!proto.equals("prometheus.WriteRequest")) {
-          return "unsupported Content-Type '"
-              + contentType
-              + "': this relay accepts Remote Write 1.0 (prometheus.WriteRequest)";
-        }
-      }
-    }
-    return null;
   }
 
   @Override
@@ -450,7 +309,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     Incoming in = incoming;
     abortIncoming();
     if (in != null) {
-      metrics.requestFinished(499, System.nanoTime() - in.startNanos);
+      metricsFinished(ctx, 499, in.startNanos);
     }
     while (!queued.isEmpty()) {
       ReferenceCountUtil.release(queued.poll());

@@ -6,17 +6,13 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRules;
-import io.prwrelay.server.config.RelayConfig;
-import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.DeliveryObserver;
-import io.prwrelay.server.downstream.DownstreamClient;
-import io.prwrelay.server.downstream.RequestDelivery;
-import io.prwrelay.server.downstream.RetryPolicy;
-import io.prwrelay.server.downstream.SenderAnswer;
+import io.prwrelay.server.config.TenantConfig;
+import io.prwrelay.server.downstream.Delivery;
 import io.prwrelay.server.downstream.TenantSend;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.ArrayList;
@@ -26,31 +22,27 @@ import java.util.function.Consumer;
 
 /**
  * Turns one received write request into per-tenant deliveries: decompress into a pooled heap
- * buffer, route (labels only), compress each tenant batch, deliver, and compute the sender's
- * answer. All CPU work runs on the connection's event loop, which owns a {@link LoopResources}.
+ * buffer, route (labels only), compress each tenant batch, deliver, and answer the sender from the
+ * tenants' outcomes ({@link AnswerPolicy}). All CPU work runs on the connection's event loop, which
+ * owns a {@link LoopResources}.
  */
 final class WriteProcessor {
-  /** Body encodings a sender may use. */
-  enum Encoding {
-    SNAPPY,
-    ZSTD
-  }
-
-  private final RelayConfig config;
-  private final DownstreamClient client;
-  private final RetryPolicy retryPolicy;
+  private final int maxDecompressedBytes;
+  private final TenantConfig tenants;
+  private final Delivery delivery;
   private final RelayMetrics metrics;
-  private final FailureLog failureLog;
   private final FastThreadLocal<LoopResources> resources;
 
+  /**
+   * @param maxDecompressedBytes largest decompressed request; larger is answered 400
+   */
   WriteProcessor(
-      RelayConfig config, DownstreamClient client, RelayMetrics metrics, FailureLog failureLog) {
-    this.config = config;
-    this.client = client;
+      int maxDecompressedBytes, TenantConfig tenants, Delivery delivery, RelayMetrics metrics) {
+    this.maxDecompressedBytes = maxDecompressedBytes;
+    this.tenants = tenants;
+    this.delivery = delivery;
     this.metrics = metrics;
-    this.failureLog = failureLog;
-    this.retryPolicy = new RetryPolicy(config.initialBackoff(), config.maxBackoff());
-    TenantRules rules = config.tenantRules();
+    TenantRules rules = tenants.rules();
     this.resources =
         new FastThreadLocal<>() {
           @Override
@@ -71,13 +63,14 @@ final class WriteProcessor {
    * @param body takes ownership; the compressed request body
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
+   * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}
    */
   void process(
       EventLoop loop,
       ByteBufAllocator alloc,
       ByteBuf body,
-      Encoding encoding,
+      BodyEncoding encoding,
       String incomingTenant,
       long startNanos,
       Consumer<Answer> done) {
@@ -86,9 +79,9 @@ final class WriteProcessor {
     ByteBuf decoded;
     try {
       decoded =
-          encoding == Encoding.SNAPPY
-              ? SnappyCodec.decode(body, alloc, config.maxDecompressedBytes())
-              : res.zstd.decode(body, alloc, config.maxDecompressedBytes());
+          encoding == BodyEncoding.SNAPPY
+              ? SnappyCodec.decode(body, alloc, maxDecompressedBytes)
+              : res.zstd.decode(body, alloc, maxDecompressedBytes);
     } catch (CodecException e) {
       done.accept(
           Answer.of(
@@ -110,7 +103,7 @@ final class WriteProcessor {
               Answer.of(
                   400,
                   "the "
-                      + config.tenantHeader()
+                      + tenants.tenantHeader()
                       + " header is not a valid tenant ID (characters a-z A-Z 0-9 ! - _ . * ' ( ),"
                       + " at most 150 bytes)"));
           return;
@@ -131,15 +124,7 @@ final class WriteProcessor {
           for (TenantBatch b : result.batches()) {
             int size = b.content().readableBytes();
             ByteBuf compressed = SnappyCodec.encode(b.content(), alloc);
-            sends.add(
-                new TenantSend(
-                    b.tenant(),
-                    compressed,
-                    b.series(),
-                    b.samples(),
-                    b.histograms(),
-                    b.exemplars(),
-                    size));
+            sends.add(new TenantSend(b.tenant(), compressed, b.counts(), size));
           }
         } finally {
           result.clear();
@@ -151,19 +136,8 @@ final class WriteProcessor {
     for (TenantSend s : sends) {
       metrics.tenantIn(s);
     }
-    long deadline = startNanos + config.downstreamTimeout().toNanos();
-    new RequestDelivery(
-            client,
-            retryPolicy,
-            loop,
-            sends,
-            deadline,
-            config.attemptTimeout().toNanos(),
-            config.maxConcurrentSends(),
-            new ObserverChain(metrics, failureLog),
-            (SenderAnswer a) ->
-                done.accept(new Answer(a.status(), a.message(), a.retryAfterSeconds(), false)))
-        .start();
+    delivery.deliver(
+        loop, sends, startNanos, outcomes -> done.accept(AnswerPolicy.fromOutcomes(outcomes)));
   }
 
   /**
@@ -172,42 +146,13 @@ final class WriteProcessor {
    */
   private List<TenantSend> wholeRequest(
       String incomingTenant, ByteBuf decoded, ByteBufAllocator alloc) {
-    if (!config.isValidIncomingTenant(incomingTenant)) {
+    String tenant = tenants.incomingTenant(incomingTenant);
+    if (tenant == null) {
       return null;
     }
-    String tenant = config.tenantRules().prefix() + incomingTenant;
     ByteBuf compressed = SnappyCodec.encode(decoded, alloc);
     List<TenantSend> sends = new ArrayList<>(1);
-    sends.add(new TenantSend(tenant, compressed, 0, 0, 0, 0, decoded.readableBytes()));
+    sends.add(new TenantSend(tenant, compressed, SeriesCounts.NONE, decoded.readableBytes()));
     return sends;
-  }
-
-  /** Metrics first, then the rate-limited failure log. */
-  private static final class ObserverChain implements DeliveryObserver {
-    private final RelayMetrics metrics;
-    private final FailureLog log;
-
-    ObserverChain(RelayMetrics metrics, FailureLog log) {
-      this.metrics = metrics;
-      this.log = log;
-    }
-
-    @Override
-    public void attempt(TenantSend send, AttemptOutcome outcome, long nanos) {
-      metrics.attempt(send, outcome, nanos);
-    }
-
-    @Override
-    public void retry(TenantSend send, AttemptOutcome outcome, long delayNanos) {
-      metrics.retry(send, outcome, delayNanos);
-    }
-
-    @Override
-    public void finished(TenantSend send) {
-      metrics.finished(send);
-      if (send.last() != null && !send.last().success()) {
-        log.failed(send);
-      }
-    }
   }
 }

@@ -29,8 +29,11 @@ import java.util.concurrent.atomic.LongAdder;
  * text format.
  *
  * <p>Per-tenant series carry a {@code tenant} label bounded by {@code relay.metrics.max-tenants}:
- * the first that many tenants seen get their own series, every later tenant is counted under {@code
- * tenant="other"}, so a tenant cardinality explosion cannot become a metrics cardinality explosion.
+ * once per ranking interval (a minute by default) the tenants are ranked by the series routed to
+ * them during the last interval, and only the top that many keep their own series; a tenant that
+ * falls out of the top loses its series. Until the first ranking, the first tenants seen are
+ * admitted. Every other tenant is counted under {@code tenant="other"}, so a tenant cardinality
+ * explosion cannot become a metrics cardinality explosion.
  */
 public final class RelayMetrics implements DeliveryObserver {
   /** Distinct tenants tracked per ranking interval, as a multiple of {@code max-tenants}. */
@@ -159,11 +162,11 @@ public final class RelayMetrics implements DeliveryObserver {
     maybeRerank();
     if (window.size() < WINDOW_LIMIT * Math.max(1, maxTenants)
         || window.containsKey(send.tenant())) {
-      window.computeIfAbsent(send.tenant(), t -> new LongAdder()).add(send.series());
+      window.computeIfAbsent(send.tenant(), t -> new LongAdder()).add(send.counts().series());
     }
     TenantMeters m = meters(send.tenant());
-    m.seriesIn.increment(send.series());
-    m.samplesIn.increment(send.samples());
+    m.seriesIn.increment(send.counts().series());
+    m.samplesIn.increment(send.counts().samples());
     m.bytesIn.increment(send.uncompressedBytes());
   }
 
@@ -182,11 +185,11 @@ public final class RelayMetrics implements DeliveryObserver {
   public void finished(TenantSend send) {
     TenantMeters m = meters(send.tenant());
     if (send.last() != null && send.last().success()) {
-      m.seriesOut.increment(send.series());
-      m.samplesOut.increment(send.samples());
+      m.seriesOut.increment(send.counts().series());
+      m.samplesOut.increment(send.counts().samples());
       m.bytesOut.increment(send.uncompressedBytes());
     } else {
-      m.seriesFailed.increment(send.series());
+      m.seriesFailed.increment(send.counts().series());
     }
   }
 

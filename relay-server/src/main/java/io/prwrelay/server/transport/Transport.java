@@ -1,5 +1,7 @@
 package io.prwrelay.server.transport;
 
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
@@ -35,6 +37,18 @@ public final class Transport {
   /** Server socket channel class matching {@link #group(int)}. */
   public static Class<? extends ServerChannel> serverChannel() {
     return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+  }
+
+  /**
+   * A server bootstrap of {@code group} on the chosen transport, with the socket options of every
+   * listener: a backlog of 1024 pending connections, and {@code TCP_NODELAY} on accepted ones.
+   */
+  public static ServerBootstrap serverBootstrap(EventLoopGroup group) {
+    return new ServerBootstrap()
+        .group(group)
+        .channel(serverChannel())
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .childOption(ChannelOption.TCP_NODELAY, true);
   }
 
   /** {@code epoll} or {@code nio}. */

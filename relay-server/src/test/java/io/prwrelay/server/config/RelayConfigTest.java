@@ -2,6 +2,7 @@ package io.prwrelay.server.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,8 +10,11 @@ import io.prwrelay.core.route.TenantRules;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,23 +27,49 @@ class RelayConfigTest {
     return p;
   }
 
+  private static ConfigException error(Map<String, String> systemProperties) {
+    return assertThrows(
+        ConfigException.class, () -> RelayConfig.load(null, systemProperties, Map.of()));
+  }
+
   @Test
   void defaultsMatchTheDocumentedTable() throws Exception {
     RelayConfig c = RelayConfig.defaults();
-    assertEquals("0.0.0.0", c.serverHost());
-    assertEquals(8080, c.serverPort());
-    assertEquals(33554432, c.maxRequestBytes());
-    assertEquals(134217728, c.maxDecompressedBytes());
-    assertEquals("http://127.0.0.1:9009/api/v1/push", c.downstreamUrl().toString());
-    assertEquals("X-Scope-OrgID", c.tenantHeader());
-    assertEquals(Duration.ofSeconds(10), c.downstreamTimeout());
-    assertEquals(64, c.maxConnections());
-    assertEquals(List.of("service_id"), c.tenantRules().labels());
-    assertEquals(TenantRules.MissingPolicy.DEFAULT, c.tenantRules().missing());
-    assertEquals("anonymous", c.tenantRules().defaultTenant());
-    assertFalse(c.tenantRules().removeLabel());
-    assertEquals("", c.tenantRules().prefix());
-    assertFalse(c.trustIncomingHeader());
+    assertEquals("0.0.0.0", c.server().host());
+    assertEquals(8080, c.server().port());
+    assertEquals(33554432, c.server().maxRequestBytes());
+    assertEquals(134217728, c.server().maxDecompressedBytes());
+    assertEquals(Duration.ofSeconds(30), c.server().readTimeout());
+    assertEquals(Duration.ofMinutes(5), c.server().idleTimeout());
+    assertEquals("http://127.0.0.1:9009/api/v1/push", c.downstream().url().toString());
+    assertEquals("X-Scope-OrgID", c.downstream().tenantHeader());
+    assertEquals(Duration.ofSeconds(10), c.downstream().timeout());
+    assertEquals(Duration.ofSeconds(5), c.downstream().attemptTimeout());
+    assertEquals(64, c.downstream().maxConnections());
+    assertEquals(16, c.downstream().maxConcurrentSends());
+    assertEquals(Duration.ofMillis(100), c.downstream().initialBackoff());
+    assertEquals(Duration.ofSeconds(2), c.downstream().maxBackoff());
+    assertEquals("none", c.downstream().auth().kind());
+    assertNull(c.downstream().tls().caFile());
+    assertEquals(List.of("service_id"), c.tenant().rules().labels());
+    assertEquals(TenantRules.MissingPolicy.DEFAULT, c.tenant().rules().missing());
+    assertEquals("anonymous", c.tenant().rules().defaultTenant());
+    assertFalse(c.tenant().rules().removeLabel());
+    assertEquals("", c.tenant().rules().prefix());
+    assertFalse(c.tenant().trustIncomingHeader());
+    assertNull(c.tenant().trustedHeader());
+    assertEquals(100, c.metrics().maxTenants());
+    assertEquals(Duration.ofSeconds(10), c.log().failureInterval());
+  }
+
+  @Test
+  void everyKeyIsDeclaredOnce() {
+    Set<String> names = new HashSet<>();
+    Set<String> variables = new HashSet<>();
+    for (ConfigKey k : ConfigKeys.ALL) {
+      assertTrue(names.add(k.name()), "declared twice: " + k.name());
+      assertTrue(variables.add(k.environmentVariable()), "two keys share " + k.name());
+    }
   }
 
   @Test
@@ -51,24 +81,18 @@ class RelayConfigTest {
             f,
             Map.of("relay.server.port", "1003"),
             Map.of("RELAY_SERVER_PORT", "1002", "RELAY_TENANT_LABELS", "a,b"));
-    assertEquals(1003, c.serverPort());
-    assertEquals(List.of("a", "b"), c.tenantRules().labels());
-    assertEquals("file-", c.tenantRules().prefix());
-    assertEquals(Duration.ofSeconds(10), c.downstreamTimeout());
+    assertEquals(1003, c.server().port());
+    assertEquals(List.of("a", "b"), c.tenant().rules().labels());
+    assertEquals("file-", c.tenant().rules().prefix());
+    assertEquals(Duration.ofSeconds(10), c.downstream().timeout());
   }
 
   @Test
   void environmentVariableNamesFollowTheKeys() {
-    for (ConfigKey k : RelayConfig.KEYS) {
+    for (ConfigKey k : ConfigKeys.ALL) {
       assertTrue(k.environmentVariable().matches("RELAY_[A-Z0-9_]+"), k.environmentVariable());
     }
-    assertEquals(
-        "RELAY_DOWNSTREAM_URL",
-        RelayConfig.KEYS.stream()
-            .filter(k -> k.name().equals("relay.downstream.url"))
-            .findFirst()
-            .orElseThrow()
-            .environmentVariable());
+    assertEquals("RELAY_DOWNSTREAM_URL", ConfigKeys.DOWNSTREAM_URL.environmentVariable());
   }
 
   @Test
@@ -76,21 +100,43 @@ class RelayConfigTest {
     Path f = file("relay.downstream.urll=http://x\n");
     ConfigException e =
         assertThrows(ConfigException.class, () -> RelayConfig.load(f, Map.of(), Map.of()));
-    assertTrue(e.getMessage().contains("unknown key relay.downstream.urll"), e.getMessage());
-    assertTrue(e.getMessage().contains("did you mean relay.downstream.url?"), e.getMessage());
+    assertEquals(
+        "unknown key relay.downstream.urll in "
+            + f
+            + "; did you mean relay.downstream.url? (see --help for every key)",
+        e.getMessage());
+    assertEquals("relay.downstream.urll", e.key());
+  }
+
+  @Test
+  void misspeltKeyIsReportedBeforeTheProblemsItCauses() throws Exception {
+    Path f =
+        file("relay.downstream.basic-auth.usrname=u\nrelay.downstream.basic-auth.password=p\n");
+    ConfigException e =
+        assertThrows(ConfigException.class, () -> RelayConfig.load(f, Map.of(), Map.of()));
+    assertTrue(
+        e.getMessage().contains("did you mean relay.downstream.basic-auth.username?"),
+        e.getMessage());
   }
 
   @Test
   void unknownRelaySystemPropertyStopsStartupButOtherPropertiesAreIgnored() {
-    ConfigException e =
-        assertThrows(
-            ConfigException.class,
-            () -> RelayConfig.load(null, Map.of("relay.nope", "1", "java.home", "/x"), Map.of()));
-    assertTrue(e.getMessage().contains("relay.nope"), e.getMessage());
+    ConfigException e = error(Map.of("relay.nope", "1", "java.home", "/x"));
+    assertEquals(
+        "unknown key relay.nope as a -D system property (see --help for every key)",
+        e.getMessage());
   }
 
   @Test
-  void badValuesNameTheKeyAndTheSource() {
+  void unreadableFileIsAConfigurationError() {
+    Path missing = dir.resolve("missing.properties");
+    ConfigException e =
+        assertThrows(ConfigException.class, () -> RelayConfig.load(missing, Map.of(), Map.of()));
+    assertTrue(e.getMessage().startsWith("--config " + missing + ": cannot read"), e.getMessage());
+  }
+
+  @Test
+  void badValuesNameTheKeyTheValueAndTheSource() {
     Map<String, String> cases =
         Map.of(
             "relay.server.port", "http",
@@ -98,23 +144,64 @@ class RelayConfigTest {
             "relay.tenant.missing", "ignore",
             "relay.downstream.url", "ftp://x/push",
             "relay.tenant.remove-label", "yes",
-            "relay.tenant.prefix", "a/b",
-            "relay.tenant.labels", " , ",
-            "relay.downstream.tenant-header", "X Bad");
+            "relay.downstream.tenant-header", "X Bad",
+            "relay.server.read-timeout", "99999999999999999999s",
+            "relay.log.failure-interval", "0s");
     for (Map.Entry<String, String> c : cases.entrySet()) {
-      ConfigException e =
-          assertThrows(
-              ConfigException.class,
-              () -> RelayConfig.load(null, Map.of(c.getKey(), c.getValue()), Map.of()),
-              c.getKey());
-      assertTrue(e.getMessage().startsWith(c.getKey()), e.getMessage());
+      ConfigException e = error(Map.of(c.getKey(), c.getValue()));
+      assertTrue(
+          e.getMessage().startsWith(c.getKey() + " '" + c.getValue() + "' "), e.getMessage());
+      assertTrue(e.getMessage().endsWith(" (from -D" + c.getKey() + ")"), e.getMessage());
+      assertEquals(c.getKey(), e.key());
+      assertEquals(Optional.of(c.getValue()), e.value());
+      assertEquals(Optional.of("-D" + c.getKey()), e.source());
     }
     ConfigException env =
         assertThrows(
             ConfigException.class,
             () -> RelayConfig.load(null, Map.of(), Map.of("RELAY_SERVER_PORT", "70000")));
-    assertTrue(
-        env.getMessage().contains("environment variable RELAY_SERVER_PORT"), env.getMessage());
+    assertEquals(
+        "relay.server.port '70000' must be between 0 and 65535"
+            + " (from environment variable RELAY_SERVER_PORT)",
+        env.getMessage());
+  }
+
+  @Test
+  void tenantRuleProblemsNameTheirKey() {
+    Map<String, String> cases =
+        Map.of(
+            "relay.tenant.prefix", "a/b",
+            "relay.tenant.labels", " , ",
+            "relay.tenant.default", "..");
+    for (Map.Entry<String, String> c : cases.entrySet()) {
+      ConfigException e = error(Map.of(c.getKey(), c.getValue()));
+      assertEquals(c.getKey(), e.key());
+      assertTrue(e.getMessage().startsWith(c.getKey() + " "), e.getMessage());
+      assertTrue(e.getMessage().endsWith(" (from -D" + c.getKey() + ")"), e.getMessage());
+    }
+    assertEquals(
+        "relay.tenant.prefix 'a/b' is not a valid tenant ID prefix (invalid_character)"
+            + " (from -Drelay.tenant.prefix)",
+        error(Map.of("relay.tenant.prefix", "a/b")).getMessage());
+    assertEquals(
+        "has a duplicate label name in [a, a]",
+        error(Map.of("relay.tenant.labels", "a,a")).problem());
+  }
+
+  @Test
+  void crossKeyRulesNameTheKeyToChange() {
+    assertEquals(
+        "relay.downstream.retry.max-backoff '10ms' must not be less than"
+            + " relay.downstream.retry.initial-backoff (from -Drelay.downstream.retry.max-backoff)",
+        error(Map.of("relay.downstream.retry.max-backoff", "10ms")).getMessage());
+    assertEquals(
+        "relay.downstream.bearer-token cannot be combined with relay.downstream.basic-auth.username"
+            + " (from -Drelay.downstream.bearer-token)",
+        error(
+                Map.of(
+                    "relay.downstream.bearer-token", "t",
+                    "relay.downstream.basic-auth.username", "u"))
+            .getMessage());
   }
 
   @Test
@@ -127,20 +214,44 @@ class RelayConfigTest {
                 "relay.downstream.basic-auth.password", "hunter2"),
             Map.of());
     assertFalse(c.describe().contains("hunter2"));
+    assertFalse(c.toString().contains("hunter2"));
     assertTrue(c.describe().contains("auth=basic"));
-    ConfigException e =
-        assertThrows(
-            ConfigException.class,
-            () ->
-                RelayConfig.load(
-                    null, Map.of("relay.downstream.basic-auth.password", "hunter2"), Map.of()));
+    ConfigException e = error(Map.of("relay.downstream.basic-auth.password", "hunter2"));
     assertFalse(e.getMessage().contains("hunter2"), e.getMessage());
+    assertEquals(Optional.empty(), e.value());
+    ConfigException control =
+        error(
+            Map.of(
+                "relay.downstream.basic-auth.username", "u",
+                "relay.downstream.basic-auth.password", "hun\u0001ter2"));
+    assertEquals(
+        "relay.downstream.basic-auth.password must not contain control characters"
+            + " (from -Drelay.downstream.basic-auth.password)",
+        control.getMessage());
+    ConfigException inUrl = error(Map.of("relay.downstream.url", "http://u:hunter2@x/push"));
+    assertFalse(inUrl.getMessage().contains("hunter2"), inUrl.getMessage());
+    assertTrue(inUrl.getMessage().startsWith("relay.downstream.url must not carry credentials"));
+  }
+
+  @Test
+  void trustedIncomingHeaderIsTheTenantHeader() throws Exception {
+    RelayConfig c =
+        RelayConfig.load(
+            null,
+            Map.of(
+                "relay.tenant.trust-incoming-header", "true",
+                "relay.downstream.tenant-header", "X-Tenant",
+                "relay.tenant.prefix", "p-"),
+            Map.of());
+    assertEquals("X-Tenant", c.tenant().trustedHeader());
+    assertEquals("p-team", c.tenant().incomingTenant("team"));
+    assertNull(c.tenant().incomingTenant("a|b"));
   }
 
   @Test
   void helpListsEveryKeyWithItsDefault() {
     String help = RelayConfig.help();
-    for (ConfigKey k : RelayConfig.KEYS) {
+    for (ConfigKey k : ConfigKeys.ALL) {
       assertTrue(help.contains(k.name() + " (" + k.environmentVariable() + ")"), k.name());
     }
     assertTrue(help.contains("default: X-Scope-OrgID"));

@@ -1,306 +1,306 @@
 package io.prwrelay.server.downstream;
 
-import static io.prwrelay.server.testing.ScriptedDownstream.Reply;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static io.prwrelay.server.downstream.ScriptedSender.Reply;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.core.route.TenantProblem;
-import io.prwrelay.core.route.TenantRules;
-import io.prwrelay.oracle.v1.WriteRequest;
-import io.prwrelay.server.RelayVersion;
-import io.prwrelay.server.testing.RelayFixture;
-import io.prwrelay.server.testing.ScriptedDownstream.Received;
-import io.prwrelay.testing.Oracle;
-import io.prwrelay.testing.RawProto;
-import io.prwrelay.testing.RequestGenerator;
-import java.net.http.HttpResponse;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.prwrelay.core.encode.SeriesCounts;
 import java.time.Duration;
-import java.util.Base64;
-import java.util.EnumMap;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shared downstream suite: the relay in front of a real in-process HTTP server that records
- * requests and plays scripted answers. Asserts exact per-tenant bodies (decoded with the oracle),
- * headers, and the sender's status.
+ * Delivery decisions on simulated time, against a scripted {@link TenantSender}: retries and their
+ * backoff, {@code Retry-After}, the request deadline, the attempt timeout, the concurrency bound,
+ * each batch's final outcome, and that every batch is released exactly once.
  */
 class DeliveryTest {
-  private static final TenantRules DEFAULT_RULES = TenantRules.builder().build();
+  /** Jitter that always picks the longest delay, so backoff times are exact. */
+  private static final RandomGenerator LONGEST =
+      new RandomGenerator() {
+        @Override
+        public long nextLong() {
+          return 0;
+        }
 
-  private static byte[] series(String tenant, String name) {
-    return tenant == null
-        ? RawProto.series(RawProto.label("__name__", name), RawProto.sample(1, 1))
-        : RawProto.series(
-            RawProto.label("__name__", name),
-            RawProto.label("service_id", tenant),
-            RawProto.sample(1, 1));
+        @Override
+        public long nextLong(long bound) {
+          return bound - 1;
+        }
+      };
+
+  private final SimulatedLoop sim = new SimulatedLoop();
+  private final ScriptedSender sender = new ScriptedSender();
+  private final List<ByteBuf> bodies = new ArrayList<>();
+  private final List<String> events = new ArrayList<>();
+  private List<TenantOutcome> outcomes;
+  private long doneAtNanos = -1;
+  private int doneCalls;
+
+  private final DeliveryObserver observer =
+      new DeliveryObserver() {
+        @Override
+        public void attempt(TenantSend send, AttemptOutcome outcome, long nanos) {
+          events.add("attempt " + send.tenant() + " " + outcome.code() + " " + ms(nanos));
+        }
+
+        @Override
+        public void retry(TenantSend send, AttemptOutcome outcome, long delayNanos) {
+          events.add("retry " + send.tenant() + " in " + ms(delayNanos));
+        }
+
+        @Override
+        public void finished(TenantSend send) {
+          events.add("finished " + send.tenant() + " " + send.last().code());
+        }
+      };
+
+  @AfterEach
+  void everyBatchWasReleasedExactlyOnce() {
+    assertTrue(sender.releasedBodies().isEmpty(), "sent after release: " + sender.releasedBodies());
+    for (ByteBuf b : bodies) {
+      assertEquals(0, b.refCnt(), "every batch released at its final outcome");
+    }
+    assertFalse(sim.channel().finishAndReleaseAll());
   }
 
-  private static byte[] twoTenants() {
-    return RawProto.cat(series("a", "m1"), series("b", "m2"), series("a", "m3"));
+  private static long ms(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
   }
 
-  @Test
-  void eachTenantReceivesExactlyItsSeriesWithTheRequiredHeaders() throws Exception {
-    RequestGenerator gen = new RequestGenerator(11);
-    WriteRequest request = gen.request(2000, DEFAULT_RULES.labels());
-    Map<String, WriteRequest> expected =
-        Oracle.expectedBatches(request, DEFAULT_RULES, new EnumMap<>(TenantProblem.class));
-    try (RelayFixture f = new RelayFixture()) {
-      HttpResponse<String> r = f.write(request.toByteArray());
-      assertEquals(204, r.statusCode(), r.body());
-      Map<String, List<Received>> got = f.downstream.byTenant();
-      assertEquals(expected.keySet(), got.keySet());
-      for (Map.Entry<String, WriteRequest> e : expected.entrySet()) {
-        List<Received> forTenant = got.get(e.getKey());
-        assertEquals(1, forTenant.size(), "one POST per tenant");
-        Received rec = forTenant.get(0);
-        assertArrayEquals(e.getValue().toByteArray(), rec.body(), "batch of " + e.getKey());
-        assertEquals("POST", rec.method());
-        assertEquals("/api/v1/push", rec.uri());
-        assertEquals("snappy", rec.header("Content-Encoding"));
-        assertEquals("application/x-protobuf", rec.header("Content-Type"));
-        assertEquals("0.1.0", rec.header("X-Prometheus-Remote-Write-Version"));
-        assertEquals("prw-relay/" + RelayVersion.VERSION, rec.header("User-Agent"));
-        assertNull(rec.header("Authorization"));
+  private Delivery delivery(Duration timeout, Duration attemptTimeout, int maxConcurrent) {
+    return delivery(timeout, attemptTimeout, maxConcurrent, Duration.ofSeconds(1));
+  }
+
+  private Delivery delivery(
+      Duration timeout, Duration attemptTimeout, int maxConcurrent, Duration maxBackoff) {
+    return new Delivery(
+        sender,
+        new RetryPolicy(Duration.ofMillis(100), maxBackoff, () -> LONGEST),
+        timeout,
+        attemptTimeout,
+        maxConcurrent,
+        observer);
+  }
+
+  /** Starts delivering one batch per tenant (3 series each) at the current simulated time. */
+  private void deliver(Delivery d, String... tenants) {
+    List<TenantSend> sends = new ArrayList<>();
+    for (String t : tenants) {
+      ByteBuf body = Unpooled.directBuffer(8).writeLong(42);
+      bodies.add(body);
+      sends.add(new TenantSend(t, body, new SeriesCounts(3, 3, 0, 0), 100));
+    }
+    d.deliver(
+        sim.loop(),
+        sends,
+        sim.now(),
+        o -> {
+          doneCalls++;
+          outcomes = o;
+          doneAtNanos = sim.now();
+        });
+    sim.runDue();
+  }
+
+  private TenantOutcome outcome(String tenant) {
+    assertEquals(1, doneCalls, "done is called exactly once");
+    for (TenantOutcome o : outcomes) {
+      if (o.tenant().equals(tenant)) {
+        return o;
       }
     }
+    throw new AssertionError("no outcome for " + tenant + " in " + outcomes);
+  }
+
+  private long doneAtMillis() {
+    return ms(doneAtNanos);
+  }
+
+  /** A 3 s request deadline, 1 s per attempt, 16 batches in flight. */
+  private Delivery standard() {
+    return delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16);
+  }
+
+  /** {@code tenant} was sent at exactly these times and finally accepted. */
+  private void assertAcceptedAfterCallsAt(String tenant, Long... millis) {
+    assertEquals(List.of(millis), sender.callMillis(tenant));
+    assertTrue(outcome(tenant).last().success(), outcome(tenant).toString());
+    assertEquals(millis.length, outcome(tenant).attempts());
   }
 
   @Test
-  void cortexStyle200AndPlain204BothCountAsAccepted() throws Exception {
-    try (RelayFixture f = new RelayFixture()) {
-      f.downstream.script("a", Reply.status(200)).script("b", Reply.status(204));
-      assertEquals(204, f.write(twoTenants()).statusCode());
-    }
+  void acceptedBatchIsSentOnce() {
+    deliver(standard(), "a", "b");
+    assertEquals(200, outcome("a").last().status());
+    assertEquals(1, outcome("a").attempts());
+    assertEquals(3, outcome("a").series());
+    assertEquals(List.of("a", "b"), outcomes.stream().map(TenantOutcome::tenant).toList());
+    assertEquals(2, sender.calls().size());
+    assertEquals(0, doneAtMillis());
   }
 
   @Test
-  void nonRetriableRejectionIs400NamingTheTenantAndTheDownstreamMessage() throws Exception {
-    for (int status : new int[] {400, 401, 413, 415}) {
-      try (RelayFixture f = new RelayFixture()) {
-        f.downstream.script("b", Reply.status(status, "err: sample too old"));
-        HttpResponse<String> r = f.write(twoTenants());
-        assertEquals(400, r.statusCode(), r.body());
-        assertTrue(r.body().contains("tenant b"), r.body());
-        assertTrue(
-            r.body().contains("downstream answered " + status + ": err: sample too old"), r.body());
-        assertFalse(r.body().contains("tenant a"), r.body());
-        assertEquals(1, f.downstream.byTenant().get("b").size(), "a 4xx is not retried");
-        assertEquals(1, f.downstream.byTenant().get("a").size());
-      }
-    }
+  void requestWithoutBatchesIsDoneAtOnce() {
+    deliver(standard());
+    assertEquals(List.of(), outcomes);
+    assertEquals(1, doneCalls);
   }
 
   @Test
-  void serverErrorIsRetriedUntilAccepted() throws Exception {
-    try (RelayFixture f = new RelayFixture()) {
-      f.downstream.script("a", Reply.status(500), Reply.status(503));
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(204, r.statusCode(), r.body());
-      List<Received> attempts = f.downstream.byTenant().get("a");
-      assertEquals(3, attempts.size());
-      assertArrayEquals(
-          attempts.get(0).body(), attempts.get(2).body(), "a retry re-sends the same batch");
-      assertEquals(1, f.downstream.byTenant().get("b").size());
-    }
+  void serverErrorsAreRetriedWithDoublingBackoffUntilAccepted() {
+    sender.script("a", Reply.status(500), Reply.status(503), Reply.status(500));
+    deliver(standard(), "a");
+    sim.advance(Duration.ofSeconds(3));
+    assertAcceptedAfterCallsAt("a", 0L, 100L, 300L, 700L);
+    assertEquals(700, doneAtMillis());
   }
 
   @Test
-  void persistentServerErrorIs503AtTheDeadline() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.timeout", "500ms"))) {
-      for (int i = 0; i < 100; i++) {
-        f.downstream.script("a", Reply.status(500, "ingester down"));
-      }
-      long start = System.nanoTime();
-      HttpResponse<String> r = f.write(twoTenants());
-      long ms = Duration.ofNanos(System.nanoTime() - start).toMillis();
-      assertEquals(503, r.statusCode(), r.body());
-      assertTrue(r.body().contains("tenant a"), r.body());
-      assertTrue(r.body().contains("ingester down"), r.body());
-      assertTrue(f.downstream.byTenant().get("a").size() > 1, "retried");
-      assertTrue(ms < 3000, "answered by the deadline, took " + ms + " ms");
-    }
+  void backoffStopsGrowingAtTheMaximum() {
+    sender.repeat("a", Reply.status(502), 4);
+    deliver(
+        delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 16, Duration.ofMillis(250)), "a");
+    sim.advance(Duration.ofSeconds(3));
+    assertAcceptedAfterCallsAt("a", 0L, 100L, 300L, 550L, 800L);
   }
 
   @Test
-  void retryAfterIsHonouredAndPropagatedOn429() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.timeout", "3s"))) {
-      f.downstream.script("a", Reply.retryAfter(429, "1"));
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(204, r.statusCode(), r.body());
-      List<Received> attempts = f.downstream.byTenant().get("a");
-      assertEquals(2, attempts.size());
-      long waitedMs =
-          Duration.ofNanos(attempts.get(1).atNanos() - attempts.get(0).atNanos()).toMillis();
-      assertTrue(waitedMs >= 950, "retry waited " + waitedMs + " ms for Retry-After: 1");
-    }
-    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.timeout", "2s"))) {
-      f.downstream.script("a", Reply.retryAfter(429, "30"));
-      f.downstream.script("b", Reply.retryAfter(429, "7"));
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(429, r.statusCode(), r.body());
-      assertEquals("30", r.headers().firstValue("Retry-After").orElse(null));
-      assertEquals(
-          1,
-          f.downstream.byTenant().get("a").size(),
-          "no retry when Retry-After exceeds the deadline");
-    }
+  void transportFailuresAndRateLimitsAreRetried() {
+    sender.script("a", Reply.transport("connection reset"), Reply.status(429));
+    deliver(standard(), "a");
+    sim.advance(Duration.ofSeconds(3));
+    assertAcceptedAfterCallsAt("a", 0L, 100L, 300L);
   }
 
   @Test
-  void retriableWinsWhenMixedWithRejections() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.timeout", "500ms"))) {
-      f.downstream.script("a", Reply.status(400, "bad labels"));
-      for (int i = 0; i < 100; i++) {
-        f.downstream.script("b", Reply.status(503));
-      }
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(503, r.statusCode(), r.body());
-      assertTrue(r.body().contains("tenant a") && r.body().contains("bad labels"), r.body());
-      assertTrue(r.body().contains("tenant b"), r.body());
-    }
+  void rejectionIsNotRetried() {
+    sender.script("a", Reply.status(400, "sample too old"));
+    deliver(standard(), "a", "b");
+    sim.advance(Duration.ofSeconds(3));
+    assertEquals(1, sender.callMillis("a").size());
+    assertEquals(400, outcome("a").last().status());
+    assertEquals("sample too old", outcome("a").last().message());
+    assertEquals(200, outcome("b").last().status());
+    assertEquals(0, doneAtMillis());
   }
 
   @Test
-  void mixed429And503Is503() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.timeout", "400ms"))) {
-      for (int i = 0; i < 100; i++) {
-        f.downstream.script("a", Reply.status(429)).script("b", Reply.status(502));
-      }
-      assertEquals(503, f.write(twoTenants()).statusCode());
-    }
+  void retryAfterLongerThanTheBackoffIsWaitedFor() {
+    sender.script("a", Reply.retryAfter(429, Duration.ofSeconds(1)));
+    deliver(standard(), "a");
+    sim.advance(Duration.ofSeconds(3));
+    assertAcceptedAfterCallsAt("a", 0L, 1000L);
   }
 
   @Test
-  void slowDownstreamIsTimedOutAndRetried() throws Exception {
-    try (RelayFixture f =
-        new RelayFixture(
-            Map.of(
-                "relay.downstream.attempt-timeout", "200ms", "relay.downstream.timeout", "3s"))) {
-      f.downstream.script("a", Reply.slow(Duration.ofSeconds(2)));
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(204, r.statusCode(), r.body());
-      assertEquals(2, f.downstream.byTenant().get("a").size());
-    }
+  void retryAfterBeyondTheDeadlineEndsTheBatchAtOnce() {
+    sender.script("a", Reply.retryAfter(429, Duration.ofSeconds(30)));
+    sender.script("b", Reply.retryAfter(429, Duration.ofSeconds(7)));
+    deliver(delivery(Duration.ofSeconds(2), Duration.ofSeconds(1), 16), "a", "b");
+    assertEquals(0, doneAtMillis(), "no waiting for a retry that cannot happen in time");
+    assertEquals(List.of(0L), sender.callMillis("a"));
+    assertEquals(429, outcome("a").last().status());
+    assertEquals(30_000, outcome("a").last().retryAfterMillis());
+    assertEquals(7_000, outcome("b").last().retryAfterMillis());
   }
 
   @Test
-  void slowDownstreamBeyondTheDeadlineIs503() throws Exception {
-    try (RelayFixture f =
-        new RelayFixture(
-            Map.of(
-                "relay.downstream.attempt-timeout", "5s", "relay.downstream.timeout", "300ms"))) {
-      f.downstream.script("a", Reply.slow(Duration.ofSeconds(3)));
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(503, r.statusCode(), r.body());
-      assertTrue(r.body().contains("no response within"), r.body());
-    }
+  void persistentFailureIsGivenUpWhenTheNextRetryWouldMissTheDeadline() {
+    sender.repeat("a", Reply.status(500, "ingester down"), 100);
+    deliver(delivery(Duration.ofSeconds(1), Duration.ofSeconds(1), 16), "a");
+    sim.advance(Duration.ofSeconds(5));
+    // The retry after 700 ms would wait 800 ms, past the deadline at 1000 ms.
+    assertEquals(List.of(0L, 100L, 300L, 700L), sender.callMillis("a"));
+    assertEquals(700, doneAtMillis());
+    assertEquals(500, outcome("a").last().status());
+    assertEquals(4, outcome("a").attempts());
   }
 
   @Test
-  void connectionResetIsRetried() throws Exception {
-    try (RelayFixture f = new RelayFixture()) {
-      f.downstream.script("b", Reply.reset(), Reply.reset());
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(204, r.statusCode(), r.body());
-      assertEquals(3, f.downstream.byTenant().get("b").size());
-    }
+  void attemptTimeoutIsTheSmallerOfItsSettingAndTheTimeLeft() {
+    sender.repeat("a", Reply.silence(), 10);
+    deliver(delivery(Duration.ofMillis(1500), Duration.ofSeconds(1), 16), "a");
+    sim.advance(Duration.ofSeconds(5));
+    List<Long> timeouts = sender.calls().stream().map(c -> ms(c.timeoutNanos())).toList();
+    assertEquals(List.of(1000L, 400L), timeouts, "the retry at 1100 ms has 400 ms left");
+    assertEquals(1500, doneAtMillis());
+    assertEquals(AttemptOutcome.TRANSPORT_FAILURE, outcome("a").last().status());
+    assertTrue(outcome("a").last().message().contains("no response within"));
   }
 
   @Test
-  void unreachableDownstreamIs503() throws Exception {
-    int closedPort;
-    try (java.net.ServerSocket s =
-        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      closedPort = s.getLocalPort();
-    }
-    try (RelayFixture f =
-        new RelayFixture(
-            Map.of(
-                "relay.downstream.url",
-                "http://127.0.0.1:" + closedPort + "/api/v1/push",
-                "relay.downstream.timeout",
-                "400ms"))) {
-      HttpResponse<String> r = f.write(twoTenants());
-      assertEquals(503, r.statusCode(), r.body());
-      assertTrue(r.body().contains("cannot connect"), r.body());
-    }
+  void slowAttemptIsTimedOutAndRetried() {
+    sender.script("a", Reply.status(200).after(Duration.ofSeconds(2)));
+    deliver(delivery(Duration.ofSeconds(3), Duration.ofMillis(200), 16), "a");
+    sim.advance(Duration.ofSeconds(3));
+    assertAcceptedAfterCallsAt("a", 0L, 300L);
   }
 
   @Test
-  void tenantIsSubstitutedIntoTheUrlAndCustomHeaderIsUsed() throws Exception {
-    try (RelayFixture f =
-        new RelayFixture(
-            Map.of(
-                "relay.downstream.url", "http://$DOWNSTREAM/t/{tenant}/push",
-                "relay.downstream.tenant-header", "X-Tenant"))) {
-      f.downstream.tenantHeader("X-Tenant");
-      assertEquals(204, f.write(twoTenants()).statusCode());
-      assertEquals("/t/a/push", f.downstream.byTenant().get("a").get(0).uri());
-      assertEquals("/t/b/push", f.downstream.byTenant().get("b").get(0).uri());
-      assertNull(f.downstream.byTenant().get("a").get(0).header("X-Scope-OrgID"));
+  void atMostMaxConcurrentBatchesAreInFlight() {
+    for (String t : List.of("a", "b", "c", "d", "e")) {
+      sender.script(t, Reply.status(200).after(Duration.ofMillis(100)));
     }
+    deliver(delivery(Duration.ofSeconds(3), Duration.ofSeconds(1), 2), "a", "b", "c", "d", "e");
+    sim.advance(Duration.ofSeconds(1));
+    assertEquals(2, sender.maxInFlight());
+    assertEquals(
+        List.of(0L, 0L, 100L, 100L, 200L),
+        sender.calls().stream().map(c -> ms(c.atNanos())).toList());
+    assertEquals(300, doneAtMillis());
+    assertEquals(5, outcomes.size());
   }
 
   @Test
-  void sendsBasicAuthOrBearerToken() throws Exception {
-    try (RelayFixture f =
-        new RelayFixture(
-            Map.of(
-                "relay.downstream.basic-auth.username", "relay",
-                "relay.downstream.basic-auth.password", "s3cret"))) {
-      f.write(twoTenants());
-      String expected =
-          "Basic "
-              + Base64.getEncoder()
-                  .encodeToString("relay:s3cret".getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      assertEquals(expected, f.downstream.received().get(0).header("Authorization"));
-    }
-    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.bearer-token", "tok"))) {
-      f.write(twoTenants());
-      assertEquals("Bearer tok", f.downstream.received().get(0).header("Authorization"));
-    }
+  void batchStillWaitingAtTheDeadlineFailsWithoutBeingSent() {
+    sender.repeat("a", Reply.silence(), 10);
+    deliver(delivery(Duration.ofSeconds(1), Duration.ofSeconds(5), 1), "a", "b");
+    sim.advance(Duration.ofSeconds(5));
+    assertEquals(1000, doneAtMillis());
+    assertEquals(List.of(), sender.callMillis("b"));
+    assertEquals(0, outcome("b").attempts());
+    assertEquals(
+        "request deadline passed before the batch could be sent", outcome("b").last().message());
+    assertTrue(outcome("a").last().message().contains("no response within 1000 ms"));
   }
 
   @Test
-  void incomingTenantHeaderIsIgnoredUnlessTrusted() throws Exception {
-    try (RelayFixture f = new RelayFixture()) {
-      assertEquals(204, f.write(twoTenants(), "X-Scope-OrgID", "intruder").statusCode());
-      assertEquals(List.of("a", "b"), List.copyOf(f.downstream.byTenant().keySet()));
-    }
-    try (RelayFixture f = new RelayFixture(Map.of("relay.tenant.trust-incoming-header", "true"))) {
-      assertEquals(204, f.write(twoTenants(), "X-Scope-OrgID", "team-x").statusCode());
-      assertEquals(List.of("team-x"), List.copyOf(f.downstream.byTenant().keySet()));
-      assertArrayEquals(twoTenants(), f.downstream.received().get(0).body());
-      HttpResponse<String> bad = f.write(twoTenants(), "X-Scope-OrgID", "a|b");
-      assertEquals(400, bad.statusCode());
-      assertEquals(204, f.write(twoTenants()).statusCode(), "without the header, series are split");
-    }
+  void observerHearsOfEveryAttemptRetryAndFinalOutcome() {
+    sender.script("a", Reply.status(503).after(Duration.ofMillis(10)));
+    deliver(standard(), "a");
+    sim.advance(Duration.ofSeconds(1));
+    assertEquals(
+        List.of("attempt a 503 10", "retry a in 100", "attempt a 200 0", "finished a 200"), events);
   }
 
   @Test
-  void requestWithoutAnyRoutableSeriesIsAcceptedWithoutDownstreamCalls() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.tenant.missing", "drop"))) {
-      assertEquals(204, f.write(series(null, "m")).statusCode());
-      assertTrue(f.downstream.received().isEmpty());
-    }
-  }
-
-  @Test
-  void boundedConcurrencyStillDeliversEveryTenant() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.max-concurrent-sends", "1"))) {
-      byte[] request = new byte[0];
-      for (int i = 0; i < 20; i++) {
-        request = RawProto.cat(request, series("t" + i, "m"));
-      }
-      assertEquals(204, f.write(request).statusCode());
-      assertEquals(20, f.downstream.byTenant().size());
-    }
+  void outcomeOfEveryMixIsReportedPerTenant() {
+    sender.script("ok", Reply.status(204));
+    sender.script("rejected", Reply.status(413, "too big"));
+    sender.repeat("limited", Reply.retryAfter(429, Duration.ofSeconds(60)), 1);
+    sender.repeat("down", Reply.status(503), 100);
+    sender.repeat("silent", Reply.silence(), 100);
+    deliver(
+        delivery(Duration.ofSeconds(2), Duration.ofMillis(500), 16),
+        "ok",
+        "rejected",
+        "limited",
+        "down",
+        "silent");
+    sim.advance(Duration.ofSeconds(3));
+    assertEquals(204, outcome("ok").last().status());
+    assertEquals(413, outcome("rejected").last().status());
+    assertEquals(429, outcome("limited").last().status());
+    assertEquals(503, outcome("down").last().status());
+    assertEquals(AttemptOutcome.TRANSPORT_FAILURE, outcome("silent").last().status());
+    assertEquals(1800, doneAtMillis(), "the silent tenant's last attempt timed out at 1800 ms");
   }
 }

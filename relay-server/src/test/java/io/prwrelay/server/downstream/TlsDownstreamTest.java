@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.prwrelay.server.app.RelayServer;
 import io.prwrelay.server.config.RelayConfig;
-import io.prwrelay.server.http.RelayServer;
 import io.prwrelay.server.testing.ScriptedDownstream;
 import io.prwrelay.testing.RawProto;
 import java.io.InputStream;

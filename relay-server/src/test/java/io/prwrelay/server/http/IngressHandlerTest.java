@@ -5,19 +5,30 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.Delivery;
+import io.prwrelay.server.downstream.ScriptedSender;
+import io.prwrelay.server.downstream.ScriptedSender.Reply;
+import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,35 +36,46 @@ import org.junit.jupiter.api.Test;
 import org.xerial.snappy.Snappy;
 
 /**
- * The ingress handler on an {@link EmbeddedChannel}: everything answered before any downstream
- * delivery (routing of paths and methods, header checks, size limits, decompression and parse
- * errors, health).
+ * The ingress handler on an {@link EmbeddedChannel} with simulated time and a scripted downstream:
+ * routing of paths and methods, header checks, size limits, decompression and parse errors, health,
+ * the read timeout, pipelining, and the answer a delivered write gets.
  */
 class IngressHandlerTest {
+  private static final Map<String, String> BASE =
+      Map.of(
+          "relay.server.max-request-bytes", "1000",
+          "relay.server.max-decompressed-bytes", "5000",
+          "relay.tenant.missing", "reject",
+          "relay.downstream.timeout", "2s",
+          "relay.downstream.attempt-timeout", "1s");
+
+  private final ScriptedSender sender = new ScriptedSender();
   private RelayMetrics metrics;
-  private ServerState state;
+  private HttpIngress ingress;
+  private SimulatedLoop sim;
   private EmbeddedChannel channel;
 
   @BeforeEach
   void setUp() throws Exception {
-    RelayConfig config =
-        RelayConfig.load(
-            null,
-            Map.of(
-                "relay.server.max-request-bytes", "1000",
-                "relay.server.max-decompressed-bytes", "5000",
-                "relay.tenant.missing", "reject"),
-            Map.of());
-    metrics = new RelayMetrics(10, io.netty.buffer.ByteBufAllocator.DEFAULT);
-    state = new ServerState();
-    state.listening();
-    WriteProcessor processor =
-        new WriteProcessor(config, null, metrics, new FailureLog(Duration.ofSeconds(10)));
-    channel = new EmbeddedChannel(new IngressHandler(config, processor, metrics, state));
+    open(Map.of());
+  }
+
+  /** Opens the connection with the base settings and {@code overrides}. */
+  private void open(Map<String, String> overrides) throws Exception {
+    Map<String, String> props = new HashMap<>(BASE);
+    props.putAll(overrides);
+    RelayConfig config = RelayConfig.load(null, props, Map.of());
+    metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
+    Delivery delivery = Delivery.of(config.downstream(), sender, metrics);
+    ingress = new HttpIngress(config.server(), config.tenant(), delivery, metrics);
+    ingress.listening();
+    sim = new SimulatedLoop(ingress.newHandler());
+    channel = sim.channel();
   }
 
   @AfterEach
   void tearDown() {
+    assertTrue(sender.releasedBodies().isEmpty());
     assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
   }
 
@@ -80,8 +102,15 @@ class IngressHandlerTest {
 
   private FullHttpResponse exchange(FullHttpRequest req) {
     channel.writeInbound(req);
-    FullHttpResponse res = channel.readOutbound();
-    return res;
+    sim.runDue();
+    return channel.readOutbound();
+  }
+
+  private static byte[] twoTenants() throws Exception {
+    return Snappy.compress(
+        RawProto.cat(
+            RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
+            RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(1, 1))));
   }
 
   private static String body(FullHttpResponse r) {
@@ -118,7 +147,7 @@ class IngressHandlerTest {
     FullHttpResponse ready = exchange(request(HttpMethod.GET, "/-/ready?x=1", new byte[0]));
     assertEquals(200, ready.status().code());
     ready.release();
-    state.draining();
+    ingress.draining();
     FullHttpResponse notReady = exchange(request(HttpMethod.GET, "/-/ready", new byte[0]));
     assertEquals(503, notReady.status().code());
     assertEquals("not ready: shutting down\n", body(notReady));
@@ -249,5 +278,125 @@ class IngressHandlerTest {
     assertEquals(200, r.status().code());
     r.release();
     assertFalse(channel.isOpen());
+  }
+
+  @Test
+  void writeDeliveredToEveryTenantIs204() throws Exception {
+    FullHttpResponse r = exchange(write(twoTenants()));
+    assertEquals(204, r.status().code());
+    r.release();
+    assertEquals(List.of(0L), sender.callMillis("a"));
+    assertEquals(List.of(0L), sender.callMillis("b"));
+    assertTrue(channel.isOpen());
+  }
+
+  @Test
+  void answerWaitsForTheSlowestTenant() throws Exception {
+    sender.script("b", Reply.status(200).after(Duration.ofMillis(800)));
+    channel.writeInbound(write(twoTenants()));
+    sim.advance(Duration.ofMillis(799));
+    assertNull(channel.readOutbound(), "not answered while b is in flight");
+    sim.advance(Duration.ofMillis(1));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(204, r.status().code());
+    r.release();
+  }
+
+  @Test
+  void tenantsOverTheirLimitGet429WithTheLargestRetryAfter() throws Exception {
+    sender.script("a", Reply.retryAfter(429, Duration.ofSeconds(30)));
+    sender.script("b", Reply.retryAfter(429, Duration.ofSeconds(7)));
+    FullHttpResponse r = exchange(write(twoTenants()));
+    assertEquals(429, r.status().code());
+    assertEquals("30", r.headers().get(HttpHeaderNames.RETRY_AFTER));
+    assertTrue(body(r).startsWith("0 of 2 tenant batches accepted downstream"));
+    assertTrue(channel.isOpen(), "a delivery failure keeps the connection");
+  }
+
+  @Test
+  void retriableFailureAtTheDeadlineIs503NamingTheTenant() throws Exception {
+    sender.repeat("a", Reply.status(500, "ingester down"), 100);
+    sender.script("b", Reply.status(400, "bad labels"));
+    channel.writeInbound(write(twoTenants()));
+    sim.advance(Duration.ofSeconds(2));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(503, r.status().code());
+    String text = body(r);
+    assertTrue(text.contains("tenant a"), text);
+    assertTrue(text.contains("ingester down"), text);
+    assertTrue(text.contains("tenant b") && text.contains("bad labels"), text);
+    assertTrue(sender.callMillis("a").size() > 1, "retried");
+    assertTrue(
+        metrics.scrape().contains("relay_requests_total{status=\"503\"} 1.0"),
+        "answered requests are counted");
+  }
+
+  @Test
+  void onlyRejectionsAre400() throws Exception {
+    sender.script("b", Reply.status(415, "unsupported"));
+    FullHttpResponse r = exchange(write(twoTenants()));
+    assertEquals(400, r.status().code());
+    assertTrue(body(r).contains("tenant b (1 series, 1 attempt): downstream answered 415"));
+  }
+
+  @Test
+  void transportFailureIsRetriedWithinTheRequest() throws Exception {
+    sender.script("a", new Reply(AttemptOutcome.transport("connection reset"), Duration.ZERO));
+    channel.writeInbound(write(twoTenants()));
+    sim.advance(Duration.ofSeconds(1));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(204, r.status().code());
+    r.release();
+    assertEquals(2, sender.callMillis("a").size());
+  }
+
+  @Test
+  void requestWithoutAnyRoutableSeriesIsAcceptedWithoutDownstreamCalls() throws Exception {
+    channel.finishAndReleaseAll();
+    open(Map.of("relay.tenant.missing", "drop"));
+    byte[] request = RawProto.series(RawProto.label("job", "x"), RawProto.sample(1, 1));
+    FullHttpResponse r = exchange(write(Snappy.compress(request)));
+    assertEquals(204, r.status().code());
+    r.release();
+    assertTrue(sender.calls().isEmpty());
+  }
+
+  @Test
+  void trustedTenantHeaderSendsTheWholeRequestToItsTenant() throws Exception {
+    channel.finishAndReleaseAll();
+    open(Map.of("relay.tenant.trust-incoming-header", "true"));
+    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
+    assertEquals(204, r.status().code());
+    r.release();
+    assertEquals(List.of("team-x"), sender.calls().stream().map(c -> c.tenant()).toList());
+    FullHttpResponse bad = exchange(write(twoTenants(), "X-Scope-OrgID", "a|b"));
+    assertEquals(400, bad.status().code());
+    assertTrue(body(bad).contains("the X-Scope-OrgID header is not a valid tenant ID"));
+  }
+
+  @Test
+  void bodyNotReceivedWithinTheReadTimeoutIs408AndCloses() {
+    HttpRequest head =
+        new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write");
+    head.headers().set("Content-Encoding", "snappy").setInt(HttpHeaderNames.CONTENT_LENGTH, 100);
+    channel.writeInbound(head, new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
+    sim.advance(Duration.ofSeconds(29));
+    assertNull(channel.readOutbound());
+    sim.advance(Duration.ofSeconds(1));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(408, r.status().code());
+    assertTrue(body(r).contains("relay.server.read-timeout"));
+    assertFalse(channel.isOpen());
+  }
+
+  @Test
+  void headRequestGetsHeadersWithoutBody() {
+    FullHttpResponse r = exchange(request(HttpMethod.HEAD, "/-/healthy", new byte[0]));
+    assertEquals(200, r.status().code());
+    assertEquals("3", r.headers().get(HttpHeaderNames.CONTENT_LENGTH));
+    assertEquals("", body(r));
+    FullHttpResponse missing = exchange(request(HttpMethod.HEAD, "/nope", new byte[0]));
+    assertEquals(404, missing.status().code());
+    assertEquals("", body(missing));
   }
 }

@@ -5,13 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.TenantSend;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class RelayMetricsTest {
   private static TenantSend send(String tenant, int series) {
-    return new TenantSend(tenant, null, series, series * 2L, 0, 0, series * 100);
+    return new TenantSend(tenant, null, new SeriesCounts(series, series * 2L, 0, 0), series * 100);
   }
 
   private static double seriesIn(RelayMetrics m, String tenant) {

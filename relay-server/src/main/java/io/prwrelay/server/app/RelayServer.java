@@ -1,4 +1,4 @@
-package io.prwrelay.server.http;
+package io.prwrelay.server.app;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
@@ -7,39 +7,29 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
-import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.concurrent.Ticker;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.downstream.Delivery;
+import io.prwrelay.server.downstream.DeliveryObserver;
 import io.prwrelay.server.downstream.DownstreamClient;
+import io.prwrelay.server.downstream.FailureLog;
+import io.prwrelay.server.http.HttpIngress;
 import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.server.transport.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
-import javax.net.ssl.SSLException;
 
 /**
- * The relay: a Netty HTTP server (epoll when available, NIO otherwise) whose event loops also run
- * the pooled downstream client. Listens only on {@code relay.server.host:relay.server.port}.
+ * The relay, assembled: event loops (epoll when available, NIO otherwise) that run both the HTTP
+ * ingress and the pooled downstream client, the metrics, and the lifecycle (start, readiness,
+ * graceful shutdown). Each component gets only its section of the {@link RelayConfig}. Listens only
+ * on the configured host and port.
  */
 public final class RelayServer implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
@@ -54,73 +44,52 @@ public final class RelayServer implements AutoCloseable {
   static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
 
   private final RelayConfig config;
-  private final boolean epoll;
   private final EventLoopGroup group;
   private final DownstreamClient client;
   private final RelayMetrics metrics;
-  private final ServerState state = new ServerState();
+  private final HttpIngress ingress;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private Channel serverChannel;
 
+  /**
+   * @throws IOException when the downstream's TLS context cannot be built
+   */
   public RelayServer(RelayConfig config) throws IOException {
     this.config = config;
-    this.epoll = Epoll.isAvailable();
-    IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-    int threads =
-        config.ioThreads() > 0 ? config.ioThreads() : Runtime.getRuntime().availableProcessors();
-    this.group = new MultiThreadIoEventLoopGroup(threads, io);
-    Class<? extends SocketChannel> clientChannel =
-        epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-    this.client = new DownstreamClient(config, group, clientChannel, sslContext(config), ALLOCATOR);
-    this.metrics = new RelayMetrics(config.metricsMaxTenants(), ALLOCATOR);
-  }
-
-  private static SslContext sslContext(RelayConfig config) throws IOException {
-    if (!config.downstreamUrl().getScheme().equalsIgnoreCase("https")) {
-      return null;
-    }
+    this.group = Transport.group(config.server().eventLoops());
     try {
-      SslContextBuilder b = SslContextBuilder.forClient();
-      if (config.tlsInsecureSkipVerify()) {
-        b.trustManager(InsecureTrustManagerFactory.INSTANCE);
-      } else if (config.tlsCaFile().isPresent()) {
-        b.trustManager(config.tlsCaFile().get().toFile());
-      }
-      return b.build();
-    } catch (SSLException | IllegalArgumentException e) {
-      throw new IOException("relay.downstream.tls: " + e.getMessage(), e);
+      this.client =
+          new DownstreamClient(config.downstream(), group, Transport.socketChannel(), ALLOCATOR);
+    } catch (IOException | RuntimeException e) {
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      throw e;
     }
+    this.metrics = new RelayMetrics(config.metrics().maxTenants(), ALLOCATOR);
+    Delivery delivery =
+        Delivery.of(
+            config.downstream(),
+            client,
+            DeliveryObserver.all(
+                metrics, new FailureLog(config.log().failureInterval(), Ticker.systemTicker())));
+    this.ingress = new HttpIngress(config.server(), config.tenant(), delivery, metrics);
   }
 
   /** Binds the listen address; the server is ready when this returns. */
   public void start() throws InterruptedException {
-    WriteProcessor processor =
-        new WriteProcessor(config, client, metrics, new FailureLog(config.failureLogInterval()));
-    Class<? extends ServerChannel> serverChannelClass =
-        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-    long idleNanos = config.idleTimeout().toNanos();
     ServerBootstrap b =
-        new ServerBootstrap()
-            .group(group)
-            .channel(serverChannelClass)
-            .option(ChannelOption.SO_BACKLOG, 1024)
+        Transport.serverBootstrap(group)
             .option(ChannelOption.ALLOCATOR, ALLOCATOR)
             .childOption(ChannelOption.ALLOCATOR, ALLOCATOR)
-            .childOption(ChannelOption.TCP_NODELAY, true)
             .childHandler(
                 new ChannelInitializer<Channel>() {
                   @Override
                   protected void initChannel(Channel ch) {
                     connections.add(ch);
-                    ch.pipeline()
-                        .addLast(new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
-                        .addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024))
-                        .addLast(new HttpServerExpectContinueHandler())
-                        .addLast(new IngressHandler(config, processor, metrics, state));
+                    ingress.initChannel(ch);
                   }
                 });
-    serverChannel = b.bind(config.serverHost(), config.serverPort()).sync().channel();
-    state.listening();
+    serverChannel = b.bind(config.server().host(), config.server().port()).sync().channel();
+    ingress.listening();
   }
 
   /** The address actually bound (the port is known here when configured as 0). */
@@ -130,7 +99,7 @@ public final class RelayServer implements AutoCloseable {
 
   /** Transport in use: {@code epoll} or {@code nio}. */
   public String transport() {
-    return epoll ? "epoll" : "nio";
+    return Transport.name();
   }
 
   public RelayMetrics metrics() {
@@ -142,7 +111,7 @@ public final class RelayServer implements AutoCloseable {
    * closes every connection and releases the event loops.
    */
   public void shutdown(Duration grace) throws InterruptedException {
-    state.draining();
+    ingress.draining();
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
@@ -160,6 +129,6 @@ public final class RelayServer implements AutoCloseable {
 
   @Override
   public void close() throws InterruptedException {
-    shutdown(config.downstreamTimeout().plusSeconds(1));
+    shutdown(config.downstream().timeout().plusSeconds(1));
   }
 }

@@ -1,6 +1,6 @@
-package io.prwrelay.server.http;
+package io.prwrelay.server.downstream;
 
-import io.prwrelay.server.downstream.TenantSend;
+import io.netty.util.concurrent.Ticker;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,25 +8,36 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
 
 /**
- * Logs failing downstream batches without log storms: at most one line per tenant and status per
- * interval, carrying how many similar failures were suppressed since the last line. The tenant ID
- * is safe to log (it passed tenant ID validation); request contents and credentials never are
- * logged.
+ * Logs tenant batches that were not delivered, without log storms: at most one line per tenant and
+ * status per interval, carrying how many similar failures were suppressed since the last line. The
+ * tenant ID is safe to log (it passed tenant ID validation); request contents and credentials never
+ * are logged. Thread-safe: every event loop reports here.
  */
-final class FailureLog {
+public final class FailureLog implements DeliveryObserver {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.downstream");
   private static final int MAX_KEYS = 10_000;
 
   private final long intervalNanos;
+  private final Ticker ticker;
   private final Map<String, Window> windows = new ConcurrentHashMap<>();
 
-  FailureLog(Duration interval) {
+  /**
+   * @param interval at most one line per tenant and status per interval
+   * @param ticker the clock of the interval
+   */
+  public FailureLog(Duration interval, Ticker ticker) {
     this.intervalNanos = interval.toNanos();
+    this.ticker = ticker;
   }
 
-  void failed(TenantSend send) {
+  /** Logs {@code send} if it failed and no line for its tenant and status was logged lately. */
+  @Override
+  public void finished(TenantSend send) {
+    if (send.last() == null || send.last().success()) {
+      return;
+    }
     String key = send.tenant() + " " + send.last().code();
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     if (windows.size() > MAX_KEYS) {
       windows.clear();
     }

@@ -1,0 +1,187 @@
+package io.prwrelay.server.config;
+
+import static io.prwrelay.server.config.ConfigKey.key;
+import static io.prwrelay.server.config.ConfigKey.secret;
+
+import io.prwrelay.core.route.TenantRules;
+import java.util.List;
+
+/**
+ * The catalogue of the relay's configuration keys: each key's name, default and meaning, declared
+ * once here. The section loaders ({@link ServerConfig}, {@link DownstreamConfig}, {@link
+ * TenantConfig}, {@link MetricsConfig}, {@link LogConfig}) read them through {@link ConfigValues};
+ * messages that mention a key use {@link ConfigKey#name()} of these constants.
+ */
+public final class ConfigKeys {
+  private ConfigKeys() {}
+
+  public static final ConfigKey SERVER_HOST =
+      key("relay.server.host", "0.0.0.0", "ingress listen address");
+  public static final ConfigKey SERVER_PORT =
+      key("relay.server.port", "8080", "ingress listen port (0 = any free port)");
+  public static final ConfigKey SERVER_MAX_REQUEST_BYTES =
+      key(
+          "relay.server.max-request-bytes",
+          "33554432",
+          "largest compressed request body; larger bodies get 413");
+  public static final ConfigKey SERVER_MAX_DECOMPRESSED_BYTES =
+      key(
+          "relay.server.max-decompressed-bytes",
+          "134217728",
+          "largest decompressed request; larger requests get 400");
+  public static final ConfigKey SERVER_READ_TIMEOUT =
+      key(
+          "relay.server.read-timeout",
+          "30s",
+          "time allowed to receive one whole request; slower senders get 408 and are disconnected");
+  public static final ConfigKey SERVER_IDLE_TIMEOUT =
+      key(
+          "relay.server.idle-timeout",
+          "5m",
+          "idle keep-alive connections are closed after this long without a request");
+  public static final ConfigKey SERVER_IO_THREADS =
+      key(
+          "relay.server.io-threads",
+          "0",
+          "event loop threads for ingress and egress (0 = number of CPUs)");
+
+  public static final ConfigKey DOWNSTREAM_URL =
+      key(
+          "relay.downstream.url",
+          "http://127.0.0.1:9009/api/v1/push",
+          "Cortex/Mimir push URL (http or https); {tenant} in it is replaced by the tenant ID");
+  public static final ConfigKey DOWNSTREAM_TENANT_HEADER =
+      key("relay.downstream.tenant-header", "X-Scope-OrgID", "header carrying the tenant ID");
+  public static final ConfigKey DOWNSTREAM_TIMEOUT =
+      key(
+          "relay.downstream.timeout",
+          "10s",
+          "deadline for delivering one sender request to every tenant, retries included");
+  public static final ConfigKey DOWNSTREAM_ATTEMPT_TIMEOUT =
+      key(
+          "relay.downstream.attempt-timeout",
+          "5s",
+          "deadline for one downstream attempt (connect + response), within the overall deadline");
+  public static final ConfigKey DOWNSTREAM_CONNECT_TIMEOUT =
+      key("relay.downstream.connect-timeout", "2s", "TCP (and TLS) connect timeout");
+  public static final ConfigKey DOWNSTREAM_MAX_CONNECTIONS =
+      key(
+          "relay.downstream.max-connections",
+          "64",
+          "pooled keep-alive connections to the downstream host, across all event loops");
+  public static final ConfigKey DOWNSTREAM_MAX_CONCURRENT_SENDS =
+      key(
+          "relay.downstream.max-concurrent-sends",
+          "16",
+          "tenant batches of one sender request in flight at once");
+  public static final ConfigKey RETRY_INITIAL_BACKOFF =
+      key(
+          "relay.downstream.retry.initial-backoff",
+          "100ms",
+          "first retry delay (doubles per attempt, with jitter)");
+  public static final ConfigKey RETRY_MAX_BACKOFF =
+      key(
+          "relay.downstream.retry.max-backoff",
+          "2s",
+          "largest retry delay (Retry-After may ask for more)");
+  public static final ConfigKey BASIC_AUTH_USERNAME =
+      key("relay.downstream.basic-auth.username", "", "basic auth user for the downstream");
+  public static final ConfigKey BASIC_AUTH_PASSWORD =
+      secret("relay.downstream.basic-auth.password", "basic auth password (never logged)");
+  public static final ConfigKey BEARER_TOKEN =
+      secret(
+          "relay.downstream.bearer-token",
+          "bearer token for the downstream (never logged); excludes basic auth");
+  public static final ConfigKey TLS_CA_FILE =
+      key(
+          "relay.downstream.tls.ca-file",
+          "",
+          "PEM file of CA certificates trusted for an https downstream (default: the JVM's)");
+  public static final ConfigKey TLS_INSECURE_SKIP_VERIFY =
+      key(
+          "relay.downstream.tls.insecure-skip-verify",
+          "false",
+          "accept any downstream certificate (testing only)");
+
+  public static final ConfigKey TENANT_LABELS =
+      key(
+          "relay.tenant.labels",
+          TenantRules.DEFAULT_LABEL,
+          "comma-separated tenant labels; the first one present (in this order) wins");
+  public static final ConfigKey TENANT_MISSING =
+      key(
+          "relay.tenant.missing",
+          "default",
+          "series without a valid tenant: default, drop or reject (the request, with 400)");
+  public static final ConfigKey TENANT_DEFAULT =
+      key(
+          "relay.tenant.default",
+          TenantRules.DEFAULT_TENANT,
+          "tenant for such series under default");
+  public static final ConfigKey TENANT_REMOVE_LABEL =
+      key("relay.tenant.remove-label", "false", "strip the tenant label before forwarding");
+  public static final ConfigKey TENANT_PREFIX =
+      key("relay.tenant.prefix", "", "prepended to every tenant ID");
+  public static final ConfigKey TENANT_TRUST_INCOMING_HEADER =
+      key(
+          "relay.tenant.trust-incoming-header",
+          "false",
+          "when a request carries the tenant header, send it whole to that tenant");
+  public static final ConfigKey TENANT_MAX_CACHED =
+      key(
+          "relay.tenant.max-cached",
+          String.valueOf(TenantRules.DEFAULT_MAX_CACHED_TENANTS),
+          "distinct tenant values remembered per event loop before the cache starts over");
+  public static final ConfigKey METADATA =
+      key(
+          "relay.metadata",
+          "broadcast",
+          "metadata: broadcast (to every tenant of the request) or drop");
+
+  public static final ConfigKey METRICS_MAX_TENANTS =
+      key(
+          "relay.metrics.max-tenants",
+          "100",
+          "top tenants by volume that get their own metric series; the rest are counted as tenant=\"other\"");
+
+  public static final ConfigKey LOG_FAILURE_INTERVAL =
+      key(
+          "relay.log.failure-interval",
+          "10s",
+          "at most one log line per tenant and failure kind per interval");
+
+  /** Every key, in the order {@code --help} and the README list them. */
+  public static final List<ConfigKey> ALL =
+      List.of(
+          SERVER_HOST,
+          SERVER_PORT,
+          SERVER_MAX_REQUEST_BYTES,
+          SERVER_MAX_DECOMPRESSED_BYTES,
+          SERVER_READ_TIMEOUT,
+          SERVER_IDLE_TIMEOUT,
+          SERVER_IO_THREADS,
+          DOWNSTREAM_URL,
+          DOWNSTREAM_TENANT_HEADER,
+          DOWNSTREAM_TIMEOUT,
+          DOWNSTREAM_ATTEMPT_TIMEOUT,
+          DOWNSTREAM_CONNECT_TIMEOUT,
+          DOWNSTREAM_MAX_CONNECTIONS,
+          DOWNSTREAM_MAX_CONCURRENT_SENDS,
+          RETRY_INITIAL_BACKOFF,
+          RETRY_MAX_BACKOFF,
+          BASIC_AUTH_USERNAME,
+          BASIC_AUTH_PASSWORD,
+          BEARER_TOKEN,
+          TLS_CA_FILE,
+          TLS_INSECURE_SKIP_VERIFY,
+          TENANT_LABELS,
+          TENANT_MISSING,
+          TENANT_DEFAULT,
+          TENANT_REMOVE_LABEL,
+          TENANT_PREFIX,
+          TENANT_TRUST_INCOMING_HEADER,
+          TENANT_MAX_CACHED,
+          METADATA,
+          METRICS_MAX_TENANTS,
+          LOG_FAILURE_INTERVAL);
+}

@@ -1,0 +1,80 @@
+package io.prwrelay.server.http;
+
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.prwrelay.server.metrics.RelayMetrics;
+
+/**
+ * Answers every request that is not a remote write: the {@link AdminEndpoint}s (metrics, health,
+ * readiness) for GET and HEAD, 405 with {@code Allow} for a known path and the wrong method, 404
+ * for any other path. Encodes those responses and counts each in {@code relay_http_requests_total}.
+ * None of these answers closes the connection by itself.
+ */
+final class AdminHandler {
+  /** {@code endpoint} label of a write path asked with the wrong method. */
+  static final String WRITE_TAG = "write";
+
+  /** {@code endpoint} label of an unknown path. */
+  static final String OTHER_TAG = "other";
+
+  private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
+  private final RelayMetrics metrics;
+  private final ServerState state;
+
+  AdminHandler(RelayMetrics metrics, ServerState state) {
+    this.metrics = metrics;
+    this.state = state;
+  }
+
+  /**
+   * The response to {@code head}, computed now (after its body was read, so a scrape or readiness
+   * check reflects the moment of the answer). A HEAD request gets the headers without the body.
+   *
+   * @param path the request's path, without query
+   */
+  FullHttpResponse respond(HttpRequest head, String path) {
+    HttpMethod method = head.method();
+    AdminEndpoint endpoint = AdminEndpoint.at(path);
+    String tag;
+    FullHttpResponse r;
+    if (WriteRequestCheck.WRITE_PATHS.contains(path)) {
+      tag = WRITE_TAG;
+      r = notAllowed(method, "POST");
+    } else if (endpoint == null) {
+      tag = OTHER_TAG;
+      r = Answer.of(404, "not found: " + path).toResponse();
+    } else if (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)) {
+      tag = endpoint.tag();
+      r = answer(endpoint).toResponse();
+      if (endpoint == AdminEndpoint.METRICS && r.status().code() == 200) {
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, PROMETHEUS_TEXT);
+      }
+    } else {
+      tag = endpoint.tag();
+      r = notAllowed(method, "GET, HEAD");
+    }
+    if (method.equals(HttpMethod.HEAD)) {
+      r.content().clear();
+    }
+    metrics.otherRequest(tag, r.status().code());
+    return r;
+  }
+
+  private Answer answer(AdminEndpoint endpoint) {
+    return switch (endpoint) {
+      case METRICS -> Answer.of(200, metrics.scrape());
+      case HEALTHY -> Answer.of(200, "OK");
+      case READY ->
+          state.ready() ? Answer.of(200, "ready") : Answer.of(503, "not ready: " + state.reason());
+    };
+  }
+
+  private static FullHttpResponse notAllowed(HttpMethod method, String allow) {
+    FullHttpResponse r = Answer.of(405, method + " is not allowed here; use " + allow).toResponse();
+    r.headers().set(HttpHeaderNames.ALLOW, allow);
+    return r;
+  }
+}

@@ -1,0 +1,88 @@
+package io.prwrelay.server.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.TenantOutcome;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The sender's answer of DESIGN §5, for every mix of tenant outcomes. */
+class AnswerPolicyTest {
+  private static Answer answer(AttemptOutcome... outcomes) {
+    List<TenantOutcome> list = new ArrayList<>();
+    for (int i = 0; i < outcomes.length; i++) {
+      list.add(new TenantOutcome("t" + i, 3, 1, outcomes[i]));
+    }
+    return AnswerPolicy.fromOutcomes(list);
+  }
+
+  private static AttemptOutcome status(int s) {
+    return new AttemptOutcome(s, "msg" + s, -1);
+  }
+
+  private static AttemptOutcome limited(long retryAfterMillis) {
+    return new AttemptOutcome(429, "", retryAfterMillis);
+  }
+
+  @Test
+  void allAcceptedIs204WithoutBody() {
+    Answer a = answer(status(200), status(204), status(202));
+    assertEquals(204, a.status());
+    assertEquals("", a.message());
+    assertEquals(-1, a.retryAfterSeconds());
+    assertFalse(a.close());
+  }
+
+  @Test
+  void noBatchesIs204() {
+    assertEquals(204, AnswerPolicy.fromOutcomes(List.of()).status());
+  }
+
+  @Test
+  void onlyRejectionsAre400NamingEachTenant() {
+    Answer a = answer(status(200), status(400), status(401));
+    assertEquals(400, a.status());
+    assertEquals(-1, a.retryAfterSeconds());
+    assertTrue(a.message().startsWith("1 of 3 tenant batches accepted downstream; rejected:"));
+    assertTrue(
+        a.message().contains("tenant t1 (3 series, 1 attempt): downstream answered 400: msg400"));
+    assertTrue(a.message().contains("tenant t2"));
+    assertFalse(a.message().contains("tenant t0"));
+  }
+
+  @Test
+  void anyRetriableWinsOverRejections() {
+    Answer a = answer(status(400), status(500));
+    assertEquals(503, a.status());
+    assertTrue(a.message().contains("retriable failures, retry the whole request:\n  tenant t1"));
+    assertTrue(a.message().contains("\nrejected (will be re-sent with the retry):\n  tenant t0"));
+    assertEquals(503, answer(status(400), AttemptOutcome.transport("reset")).status());
+  }
+
+  @Test
+  void only429sAre429WithTheLargestRetryAfterInWholeSeconds() {
+    Answer a = answer(limited(1500), limited(7000), status(200));
+    assertEquals(429, a.status());
+    assertEquals(7, a.retryAfterSeconds());
+    assertEquals(2, answer(limited(1500)).retryAfterSeconds(), "rounded up");
+    assertEquals(-1, answer(status(429)).retryAfterSeconds());
+  }
+
+  @Test
+  void mixed429AndServerErrorIs503KeepingTheRetryAfter() {
+    assertEquals(503, answer(status(429), status(502)).status());
+    Answer a = answer(limited(3000), AttemptOutcome.transport("cannot connect"), status(413));
+    assertEquals(503, a.status());
+    assertEquals(3, a.retryAfterSeconds());
+  }
+
+  @Test
+  void attemptsAreCountedInTheMessage() {
+    Answer a = AnswerPolicy.fromOutcomes(List.of(new TenantOutcome("x", 5, 4, status(503))));
+    assertTrue(a.message().contains("tenant x (5 series, 4 attempts): downstream answered 503"));
+  }
+}
