@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Dependencies between the relay's packages run one way: entry points → composition root → http →
- * metrics → downstream → config and transport. A class may use its own package and any package
- * below it, never one above.
+ * metrics → lane → queue and downstream → config and transport. A class may use its own package and
+ * any package below it, never one above.
  */
 class PackageLayersTest {
   private static final String ROOT = "io.prwrelay.server";
@@ -25,11 +25,13 @@ class PackageLayersTest {
   /** Each package's layer; a package may use only packages of a lower layer. */
   private static final Map<String, Integer> LAYERS =
       Map.of(
-          "", 7,
-          "demo", 6,
-          "app", 5,
-          "http", 4,
-          "metrics", 3,
+          "", 8,
+          "demo", 7,
+          "app", 6,
+          "http", 5,
+          "metrics", 4,
+          "lane", 3,
+          "queue", 2,
           "downstream", 2,
           "config", 1,
           "transport", 1);

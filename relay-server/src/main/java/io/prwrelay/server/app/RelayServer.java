@@ -11,13 +11,19 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.Ticker;
+import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
-import io.prwrelay.server.downstream.Delivery;
-import io.prwrelay.server.downstream.DeliveryObserver;
 import io.prwrelay.server.downstream.DownstreamClient;
-import io.prwrelay.server.downstream.FailureLog;
+import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.http.HttpIngress;
+import io.prwrelay.server.lane.DeliveryLedger;
+import io.prwrelay.server.lane.LaneLog;
+import io.prwrelay.server.lane.LaneObserver;
+import io.prwrelay.server.lane.LaneSettings;
+import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.server.queue.QueueLimits;
+import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.transport.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -46,32 +52,81 @@ public final class RelayServer implements AutoCloseable {
   private final RelayConfig config;
   private final EventLoopGroup group;
   private final DownstreamClient client;
+  private final QueueStore store;
+  private final Lanes lanes;
   private final RelayMetrics metrics;
   private final HttpIngress ingress;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private Channel serverChannel;
 
   /**
-   * @throws IOException when the downstream's TLS context cannot be built
+   * @throws IOException when the downstream's TLS context cannot be built, or (queue mode) the
+   *     queue directory cannot be used
    */
   public RelayServer(RelayConfig config) throws IOException {
     this.config = config;
+    this.metrics = new RelayMetrics(config.metrics().maxTenants(), ALLOCATOR);
     this.group = Transport.group(config.server().eventLoops());
+    DeliveryConfig delivery = config.delivery();
     try {
       this.client =
           new DownstreamClient(config.downstream(), group, Transport.socketChannel(), ALLOCATOR);
+      this.store = delivery.mode() == DeliveryConfig.Mode.QUEUE ? openQueues(delivery) : null;
     } catch (IOException | RuntimeException e) {
       group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
       throw e;
     }
-    this.metrics = new RelayMetrics(config.metrics().maxTenants(), ALLOCATOR);
-    Delivery delivery =
-        Delivery.of(
-            config.downstream(),
+    if (store != null) {
+      metrics.queues(store);
+    }
+    DeliveryConfig.Lanes l = delivery.lanes();
+    LaneSettings settings =
+        new LaneSettings(
+            l.maxConcurrentSends(),
+            l.maxPendingBytes(),
+            l.batchMaxBytes(),
+            l.linger(),
+            l.idleTimeout(),
+            l.max(),
+            config.downstream().initialBackoff(),
+            config.downstream().maxBackoff(),
+            config.downstream().attemptTimeout());
+    this.lanes =
+        new Lanes(
+            group,
+            settings,
             client,
-            DeliveryObserver.all(
-                metrics, new FailureLog(config.log().failureInterval(), Ticker.systemTicker())));
-    this.ingress = new HttpIngress(config.server(), config.tenant(), delivery, metrics);
+            ALLOCATOR,
+            new RetryPolicy(config.downstream().initialBackoff(), config.downstream().maxBackoff()),
+            LaneObserver.all(
+                metrics, new LaneLog(config.log().failureInterval(), Ticker.systemTicker())),
+            store,
+            System::currentTimeMillis,
+            config.server().maxDecompressedBytes());
+    Ticker ticker = Ticker.systemTicker();
+    DeliveryLedger ledger =
+        new DeliveryLedger(
+            delivery.ledgerMaxEntries(), delivery.ledgerTtl().toNanos(), ticker::nanoTime);
+    this.ingress =
+        new HttpIngress(
+            config.server(),
+            config.tenant(),
+            lanes,
+            ledger,
+            config.downstream().timeout(),
+            metrics);
+  }
+
+  private QueueStore openQueues(DeliveryConfig delivery) throws IOException {
+    DeliveryConfig.Queue q = delivery.queue();
+    QueueLimits limits =
+        new QueueLimits(q.segmentBytes(), q.maxTenantBytes(), q.maxAge(), q.maxBytes());
+    try {
+      return QueueStore.open(delivery.queueDir(), limits, metrics);
+    } catch (IOException e) {
+      throw new IOException(
+          "relay.delivery.queue.dir " + delivery.queueDir() + ": " + e.getMessage(), e);
+    }
   }
 
   /** Binds the listen address; the server is ready when this returns. */
@@ -123,6 +178,10 @@ public final class RelayServer implements AutoCloseable {
       LOG.warning(metrics.inFlight() + " requests still in flight at shutdown; closing them");
     }
     connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    lanes.close();
+    if (store != null) {
+      store.close();
+    }
     client.close();
     group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
   }

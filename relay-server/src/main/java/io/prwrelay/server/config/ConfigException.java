@@ -47,6 +47,15 @@ public final class ConfigException extends Exception {
    * @param where how it was given: "in relay.properties", "as a -D system property"
    * @param similar the known key it most resembles, or {@code null}
    */
+  static ConfigException replacedKey(String key, String where, String replacement) {
+    return new ConfigException(
+        "key " + key + " " + where + " no longer exists; it was replaced by " + replacement,
+        key,
+        null,
+        "was replaced by " + replacement,
+        where);
+  }
+
   static ConfigException unknownKey(String key, String where, String similar) {
     String suggestion = similar == null ? "" : "; did you mean " + similar + "?";
     return new ConfigException(

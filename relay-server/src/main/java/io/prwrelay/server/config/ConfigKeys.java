@@ -69,11 +69,6 @@ public final class ConfigKeys {
           "relay.downstream.max-connections",
           "64",
           "pooled keep-alive connections to the downstream host, across all event loops");
-  public static final ConfigKey DOWNSTREAM_MAX_CONCURRENT_SENDS =
-      key(
-          "relay.downstream.max-concurrent-sends",
-          "16",
-          "tenant batches of one sender request in flight at once");
   public static final ConfigKey RETRY_INITIAL_BACKOFF =
       key(
           "relay.downstream.retry.initial-backoff",
@@ -102,6 +97,79 @@ public final class ConfigKeys {
           "relay.downstream.tls.insecure-skip-verify",
           "false",
           "accept any downstream certificate (testing only)");
+
+  public static final ConfigKey DELIVERY_MODE =
+      key(
+          "relay.delivery.mode",
+          "sync",
+          "sync: answer once every tenant's batch is delivered; queue: once it is delivered or"
+              + " fsync'd to the tenant's on-disk queue");
+  public static final ConfigKey QUEUE_DIR =
+      key(
+          "relay.delivery.queue.dir",
+          "",
+          "directory of the per-tenant queues (required in queue mode; created if missing)");
+  public static final ConfigKey QUEUE_MAX_TENANT_BYTES =
+      key(
+          "relay.delivery.queue.max-tenant-bytes",
+          "1GiB",
+          "queued bytes per tenant; beyond it the tenant's oldest records are dropped (counted)");
+  public static final ConfigKey QUEUE_MAX_BYTES =
+      key(
+          "relay.delivery.queue.max-bytes",
+          "8GiB",
+          "queued bytes of all tenants; beyond it the largest queue's oldest records are dropped");
+  public static final ConfigKey QUEUE_MAX_AGE =
+      key(
+          "relay.delivery.queue.max-age",
+          "6h",
+          "queued records older than this are dropped (counted)");
+  public static final ConfigKey QUEUE_SEGMENT_BYTES =
+      key(
+          "relay.delivery.queue.segment-bytes",
+          "16MiB",
+          "size at which a tenant's queue file is rolled; fully delivered files are deleted");
+  public static final ConfigKey LEDGER_MAX_ENTRIES =
+      key(
+          "relay.delivery.ledger.max-entries",
+          "100000",
+          "delivered tenants remembered per retried body, so a sender's retry re-sends only the"
+              + " rest (0 = off)");
+  public static final ConfigKey LEDGER_TTL =
+      key(
+          "relay.delivery.ledger.ttl",
+          "10m",
+          "how long the ledger remembers a delivered tenant of a failed request");
+  public static final ConfigKey LANES_MAX_CONCURRENT_SENDS =
+      key(
+          "relay.lanes.max-concurrent-sends",
+          "4",
+          "downstream requests one tenant may have in flight at once (its share of the connections)");
+  public static final ConfigKey LANES_MAX_PENDING_BYTES =
+      key(
+          "relay.lanes.max-pending-bytes",
+          "64MiB",
+          "uncompressed bytes that may wait in one tenant's lane (sync mode); more gets 503");
+  public static final ConfigKey LANES_BATCH_MAX_BYTES =
+      key(
+          "relay.lanes.batch-max-bytes",
+          "8MiB",
+          "largest downstream request made by merging a tenant's waiting fragments (uncompressed)");
+  public static final ConfigKey LANES_LINGER =
+      key(
+          "relay.lanes.linger",
+          "5ms",
+          "how long a tenant with a request in flight waits for more fragments before opening another");
+  public static final ConfigKey LANES_IDLE_TIMEOUT =
+      key(
+          "relay.lanes.idle-timeout",
+          "5m",
+          "a tenant's lane with nothing to do and no backoff in force is forgotten after this long");
+  public static final ConfigKey LANES_MAX =
+      key(
+          "relay.lanes.max",
+          "100000",
+          "tenant lanes at most; a new tenant when all are busy gets 503");
 
   public static final ConfigKey TENANT_LABELS =
       key(
@@ -150,6 +218,12 @@ public final class ConfigKeys {
           "10s",
           "at most one log line per tenant and failure kind per interval");
 
+  /** Keys that existed once, with what replaced them, for a helpful startup error. */
+  public static final java.util.Map<String, String> REPLACED =
+      java.util.Map.of(
+          "relay.downstream.max-concurrent-sends",
+          "relay.lanes.max-concurrent-sends (downstream requests in flight per tenant)");
+
   /** Every key, in the order {@code --help} and the README list them. */
   public static final List<ConfigKey> ALL =
       List.of(
@@ -166,7 +240,6 @@ public final class ConfigKeys {
           DOWNSTREAM_ATTEMPT_TIMEOUT,
           DOWNSTREAM_CONNECT_TIMEOUT,
           DOWNSTREAM_MAX_CONNECTIONS,
-          DOWNSTREAM_MAX_CONCURRENT_SENDS,
           RETRY_INITIAL_BACKOFF,
           RETRY_MAX_BACKOFF,
           BASIC_AUTH_USERNAME,
@@ -174,6 +247,20 @@ public final class ConfigKeys {
           BEARER_TOKEN,
           TLS_CA_FILE,
           TLS_INSECURE_SKIP_VERIFY,
+          DELIVERY_MODE,
+          QUEUE_DIR,
+          QUEUE_MAX_TENANT_BYTES,
+          QUEUE_MAX_BYTES,
+          QUEUE_MAX_AGE,
+          QUEUE_SEGMENT_BYTES,
+          LEDGER_MAX_ENTRIES,
+          LEDGER_TTL,
+          LANES_MAX_CONCURRENT_SENDS,
+          LANES_MAX_PENDING_BYTES,
+          LANES_BATCH_MAX_BYTES,
+          LANES_LINGER,
+          LANES_IDLE_TIMEOUT,
+          LANES_MAX,
           TENANT_LABELS,
           TENANT_MISSING,
           TENANT_DEFAULT,

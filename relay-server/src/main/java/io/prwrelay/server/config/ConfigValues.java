@@ -88,11 +88,11 @@ final class ConfigValues {
     }
     if (!fileLeft.isEmpty()) {
       String name = fileLeft.iterator().next();
-      throw ConfigException.unknownKey(name, "in " + file, similar(name, keys));
+      throw unknown(name, "in " + file, keys);
     }
     if (!propertiesLeft.isEmpty()) {
       String name = propertiesLeft.iterator().next();
-      throw ConfigException.unknownKey(name, "as a -D system property", similar(name, keys));
+      throw unknown(name, "as a -D system property", keys);
     }
     return new ConfigValues(values, sources);
   }
@@ -109,6 +109,13 @@ final class ConfigValues {
       m.put(name, p.getProperty(name));
     }
     return m;
+  }
+
+  private static ConfigException unknown(String name, String where, List<ConfigKey> keys) {
+    String replacement = ConfigKeys.REPLACED.get(name);
+    return replacement != null
+        ? ConfigException.replacedKey(name, where, replacement)
+        : ConfigException.unknownKey(name, where, similar(name, keys));
   }
 
   /** The known key within three edits of {@code name}, or null. */
@@ -190,6 +197,32 @@ final class ConfigValues {
       throw invalid(key, "must be between " + min + " and " + max);
     }
     return (int) v;
+  }
+
+  /**
+   * A byte count: a whole number, optionally followed by {@code KiB}, {@code MiB} or {@code GiB}
+   * (powers of 1024).
+   */
+  long bytes(ConfigKey key, long min, long max) throws ConfigException {
+    String s = string(key);
+    long unit = 1;
+    String digits = s;
+    for (String[] u : new String[][] {{"KiB", "10"}, {"MiB", "20"}, {"GiB", "30"}}) {
+      if (s.endsWith(u[0])) {
+        unit = 1L << Integer.parseInt(u[1]);
+        digits = s.substring(0, s.length() - 3).trim();
+      }
+    }
+    long v;
+    try {
+      v = Math.multiplyExact(Long.parseLong(digits), unit);
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw invalid(key, "is not a byte count like 1048576, 512KiB, 64MiB or 8GiB");
+    }
+    if (v < min || v > max) {
+      throw invalid(key, "must be between " + min + " and " + max + " bytes");
+    }
+    return v;
   }
 
   boolean bool(ConfigKey key) throws ConfigException {

@@ -5,7 +5,6 @@ import static io.prwrelay.server.config.ConfigKeys.BASIC_AUTH_USERNAME;
 import static io.prwrelay.server.config.ConfigKeys.BEARER_TOKEN;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_ATTEMPT_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_CONNECT_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_MAX_CONCURRENT_SENDS;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_MAX_CONNECTIONS;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_TENANT_HEADER;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_TIMEOUT;
@@ -25,14 +24,13 @@ import java.util.Optional;
 
 /**
  * The downstream settings ({@code relay.downstream.*}): where and how to send tenant batches, their
- * deadlines, concurrency and retry backoff, credentials and TLS trust.
+ * deadlines, connections and retry backoff, credentials and TLS trust.
  *
  * @param url push URL; {@code %7Btenant%7D} in its path or query stands for the tenant ID
  * @param tenantHeader header carrying the tenant ID
  * @param timeout deadline for delivering one sender request, retries included
  * @param attemptTimeout deadline for one attempt, within {@code timeout}
  * @param maxConnections pooled connections across all event loops
- * @param maxConcurrentSends tenant batches of one sender request in flight at once
  * @param initialBackoff first retry delay
  * @param maxBackoff largest retry delay (a downstream's {@code Retry-After} may ask for more)
  */
@@ -43,7 +41,6 @@ public record DownstreamConfig(
     Duration attemptTimeout,
     Duration connectTimeout,
     int maxConnections,
-    int maxConcurrentSends,
     Duration initialBackoff,
     Duration maxBackoff,
     Auth auth,
@@ -116,7 +113,6 @@ public record DownstreamConfig(
     Duration attemptTimeout = v.duration(DOWNSTREAM_ATTEMPT_TIMEOUT);
     Duration connectTimeout = v.duration(DOWNSTREAM_CONNECT_TIMEOUT);
     int maxConnections = v.integer(DOWNSTREAM_MAX_CONNECTIONS, 1, 100_000);
-    int maxConcurrentSends = v.integer(DOWNSTREAM_MAX_CONCURRENT_SENDS, 1, 100_000);
     Duration initialBackoff = v.duration(RETRY_INITIAL_BACKOFF);
     Duration maxBackoff = v.duration(RETRY_MAX_BACKOFF);
     if (maxBackoff.compareTo(initialBackoff) < 0) {
@@ -129,7 +125,6 @@ public record DownstreamConfig(
         attemptTimeout,
         connectTimeout,
         maxConnections,
-        maxConcurrentSends,
         initialBackoff,
         maxBackoff,
         auth(v),

@@ -24,6 +24,7 @@ import java.util.stream.Collectors;
 public record RelayConfig(
     ServerConfig server,
     DownstreamConfig downstream,
+    DeliveryConfig delivery,
     TenantConfig tenant,
     MetricsConfig metrics,
     LogConfig log) {
@@ -47,9 +48,11 @@ public record RelayConfig(
     ConfigValues v = ConfigValues.resolve(ConfigKeys.ALL, file, systemProperties, environment);
     ServerConfig server = ServerConfig.load(v);
     DownstreamConfig downstream = DownstreamConfig.load(v);
+    DeliveryConfig delivery = DeliveryConfig.load(v);
     TenantConfig tenant = TenantConfig.load(v, downstream.tenantHeader());
     RelayConfig config =
-        new RelayConfig(server, downstream, tenant, MetricsConfig.load(v), LogConfig.load(v));
+        new RelayConfig(
+            server, downstream, delivery, tenant, MetricsConfig.load(v), LogConfig.load(v));
     v.requireAllRead();
     return config;
   }
@@ -107,7 +110,10 @@ public record RelayConfig(
         + " default-tenant="
         + tenant.rules().defaultTenantId()
         + " auth="
-        + downstream.auth().kind();
+        + downstream.auth().kind()
+        + " delivery="
+        + delivery.mode()
+        + (delivery.queueDir() == null ? "" : " queue-dir=" + delivery.queueDir());
   }
 
   private String redactedUrl() {

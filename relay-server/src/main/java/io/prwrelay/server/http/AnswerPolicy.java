@@ -1,82 +1,84 @@
 package io.prwrelay.server.http;
 
-import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.TenantOutcome;
+import io.prwrelay.server.lane.FragmentOutcome;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.lane.SenderRequest;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What the relay answers the sender of a write request, from every tenant batch's final outcome
- * (DESIGN §5):
+ * What the relay answers the sender of a write request, from the outcome of each of its tenant
+ * batches (DESIGN §5):
  *
  * <ul>
- *   <li>every batch accepted (2xx), or no batch at all → 204;
- *   <li>any batch still retriable at the deadline (connect error, timeout, 5xx, 429) → 503, or 429
- *       when every remaining failure was a 429; {@code Retry-After} carries the largest delay a
- *       downstream asked for. Retriable wins over non-retriable: data that can still arrive must be
- *       re-sent;
+ *   <li>every batch accepted downstream or durably queued, or no batch at all → 204;
+ *   <li>any batch retriable (429, 5xx, connect error, timeout, a lane backing off or full, the
+ *       deadline, a queue that cannot be written) → 429 when every retriable one was a 429, else
+ *       503; {@code Retry-After} carries the largest delay known. Retriable wins over rejected:
+ *       data that can still arrive must be re-sent;
  *   <li>otherwise (only non-retriable 4xx) → 400.
  * </ul>
  *
- * Error bodies name each failing tenant and the downstream's message.
+ * Error bodies name each failing tenant with its series, attempts and the reason.
  */
 final class AnswerPolicy {
   private AnswerPolicy() {}
 
   /** The answer for a delivered request; keeps the connection open. */
-  static Answer fromOutcomes(List<TenantOutcome> outcomes) {
-    List<TenantOutcome> retriable = new ArrayList<>();
-    List<TenantOutcome> permanent = new ArrayList<>();
-    for (TenantOutcome t : outcomes) {
-      AttemptOutcome o = t.last();
-      if (o == null || o.success()) {
-        continue;
+  static Answer fromResults(List<SenderRequest.Result> results) {
+    List<SenderRequest.Result> retriable = new ArrayList<>();
+    List<SenderRequest.Result> rejected = new ArrayList<>();
+    for (SenderRequest.Result r : results) {
+      if (r.outcome().retriable()) {
+        retriable.add(r);
+      } else if (r.outcome().kind() == Kind.REJECTED) {
+        rejected.add(r);
       }
-      (o.retriable() ? retriable : permanent).add(t);
     }
-    if (retriable.isEmpty() && permanent.isEmpty()) {
+    if (retriable.isEmpty() && rejected.isEmpty()) {
       return Answer.of(204, "");
     }
     StringBuilder sb = new StringBuilder();
-    int failed = retriable.size() + permanent.size();
-    sb.append(outcomes.size() - failed)
+    int failed = retriable.size() + rejected.size();
+    sb.append(results.size() - failed)
         .append(" of ")
-        .append(outcomes.size())
+        .append(results.size())
         .append(" tenant batches accepted downstream");
     long retryAfterMillis = -1;
-    boolean all429 = true;
-    for (TenantOutcome t : retriable) {
-      retryAfterMillis = Math.max(retryAfterMillis, t.last().retryAfterMillis());
-      all429 &= t.last().status() == 429;
+    boolean allThrottled = true;
+    for (SenderRequest.Result r : retriable) {
+      retryAfterMillis = Math.max(retryAfterMillis, r.outcome().retryAfterMillis());
+      allThrottled &= r.outcome().kind() == Kind.THROTTLED;
     }
     if (!retriable.isEmpty()) {
       sb.append("; retriable failures, retry the whole request:");
-      for (TenantOutcome t : retriable) {
-        line(sb, t);
+      for (SenderRequest.Result r : retriable) {
+        line(sb, r);
       }
     }
-    if (!permanent.isEmpty()) {
+    if (!rejected.isEmpty()) {
       sb.append(
           retriable.isEmpty() ? "; rejected:" : "\nrejected (will be re-sent with the retry):");
-      for (TenantOutcome t : permanent) {
-        line(sb, t);
+      for (SenderRequest.Result r : rejected) {
+        line(sb, r);
       }
     }
     if (retriable.isEmpty()) {
       return Answer.of(400, sb.toString());
     }
     long retryAfterSeconds = retryAfterMillis < 0 ? -1 : (retryAfterMillis + 999) / 1000;
-    return new Answer(all429 ? 429 : 503, sb.toString(), retryAfterSeconds, false);
+    return new Answer(allThrottled ? 429 : 503, sb.toString(), retryAfterSeconds, false);
   }
 
-  private static void line(StringBuilder sb, TenantOutcome t) {
+  private static void line(StringBuilder sb, SenderRequest.Result r) {
+    FragmentOutcome o = r.outcome();
     sb.append("\n  tenant ")
-        .append(t.tenant())
+        .append(r.tenant())
         .append(" (")
-        .append(t.series())
+        .append(r.counts().series())
         .append(" series, ")
-        .append(t.attempts())
-        .append(t.attempts() == 1 ? " attempt): " : " attempts): ")
-        .append(t.last().describe());
+        .append(o.attempts())
+        .append(o.attempts() == 1 ? " attempt): " : " attempts): ")
+        .append(o.message());
   }
 }

@@ -6,8 +6,10 @@ import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.config.TenantConfig;
-import io.prwrelay.server.downstream.Delivery;
+import io.prwrelay.server.lane.DeliveryLedger;
+import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,13 +26,21 @@ public final class HttpIngress {
   final ServerState state = new ServerState();
 
   /**
-   * @param delivery sends the tenant batches of every write request
+   * @param lanes carry the tenant batches of every write request downstream
+   * @param ledger remembers tenants delivered by requests the sender will retry
+   * @param timeout deadline of one sender request in the lanes
    */
   public HttpIngress(
-      ServerConfig server, TenantConfig tenants, Delivery delivery, RelayMetrics metrics) {
+      ServerConfig server,
+      TenantConfig tenants,
+      Lanes lanes,
+      DeliveryLedger ledger,
+      Duration timeout,
+      RelayMetrics metrics) {
     this.server = server;
     this.check = new WriteRequestCheck(server.maxRequestBytes(), tenants.trustedHeader());
-    this.processor = new WriteProcessor(server.maxDecompressedBytes(), tenants, delivery, metrics);
+    this.processor =
+        new WriteProcessor(server.maxDecompressedBytes(), tenants, lanes, ledger, timeout, metrics);
     this.admin = new AdminHandler(metrics, state);
     this.metrics = metrics;
   }

@@ -12,35 +12,54 @@ import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.server.config.TenantConfig;
-import io.prwrelay.server.downstream.Delivery;
-import io.prwrelay.server.downstream.TenantSend;
+import io.prwrelay.server.lane.DeliveryLedger;
+import io.prwrelay.server.lane.Fragment;
+import io.prwrelay.server.lane.FragmentOutcome;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.lane.Lanes;
+import io.prwrelay.server.lane.LedgerKey;
+import io.prwrelay.server.lane.SenderRequest;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
- * Turns one received write request into per-tenant deliveries: decompress into a pooled heap
- * buffer, route (labels only), compress each tenant batch, deliver, and answer the sender from the
- * tenants' outcomes ({@link AnswerPolicy}). All CPU work runs on the connection's event loop, which
- * owns a {@link LoopResources}.
+ * Turns one received write request into per-tenant fragments and answers the sender from their
+ * outcomes: decompress into a pooled heap buffer, route (labels only), skip tenants the {@link
+ * DeliveryLedger} knows were delivered by an earlier attempt of the same body, hand every other
+ * tenant's batch to its lane ({@link Lanes}), and answer from the results ({@link AnswerPolicy}).
+ * When the answer asks the sender to retry, the tenants that were delivered are written to the
+ * ledger under the body's hash, so the retry sends only the rest. Decompression and routing run on
+ * the connection's event loop, which owns a {@link LoopResources}.
  */
 final class WriteProcessor {
   private final int maxDecompressedBytes;
   private final TenantConfig tenants;
-  private final Delivery delivery;
+  private final Lanes lanes;
+  private final DeliveryLedger ledger;
+  private final long timeoutNanos;
   private final RelayMetrics metrics;
   private final FastThreadLocal<LoopResources> resources;
 
   /**
    * @param maxDecompressedBytes largest decompressed request; larger is answered 400
+   * @param timeout deadline of a sender request in the lanes, from its start
    */
   WriteProcessor(
-      int maxDecompressedBytes, TenantConfig tenants, Delivery delivery, RelayMetrics metrics) {
+      int maxDecompressedBytes,
+      TenantConfig tenants,
+      Lanes lanes,
+      DeliveryLedger ledger,
+      Duration timeout,
+      RelayMetrics metrics) {
     this.maxDecompressedBytes = maxDecompressedBytes;
     this.tenants = tenants;
-    this.delivery = delivery;
+    this.lanes = lanes;
+    this.ledger = ledger;
+    this.timeoutNanos = timeout.toNanos();
     this.metrics = metrics;
     TenantRules rules = tenants.rules();
     this.resources =
@@ -56,6 +75,9 @@ final class WriteProcessor {
           }
         };
   }
+
+  /** One tenant's uncompressed batch, before it becomes a fragment. */
+  private record Batch(String tenant, ByteBuf content, SeriesCounts counts) {}
 
   /**
    * Processes one request.
@@ -83,6 +105,7 @@ final class WriteProcessor {
               ? SnappyCodec.decode(body, alloc, maxDecompressedBytes)
               : res.zstd.decode(body, alloc, maxDecompressedBytes);
     } catch (CodecException e) {
+      body.release();
       done.accept(
           Answer.of(
               400,
@@ -91,68 +114,121 @@ final class WriteProcessor {
                   + " body: "
                   + e.getMessage()));
       return;
-    } finally {
-      body.release();
     }
-    List<TenantSend> sends;
-    try {
-      if (incomingTenant != null) {
-        sends = wholeRequest(incomingTenant, decoded, alloc);
-        if (sends == null) {
-          done.accept(
-              Answer.of(
-                  400,
-                  "the "
-                      + tenants.tenantHeader()
-                      + " header is not a valid tenant ID (characters a-z A-Z 0-9 ! - _ . * ' ( ),"
-                      + " at most 150 bytes)"));
+    List<Batch> batches;
+    if (incomingTenant != null) {
+      String tenant = tenants.incomingTenant(incomingTenant);
+      if (tenant == null) {
+        decoded.release();
+        body.release();
+        done.accept(
+            Answer.of(
+                400,
+                "the "
+                    + tenants.tenantHeader()
+                    + " header is not a valid tenant ID (characters a-z A-Z 0-9 ! - _ . * ' ( ),"
+                    + " at most 150 bytes)"));
+        return;
+      }
+      batches = List.of(new Batch(tenant, decoded, SeriesCounts.NONE));
+    } else {
+      RouteResult result = res.router.route(decoded, alloc);
+      try {
+        RequestError error = result.error();
+        if (error != null) {
+          metrics.rejectedSeries(
+              error.kind() == RequestError.Kind.MALFORMED ? "malformed" : "no_tenant",
+              result.seriesIn());
+          body.release();
+          done.accept(Answer.of(400, error.message()));
           return;
         }
-      } else {
-        RouteResult result = res.router.route(decoded, alloc);
-        try {
-          RequestError error = result.error();
-          if (error != null) {
-            metrics.rejectedSeries(
-                error.kind() == RequestError.Kind.MALFORMED ? "malformed" : "no_tenant",
-                result.seriesIn());
-            done.accept(Answer.of(400, error.message()));
-            return;
-          }
-          metrics.routed(result);
-          sends = new ArrayList<>(result.batches().size());
-          for (TenantBatch b : result.batches()) {
-            int size = b.content().readableBytes();
-            ByteBuf compressed = SnappyCodec.encode(b.content(), alloc);
-            sends.add(new TenantSend(b.tenant(), compressed, b.counts(), size));
-          }
-        } finally {
-          result.clear();
+        metrics.routed(result);
+        batches = new ArrayList<>(result.batches().size());
+        for (TenantBatch b : result.batches()) {
+          batches.add(new Batch(b.tenant(), b.takeContent(), b.counts()));
         }
+      } finally {
+        result.clear();
+        decoded.release();
       }
-    } finally {
-      decoded.release();
     }
-    for (TenantSend s : sends) {
-      metrics.tenantIn(s);
-    }
-    delivery.deliver(
-        loop, sends, startNanos, outcomes -> done.accept(AnswerPolicy.fromOutcomes(outcomes)));
+    deliver(loop, body, batches, startNanos, done);
   }
 
   /**
-   * The whole request as one batch for a trusted incoming tenant, or null when the tenant is
-   * invalid.
+   * Hands every batch to its lane and answers once all have their outcome.
+   *
+   * @param body takes ownership: kept until the answer when the ledger may need its hash
+   * @param batches takes ownership of every batch's content
    */
-  private List<TenantSend> wholeRequest(
-      String incomingTenant, ByteBuf decoded, ByteBufAllocator alloc) {
-    String tenant = tenants.incomingTenant(incomingTenant);
-    if (tenant == null) {
-      return null;
+  private void deliver(
+      EventLoop loop, ByteBuf body, List<Batch> batches, long startNanos, Consumer<Answer> done) {
+    if (batches.isEmpty()) {
+      body.release();
+      done.accept(AnswerPolicy.fromResults(List.of()));
+      return;
     }
-    ByteBuf compressed = SnappyCodec.encode(decoded, alloc);
-    List<TenantSend> sends = new ArrayList<>(1);
-    sends.add(new TenantSend(tenant, compressed, SeriesCounts.NONE, decoded.readableBytes()));
-    return sends;
+    // The ledger matters only when a request has several tenants: one may be delivered while
+    // another fails. The body is hashed now when the ledger may know it, and otherwise only if the
+    // answer turns out to ask for a retry, which needs the body kept until then.
+    LedgerKey known = null;
+    ByteBuf kept = null;
+    if (ledger.enabled() && batches.size() > 1) {
+      if (!ledger.isEmpty()) {
+        known = LedgerKey.of(body);
+      } else {
+        kept = body;
+        body = null;
+      }
+    }
+    if (body != null) {
+      body.release();
+    }
+    LedgerKey key = known;
+    ByteBuf keptBody = kept;
+    SenderRequest request =
+        new SenderRequest(
+            loop,
+            batches.size(),
+            results -> {
+              Answer answer = AnswerPolicy.fromResults(results);
+              if (answer.status() >= 300 && (key != null || keptBody != null)) {
+                remember(key != null ? key : LedgerKey.of(keptBody), results);
+              }
+              if (keptBody != null) {
+                keptBody.release();
+              }
+              done.accept(answer);
+            });
+    long deadline = startNanos + timeoutNanos;
+    List<Fragment> fragments = new ArrayList<>(batches.size());
+    for (Batch b : batches) {
+      int size = b.content().readableBytes();
+      metrics.tenantIn(b.tenant(), b.counts(), size);
+      if (key != null && ledger.delivered(key, b.tenant())) {
+        b.content().release();
+        metrics.ledgerSkipped(b.tenant(), b.counts());
+        request.settled(
+            b.tenant(),
+            b.counts(),
+            new FragmentOutcome(
+                Kind.DELIVERED, 200, "delivered by an earlier attempt of this request", -1, 0));
+        continue;
+      }
+      fragments.add(new Fragment(b.tenant(), b.content(), b.counts(), deadline, request));
+    }
+    if (!fragments.isEmpty()) {
+      lanes.submit(fragments);
+    }
+  }
+
+  /** Writes the delivered tenants of a request that the sender will retry into the ledger. */
+  private void remember(LedgerKey key, List<SenderRequest.Result> results) {
+    for (SenderRequest.Result r : results) {
+      if (r.outcome().accepted()) {
+        ledger.record(key, r.tenant());
+      }
+    }
   }
 }

@@ -49,9 +49,9 @@ public final class DeliveryLedger {
     return size.get();
   }
 
-  /** Whether {@code tenant}'s batch of the body with this hash and length was delivered. */
-  public boolean delivered(long hash, int length, String tenant) {
-    Key k = new Key(hash, length, tenant);
+  /** Whether {@code tenant}'s batch of the body {@code body} was delivered. */
+  public boolean delivered(LedgerKey body, String tenant) {
+    Key k = new Key(body.hash(), body.length(), tenant);
     Long until = expiry.get(k);
     if (until == null) {
       return false;
@@ -65,13 +65,18 @@ public final class DeliveryLedger {
     return true;
   }
 
-  /** Remembers that {@code tenant}'s batch of this body was delivered. */
-  public void record(long hash, int length, String tenant) {
+  /** True unless the ledger was configured with no entries. */
+  public boolean enabled() {
+    return maxEntries > 0;
+  }
+
+  /** Remembers that {@code tenant}'s batch of the body {@code body} was delivered. */
+  public void record(LedgerKey body, String tenant) {
     if (maxEntries <= 0) {
       return;
     }
     long now = clock.getAsLong();
-    Key k = new Key(hash, length, tenant);
+    Key k = new Key(body.hash(), body.length(), tenant);
     if (expiry.put(k, now + ttlNanos) == null) {
       size.incrementAndGet();
       order.add(k);

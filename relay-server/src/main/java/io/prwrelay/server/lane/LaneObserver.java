@@ -1,11 +1,18 @@
 package io.prwrelay.server.lane;
 
 import io.prwrelay.server.downstream.AttemptOutcome;
+import java.util.List;
 
-/** Told what lanes do; implemented by metrics and logging. Called on the lane's event loop. */
+/**
+ * Told what lanes do; implemented by metrics and the lane log. Called on the lane's event loop;
+ * every method does nothing unless overridden.
+ */
 public interface LaneObserver {
-  /** A downstream attempt carrying {@code fragments} fragments of {@code tenant} ended. */
+  /** A downstream attempt carrying {@code fragments} fragments (or queued records) ended. */
   default void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {}
+
+  /** A fragment reached its outcome. */
+  default void finished(Fragment fragment, FragmentOutcome outcome) {}
 
   /**
    * Queued records of {@code tenant} reached their end in queue mode: delivered ({@code outcome}
@@ -13,17 +20,54 @@ public interface LaneObserver {
    */
   default void drained(String tenant, long records, long series, AttemptOutcome outcome) {}
 
-  /** A fragment reached its outcome. */
-  default void finished(Fragment fragment, FragmentOutcome outcome) {}
-
   /**
-   * The lane of {@code tenant} changed state: started backing off ({@code state} not HEALTHY, with
-   * the reason and the delay) or recovered ({@code state} HEALTHY).
+   * The lane of {@code tenant} started backing off or being throttled ({@code state} not HEALTHY,
+   * for {@code delayNanos}, because of {@code reason}), or recovered ({@code state} HEALTHY).
    */
   default void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {}
 
-  /** A lane was created ({@code +1}) or forgotten ({@code -1}). */
-  default void lanes(int delta) {}
+  /** The lane of {@code tenant} was created. */
+  default void laneCreated(String tenant) {}
 
+  /** The lane of {@code tenant} was forgotten (idle, or evicted to make room). */
+  default void laneForgotten(String tenant) {}
+
+  /** An observer that ignores everything. */
   LaneObserver NONE = new LaneObserver() {};
+
+  /** An observer that tells each of {@code observers}, in this order. */
+  static LaneObserver all(LaneObserver... observers) {
+    List<LaneObserver> list = List.of(observers);
+    return new LaneObserver() {
+      @Override
+      public void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {
+        list.forEach(o -> o.attempt(tenant, fragments, outcome, nanos));
+      }
+
+      @Override
+      public void finished(Fragment fragment, FragmentOutcome outcome) {
+        list.forEach(o -> o.finished(fragment, outcome));
+      }
+
+      @Override
+      public void drained(String tenant, long records, long series, AttemptOutcome outcome) {
+        list.forEach(o -> o.drained(tenant, records, series, outcome));
+      }
+
+      @Override
+      public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
+        list.forEach(o -> o.stateChanged(tenant, state, reason, delayNanos));
+      }
+
+      @Override
+      public void laneCreated(String tenant) {
+        list.forEach(o -> o.laneCreated(tenant));
+      }
+
+      @Override
+      public void laneForgotten(String tenant) {
+        list.forEach(o -> o.laneForgotten(tenant));
+      }
+    };
+  }
 }

@@ -198,7 +198,7 @@ public final class Lanes implements AutoCloseable {
     lane = new Lane(tenant, ctx, s.loop);
     s.lanes.put(tenant, lane);
     count.incrementAndGet();
-    ctx.observer.lanes(+1);
+    ctx.observer.laneCreated(tenant);
     return lane;
   }
 
@@ -217,7 +217,7 @@ public final class Lanes implements AutoCloseable {
     }
     s.lanes.remove(victim);
     count.decrementAndGet();
-    ctx.observer.lanes(-1);
+    ctx.observer.laneForgotten(victim);
     return true;
   }
 
@@ -225,10 +225,11 @@ public final class Lanes implements AutoCloseable {
     long now = s.loop.ticker().nanoTime();
     long idle = ctx.settings.idleTimeout().toNanos();
     for (Iterator<Lane> it = s.lanes.values().iterator(); it.hasNext(); ) {
-      if (it.next().idleSince(now, idle)) {
+      Lane lane = it.next();
+      if (lane.idleSince(now, idle)) {
         it.remove();
         count.decrementAndGet();
-        ctx.observer.lanes(-1);
+        ctx.observer.laneForgotten(lane.tenant());
       }
     }
   }

@@ -2,20 +2,30 @@ package io.prwrelay.server.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetric;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.DeliveryObserver;
-import io.prwrelay.server.downstream.TenantSend;
+import io.prwrelay.server.lane.Fragment;
+import io.prwrelay.server.lane.FragmentOutcome;
+import io.prwrelay.server.lane.Lane;
+import io.prwrelay.server.lane.LaneObserver;
+import io.prwrelay.server.queue.DropReason;
+import io.prwrelay.server.queue.QueueListener;
+import io.prwrelay.server.queue.QueueStore;
+import io.prwrelay.server.queue.TenantQueue;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,7 +45,7 @@ import java.util.concurrent.atomic.LongAdder;
  * admitted. Every other tenant is counted under {@code tenant="other"}, so a tenant cardinality
  * explosion cannot become a metrics cardinality explosion.
  */
-public final class RelayMetrics implements DeliveryObserver {
+public final class RelayMetrics implements LaneObserver, QueueListener {
   /** Distinct tenants tracked per ranking interval, as a multiple of {@code max-tenants}. */
   private static final int WINDOW_LIMIT = 10;
 
@@ -55,6 +65,11 @@ public final class RelayMetrics implements DeliveryObserver {
   private final AtomicLong nextRerank;
   private volatile Set<String> admitted = ConcurrentHashMap.newKeySet();
   private final AtomicInteger inFlight = new AtomicInteger();
+  private final AtomicInteger lanes = new AtomicInteger();
+  private final Map<String, Lane.State> laneStates = new ConcurrentHashMap<>();
+  private final Counter ledgerSkipped;
+  private final Counter tailCutBytes;
+  private volatile QueueStore store;
   private final Timer downstreamLatency;
   private final Counter receivedBytes;
 
@@ -93,6 +108,25 @@ public final class RelayMetrics implements DeliveryObserver {
         Counter.builder("relay.received.bytes")
             .description("compressed request bytes received")
             .register(registry);
+    ledgerSkipped =
+        Counter.builder("relay.ledger.skipped.series")
+            .description(
+                "series not sent again: an earlier attempt of the same request delivered them")
+            .register(registry);
+    tailCutBytes =
+        Counter.builder("relay.queue.tail.cut.bytes")
+            .baseUnit("bytes")
+            .description("bytes of damaged or torn queue files cut at startup or while reading")
+            .register(registry);
+    Gauge.builder("relay.lanes", lanes, AtomicInteger::get)
+        .description("tenant lanes in memory")
+        .register(registry);
+    for (Lane.State state : List.of(Lane.State.BACKING_OFF, Lane.State.THROTTLED)) {
+      Gauge.builder("relay.lanes.not.healthy", this, m -> m.lanesIn(state))
+          .tag("state", state.name().toLowerCase(Locale.ROOT))
+          .description("tenant lanes whose last downstream answer put them in backoff")
+          .register(registry);
+    }
   }
 
   /** Registry for tests and for serving. */
@@ -157,40 +191,126 @@ public final class RelayMetrics implements DeliveryObserver {
     registry.counter("relay.series.rejected", "reason", reason).increment(series);
   }
 
-  /** A tenant batch was formed and is about to be sent. */
-  public void tenantIn(TenantSend send) {
+  /** A tenant batch of {@code bytes} uncompressed bytes was formed and goes to its lane. */
+  public void tenantIn(String tenant, SeriesCounts counts, int bytes) {
     maybeRerank();
-    if (window.size() < WINDOW_LIMIT * Math.max(1, maxTenants)
-        || window.containsKey(send.tenant())) {
-      window.computeIfAbsent(send.tenant(), t -> new LongAdder()).add(send.counts().series());
+    if (window.size() < WINDOW_LIMIT * Math.max(1, maxTenants) || window.containsKey(tenant)) {
+      window.computeIfAbsent(tenant, t -> new LongAdder()).add(counts.series());
     }
-    TenantMeters m = meters(send.tenant());
-    m.seriesIn.increment(send.counts().series());
-    m.samplesIn.increment(send.counts().samples());
-    m.bytesIn.increment(send.uncompressedBytes());
+    TenantMeters m = meters(tenant);
+    m.seriesIn.increment(counts.series());
+    m.samplesIn.increment(counts.samples());
+    m.bytesIn.increment(bytes);
+  }
+
+  /** A tenant batch was not sent: an earlier attempt of the same request delivered it. */
+  public void ledgerSkipped(String tenant, SeriesCounts counts) {
+    ledgerSkipped.increment(counts.series());
+  }
+
+  /** The on-disk queues of queue mode, whose sizes the {@code relay_queue_*} gauges report. */
+  public void queues(QueueStore store) {
+    this.store = store;
+    Gauge.builder("relay.queue.bytes", store, QueueStore::bytes)
+        .baseUnit("bytes")
+        .description("bytes in the on-disk queues of all tenants")
+        .register(registry);
+    Gauge.builder("relay.queue.records", store, QueueStore::records)
+        .description("tenant batches in the on-disk queues")
+        .register(registry);
+    Gauge.builder(
+            "relay.queue.oldest.age",
+            store,
+            q -> ageSeconds(q.oldestAppendMillis().orElse(Long.MIN_VALUE)))
+        .baseUnit("seconds")
+        .description("age of the oldest queued batch of any tenant (0 when empty)")
+        .register(registry);
+  }
+
+  private static double ageSeconds(long appendMillis) {
+    return appendMillis == Long.MIN_VALUE
+        ? 0
+        : Math.max(0, System.currentTimeMillis() - appendMillis) / 1000.0;
   }
 
   @Override
-  public void attempt(TenantSend send, AttemptOutcome outcome, long nanos) {
+  public void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {
     registry.counter("relay.downstream.responses", "code", outcome.code()).increment();
     downstreamLatency.record(nanos, TimeUnit.NANOSECONDS);
-  }
-
-  @Override
-  public void retry(TenantSend send, AttemptOutcome outcome, long delayNanos) {
-    registry.counter("relay.downstream.retries", "code", outcome.code()).increment();
-  }
-
-  @Override
-  public void finished(TenantSend send) {
-    TenantMeters m = meters(send.tenant());
-    if (send.last() != null && send.last().success()) {
-      m.seriesOut.increment(send.counts().series());
-      m.samplesOut.increment(send.counts().samples());
-      m.bytesOut.increment(send.uncompressedBytes());
-    } else {
-      m.seriesFailed.increment(send.counts().series());
+    TenantMeters m = meters(tenant);
+    m.downstreamRequests.increment();
+    if (fragments > 1) {
+      m.coalesced.increment(fragments - 1);
     }
+  }
+
+  @Override
+  public void finished(Fragment fragment, FragmentOutcome outcome) {
+    TenantMeters m = meters(fragment.tenant());
+    SeriesCounts c = fragment.counts();
+    switch (outcome.kind()) {
+      case DELIVERED:
+        m.seriesOut.increment(c.series());
+        m.samplesOut.increment(c.samples());
+        m.bytesOut.increment(fragment.size());
+        break;
+      case QUEUED:
+        m.seriesQueued.increment(c.series());
+        break;
+      default:
+        m.failed(outcome.kind()).increment(c.series());
+    }
+  }
+
+  @Override
+  public void drained(String tenant, long records, long series, AttemptOutcome outcome) {
+    TenantMeters m = meters(tenant);
+    if (outcome.success()) {
+      m.seriesOut.increment(series);
+    } else {
+      m.dropped("rejected").increment(series);
+    }
+  }
+
+  @Override
+  public void dropped(String tenant, DropReason reason, long records, long series, long bytes) {
+    meters(tenant).dropped(reason.label()).increment(series);
+  }
+
+  @Override
+  public void tailCut(String tenant, Path segment, long bytes) {
+    tailCutBytes.increment(bytes);
+  }
+
+  @Override
+  public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
+    if (state == Lane.State.HEALTHY) {
+      laneStates.remove(tenant);
+    } else {
+      laneStates.put(tenant, state);
+      meters(tenant).backoffs(state).increment();
+    }
+  }
+
+  @Override
+  public void laneCreated(String tenant) {
+    lanes.incrementAndGet();
+  }
+
+  @Override
+  public void laneForgotten(String tenant) {
+    lanes.decrementAndGet();
+    laneStates.remove(tenant);
+  }
+
+  private long lanesIn(Lane.State state) {
+    long n = 0;
+    for (Lane.State s : laneStates.values()) {
+      if (s == state) {
+        n++;
+      }
+    }
+    return n;
   }
 
   private TenantMeters meters(String tenant) {
@@ -200,13 +320,13 @@ public final class RelayMetrics implements DeliveryObserver {
         a = admitted;
         if (!a.contains(tenant)) {
           if (a.size() >= maxTenants) {
-            return tenants.computeIfAbsent(OTHER_TENANT, t -> new TenantMeters(registry, t));
+            return tenants.computeIfAbsent(OTHER_TENANT, TenantMeters::new);
           }
           a.add(tenant);
         }
       }
     }
-    return tenants.computeIfAbsent(tenant, t -> new TenantMeters(registry, t));
+    return tenants.computeIfAbsent(tenant, TenantMeters::new);
   }
 
   /** Re-ranks the admitted tenants by the volume of the last interval, once per interval. */
@@ -227,7 +347,7 @@ public final class RelayMetrics implements DeliveryObserver {
         if (!next.contains(old)) {
           TenantMeters m = tenants.remove(old);
           if (m != null) {
-            m.remove(registry);
+            m.remove();
           }
         }
       }
@@ -236,38 +356,132 @@ public final class RelayMetrics implements DeliveryObserver {
     }
   }
 
-  /** Counters of one tenant label value. */
-  private static final class TenantMeters {
+  /** Meters of one tenant label value. */
+  private final class TenantMeters {
+    final String tenant;
     final Counter seriesIn;
     final Counter samplesIn;
     final Counter bytesIn;
     final Counter seriesOut;
     final Counter samplesOut;
     final Counter bytesOut;
-    final Counter seriesFailed;
+    final Counter seriesQueued;
+    final Counter downstreamRequests;
+    final Counter coalesced;
+    final List<Meter> all = new ArrayList<>();
+    private final Map<String, Counter> byTag = new ConcurrentHashMap<>();
 
-    TenantMeters(PrometheusMeterRegistry r, String tenant) {
-      seriesIn = counter(r, "relay.tenant.series.in", tenant, "series routed to the tenant");
-      samplesIn = counter(r, "relay.tenant.samples.in", tenant, "samples routed to the tenant");
-      bytesIn = counter(r, "relay.tenant.bytes.in", tenant, "uncompressed batch bytes routed");
-      seriesOut = counter(r, "relay.tenant.series.out", tenant, "series accepted downstream");
-      samplesOut = counter(r, "relay.tenant.samples.out", tenant, "samples accepted downstream");
+    TenantMeters(String tenant) {
+      this.tenant = tenant;
+      seriesIn = counter("relay.tenant.series.in", "series routed to the tenant");
+      samplesIn = counter("relay.tenant.samples.in", "samples routed to the tenant");
+      bytesIn = counter("relay.tenant.bytes.in", "uncompressed batch bytes routed");
+      seriesOut = counter("relay.tenant.series.out", "series accepted downstream");
+      samplesOut = counter("relay.tenant.samples.out", "samples accepted downstream (sync mode)");
       bytesOut =
-          counter(r, "relay.tenant.bytes.out", tenant, "uncompressed bytes accepted downstream");
-      seriesFailed =
-          counter(r, "relay.tenant.series.failed", tenant, "series whose batch was not accepted");
-    }
-
-    void remove(PrometheusMeterRegistry r) {
-      for (Counter c :
-          List.of(seriesIn, samplesIn, bytesIn, seriesOut, samplesOut, bytesOut, seriesFailed)) {
-        r.remove(c);
+          counter("relay.tenant.bytes.out", "uncompressed bytes accepted downstream (sync mode)");
+      seriesQueued = counter("relay.tenant.series.queued", "series written to the tenant's queue");
+      downstreamRequests =
+          counter("relay.tenant.downstream.requests", "downstream requests made for the tenant");
+      coalesced =
+          counter(
+              "relay.tenant.coalesced.fragments",
+              "tenant batches that travelled in another batch's downstream request");
+      if (!tenant.equals(OTHER_TENANT)) {
+        all.add(
+            Gauge.builder("relay.tenant.lane.state", laneStates, s -> stateValue(s.get(tenant)))
+                .tag("tenant", tenant)
+                .description("0 healthy, 1 backing off after failures, 2 throttled by 429")
+                .register(registry));
+        all.add(
+            Gauge.builder("relay.tenant.queue.bytes", RelayMetrics.this, m -> m.queueBytes(tenant))
+                .tag("tenant", tenant)
+                .baseUnit("bytes")
+                .description("bytes in the tenant's on-disk queue (queue mode)")
+                .register(registry));
+        all.add(
+            Gauge.builder(
+                    "relay.tenant.queue.oldest.age",
+                    RelayMetrics.this,
+                    m -> m.queueAgeSeconds(tenant))
+                .tag("tenant", tenant)
+                .baseUnit("seconds")
+                .description("age of the tenant's oldest queued batch (queue mode)")
+                .register(registry));
       }
     }
 
-    private static Counter counter(
-        PrometheusMeterRegistry r, String name, String tenant, String description) {
-      return Counter.builder(name).tag("tenant", tenant).description(description).register(r);
+    /** Series whose fragment ended with {@code kind}: throttled, unavailable, rejected. */
+    Counter failed(FragmentOutcome.Kind kind) {
+      String k = kind.name().toLowerCase(Locale.ROOT);
+      return byTag.computeIfAbsent(
+          "failed " + k,
+          x ->
+              register(
+                  Counter.builder("relay.tenant.series.failed")
+                      .tag("tenant", tenant)
+                      .tag("kind", k)
+                      .description("series whose batch was not accepted, by how it ended")
+                      .register(registry)));
     }
+
+    /** Series dropped from the tenant's queue, by reason. */
+    Counter dropped(String reason) {
+      return byTag.computeIfAbsent(
+          "dropped " + reason,
+          x ->
+              register(
+                  Counter.builder("relay.tenant.series.dropped")
+                      .tag("tenant", tenant)
+                      .tag("reason", reason)
+                      .description("queued series dropped: bytes, age, total bound, or rejected")
+                      .register(registry)));
+    }
+
+    /** Times the tenant's lane started backing off or being throttled. */
+    Counter backoffs(Lane.State state) {
+      String k = state.name().toLowerCase(Locale.ROOT);
+      return byTag.computeIfAbsent(
+          "backoff " + k,
+          x ->
+              register(
+                  Counter.builder("relay.tenant.lane.backoffs")
+                      .tag("tenant", tenant)
+                      .tag("state", k)
+                      .description("times the tenant's lane started backing off or throttling")
+                      .register(registry)));
+    }
+
+    void remove() {
+      for (Meter m : all) {
+        registry.remove(m);
+      }
+    }
+
+    private Counter counter(String name, String description) {
+      return register(
+          Counter.builder(name).tag("tenant", tenant).description(description).register(registry));
+    }
+
+    private Counter register(Counter c) {
+      all.add(c);
+      return c;
+    }
+  }
+
+  private static double stateValue(Lane.State state) {
+    return state == null ? 0 : state == Lane.State.BACKING_OFF ? 1 : 2;
+  }
+
+  private double queueBytes(String tenant) {
+    QueueStore s = store;
+    TenantQueue q = s == null ? null : s.find(tenant);
+    return q == null ? 0 : q.bytes();
+  }
+
+  private double queueAgeSeconds(String tenant) {
+    QueueStore s = store;
+    TenantQueue q = s == null ? null : s.find(tenant);
+    return q == null ? 0 : ageSeconds(q.oldestAppendMillis().orElse(Long.MIN_VALUE));
   }
 }

@@ -217,7 +217,7 @@ public final class QueueStore implements AutoCloseable {
    * @param tenant a valid tenant ID (Cortex rules, {@link TenantIds})
    */
   public TenantQueue queue(String tenant) {
-    TenantQueue q = queues.get(tenant);
+    TenantQueue q = find(tenant);
     if (q != null) {
       return q;
     }
@@ -227,6 +227,11 @@ public final class QueueStore implements AutoCloseable {
     }
     return queues.computeIfAbsent(
         tenant, t -> new TenantQueue(this, TenantLog.create(t, dir, io, totals, listener)));
+  }
+
+  /** The queue of {@code tenant} if this store knows it, else {@code null}; creates nothing. */
+  public TenantQueue find(String tenant) {
+    return queues.get(tenant);
   }
 
   /** Every tenant queue known, including empty ones (after a restart: every one on disk). */

@@ -46,7 +46,15 @@ class RelayConfigTest {
     assertEquals(Duration.ofSeconds(10), c.downstream().timeout());
     assertEquals(Duration.ofSeconds(5), c.downstream().attemptTimeout());
     assertEquals(64, c.downstream().maxConnections());
-    assertEquals(16, c.downstream().maxConcurrentSends());
+    assertEquals(DeliveryConfig.Mode.SYNC, c.delivery().mode());
+    assertNull(c.delivery().queueDir());
+    assertEquals(4, c.delivery().lanes().maxConcurrentSends());
+    assertEquals(64L << 20, c.delivery().lanes().maxPendingBytes());
+    assertEquals(8 << 20, c.delivery().lanes().batchMaxBytes());
+    assertEquals(Duration.ofMillis(5), c.delivery().lanes().linger());
+    assertEquals(1L << 30, c.delivery().queue().maxTenantBytes());
+    assertEquals(8L << 30, c.delivery().queue().maxBytes());
+    assertEquals(100_000, c.delivery().ledgerMaxEntries());
     assertEquals(Duration.ofMillis(100), c.downstream().initialBackoff());
     assertEquals(Duration.ofSeconds(2), c.downstream().maxBackoff());
     assertEquals("none", c.downstream().auth().kind());
@@ -186,6 +194,50 @@ class RelayConfigTest {
     assertEquals(
         "has a duplicate label name in [a, a]",
         error(Map.of("relay.tenant.labels", "a,a")).problem());
+  }
+
+  @Test
+  void deliveryKeysAreCheckedAndNameTheirKey() throws Exception {
+    assertEquals(
+        "relay.delivery.queue.dir must name a directory when relay.delivery.mode=queue"
+            + " (from default)",
+        error(Map.of("relay.delivery.mode", "queue")).getMessage());
+    assertEquals(
+        "relay.delivery.mode 'disk' must be one of sync, queue (from -Drelay.delivery.mode)",
+        error(Map.of("relay.delivery.mode", "disk")).getMessage());
+    assertEquals(
+        "relay.lanes.batch-max-bytes '8 MB' is not a byte count like 1048576, 512KiB, 64MiB or"
+            + " 8GiB (from -Drelay.lanes.batch-max-bytes)",
+        error(Map.of("relay.lanes.batch-max-bytes", "8 MB")).getMessage());
+    assertEquals(
+        "relay.delivery.queue.max-bytes '1GiB' must not be less than"
+            + " relay.delivery.queue.max-tenant-bytes (from -Drelay.delivery.queue.max-bytes)",
+        error(
+                Map.of(
+                    "relay.delivery.queue.max-bytes", "1GiB",
+                    "relay.delivery.queue.max-tenant-bytes", "2GiB"))
+            .getMessage());
+    RelayConfig c =
+        RelayConfig.load(
+            null,
+            Map.of(
+                "relay.delivery.mode", "QUEUE",
+                "relay.delivery.queue.dir", "/var/lib/prw-relay",
+                "relay.lanes.max-pending-bytes", "512KiB"),
+            Map.of());
+    assertEquals(DeliveryConfig.Mode.QUEUE, c.delivery().mode());
+    assertEquals(Path.of("/var/lib/prw-relay"), c.delivery().queueDir());
+    assertEquals(512 * 1024, c.delivery().lanes().maxPendingBytes());
+  }
+
+  @Test
+  void aReplacedKeyNamesItsReplacement() {
+    ConfigException e = error(Map.of("relay.downstream.max-concurrent-sends", "16"));
+    assertEquals(
+        "key relay.downstream.max-concurrent-sends as a -D system property no longer exists; it"
+            + " was replaced by relay.lanes.max-concurrent-sends (downstream requests in flight"
+            + " per tenant)",
+        e.getMessage());
   }
 
   @Test

@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -11,13 +13,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.xerial.snappy.Snappy;
 
 /**
- * A {@link TenantSender} that plays scripted replies per tenant on the caller's event loop (use a
- * {@link SimulatedLoop}): each reply is an outcome that arrives after a delay, or — when the delay
- * reaches the attempt's timeout — a transport failure at the timeout, as the real client reports
- * it. A tenant without a script is answered 200 at once. Records every call, and every call whose
- * borrowed body had already been released.
+ * A {@link TenantSender} that plays scripted replies per tenant on the caller's event loop (a
+ * {@link SimulatedLoop}, or a real loop): each reply is an outcome that arrives after a delay, or —
+ * when the delay reaches the attempt's timeout — a transport failure at the timeout, as the real
+ * client reports it. A tenant without a script (or {@link #always} reply) is answered 200 at once.
+ * Records every call with its decompressed body, and every call whose borrowed body had already
+ * been released.
  */
 public final class ScriptedSender implements TenantSender {
   /** One scripted reply. */
@@ -50,24 +54,40 @@ public final class ScriptedSender implements TenantSender {
     }
   }
 
-  /** One call of {@link #send}. */
-  public record Call(String tenant, long atNanos, long timeoutNanos) {}
+  /**
+   * One call of {@link #send}.
+   *
+   * @param body the batch as sent, decompressed
+   */
+  public record Call(String tenant, long atNanos, long timeoutNanos, byte[] body) {
+    /** The decompressed body as text (for tests whose batches are text). */
+    public String text() {
+      return new String(body, StandardCharsets.UTF_8);
+    }
+  }
 
   private final Map<String, ArrayDeque<Reply>> scripts = new HashMap<>();
+  private final Map<String, Reply> always = new HashMap<>();
   private final List<Call> calls = new ArrayList<>();
   private final List<String> releasedBodies = new ArrayList<>();
   private int inFlight;
   private int maxInFlight;
 
   /** Appends replies to {@code tenant}'s script. */
-  public ScriptedSender script(String tenant, Reply... replies) {
+  public synchronized ScriptedSender script(String tenant, Reply... replies) {
     ArrayDeque<Reply> q = scripts.computeIfAbsent(tenant, t -> new ArrayDeque<>());
     q.addAll(List.of(replies));
     return this;
   }
 
+  /** The reply for every call of {@code tenant} once its script is used up. */
+  public synchronized ScriptedSender always(String tenant, Reply reply) {
+    always.put(tenant, reply);
+    return this;
+  }
+
   /** The same reply {@code times} times. */
-  public ScriptedSender repeat(String tenant, Reply reply, int times) {
+  public synchronized ScriptedSender repeat(String tenant, Reply reply, int times) {
     for (int i = 0; i < times; i++) {
       script(tenant, reply);
     }
@@ -75,15 +95,15 @@ public final class ScriptedSender implements TenantSender {
   }
 
   @Override
-  public Future<AttemptOutcome> send(
+  public synchronized Future<AttemptOutcome> send(
       EventLoop loop, String tenant, ByteBuf body, long timeoutNanos) {
     if (body.refCnt() <= 0) {
       releasedBodies.add(tenant);
     }
-    calls.add(new Call(tenant, loop.ticker().nanoTime(), timeoutNanos));
+    calls.add(new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body)));
     Reply reply = scripts.getOrDefault(tenant, new ArrayDeque<>()).poll();
     if (reply == null) {
-      reply = Reply.status(200);
+      reply = always.getOrDefault(tenant, Reply.status(200));
     }
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
@@ -96,7 +116,9 @@ public final class ScriptedSender implements TenantSender {
                 "no response within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms");
     loop.schedule(
         () -> {
-          inFlight--;
+          synchronized (this) {
+            inFlight--;
+          }
           promise.setSuccess(outcome);
         },
         Math.min(delay, timeoutNanos),
@@ -104,12 +126,30 @@ public final class ScriptedSender implements TenantSender {
     return promise;
   }
 
-  public List<Call> calls() {
-    return calls;
+  private static byte[] decompress(ByteBuf body) {
+    if (body.refCnt() <= 0) {
+      return new byte[0];
+    }
+    byte[] compressed = new byte[body.readableBytes()];
+    body.getBytes(body.readerIndex(), compressed);
+    try {
+      return Snappy.uncompress(compressed);
+    } catch (IOException e) {
+      throw new AssertionError("a batch that is not valid snappy", e);
+    }
+  }
+
+  public synchronized List<Call> calls() {
+    return List.copyOf(calls);
+  }
+
+  /** The calls for {@code tenant}, in order. */
+  public synchronized List<Call> callsTo(String tenant) {
+    return calls.stream().filter(c -> c.tenant().equals(tenant)).toList();
   }
 
   /** Times of the calls for {@code tenant}, in milliseconds of simulated time. */
-  public List<Long> callMillis(String tenant) {
+  public synchronized List<Long> callMillis(String tenant) {
     List<Long> times = new ArrayList<>();
     for (Call c : calls) {
       if (c.tenant().equals(tenant)) {
@@ -120,12 +160,12 @@ public final class ScriptedSender implements TenantSender {
   }
 
   /** Tenants of the calls that were handed an already released body (should be none). */
-  public List<String> releasedBodies() {
+  public synchronized List<String> releasedBodies() {
     return releasedBodies;
   }
 
   /** Most attempts that were in flight at once. */
-  public int maxInFlight() {
+  public synchronized int maxInFlight() {
     return maxInFlight;
   }
 }

@@ -4,20 +4,36 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.TenantOutcome;
+import io.prwrelay.server.lane.FragmentOutcome;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.lane.SenderRequest;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The sender's answer of DESIGN §5, for every mix of tenant outcomes. */
 class AnswerPolicyTest {
+  /** Each outcome as a lane reports the fragment a downstream answered this way. */
   private static Answer answer(AttemptOutcome... outcomes) {
-    List<TenantOutcome> list = new ArrayList<>();
+    List<SenderRequest.Result> list = new ArrayList<>();
     for (int i = 0; i < outcomes.length; i++) {
-      list.add(new TenantOutcome("t" + i, 3, 1, outcomes[i]));
+      AttemptOutcome o = outcomes[i];
+      Kind kind =
+          o.success()
+              ? Kind.DELIVERED
+              : !o.retriable()
+                  ? Kind.REJECTED
+                  : o.status() == 429 ? Kind.THROTTLED : Kind.UNAVAILABLE;
+      list.add(
+          new SenderRequest.Result(
+              "t" + i,
+              new SeriesCounts(3, 3, 0, 0),
+              new FragmentOutcome(
+                  kind, o.status(), o.success() ? "" : o.describe(), o.retryAfterMillis(), 1)));
     }
-    return AnswerPolicy.fromOutcomes(list);
+    return AnswerPolicy.fromResults(list);
   }
 
   private static AttemptOutcome status(int s) {
@@ -39,7 +55,7 @@ class AnswerPolicyTest {
 
   @Test
   void noBatchesIs204() {
-    assertEquals(204, AnswerPolicy.fromOutcomes(List.of()).status());
+    assertEquals(204, AnswerPolicy.fromResults(List.of()).status());
   }
 
   @Test
@@ -82,7 +98,25 @@ class AnswerPolicyTest {
 
   @Test
   void attemptsAreCountedInTheMessage() {
-    Answer a = AnswerPolicy.fromOutcomes(List.of(new TenantOutcome("x", 5, 4, status(503))));
+    Answer a =
+        AnswerPolicy.fromResults(
+            List.of(
+                new SenderRequest.Result(
+                    "x",
+                    new SeriesCounts(5, 5, 0, 0),
+                    new FragmentOutcome(
+                        Kind.UNAVAILABLE, 503, "downstream answered 503: down", 1000, 4))));
     assertTrue(a.message().contains("tenant x (5 series, 4 attempts): downstream answered 503"));
+    assertEquals(1, a.retryAfterSeconds());
+  }
+
+  @Test
+  void queuedBatchesCountAsAccepted() {
+    Answer a =
+        AnswerPolicy.fromResults(
+            List.of(
+                new SenderRequest.Result(
+                    "x", SeriesCounts.NONE, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0))));
+    assertEquals(204, a.status());
   }
 }

@@ -17,12 +17,16 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.Delivery;
+import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
+import io.prwrelay.server.lane.DeliveryLedger;
+import io.prwrelay.server.lane.LaneSettings;
+import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
 import java.nio.charset.StandardCharsets;
@@ -53,6 +57,7 @@ class IngressHandlerTest {
   private RelayMetrics metrics;
   private HttpIngress ingress;
   private SimulatedLoop sim;
+  private Lanes lanes;
   private EmbeddedChannel channel;
 
   @BeforeEach
@@ -66,15 +71,46 @@ class IngressHandlerTest {
     props.putAll(overrides);
     RelayConfig config = RelayConfig.load(null, props, Map.of());
     metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    Delivery delivery = Delivery.of(config.downstream(), sender, metrics);
-    ingress = new HttpIngress(config.server(), config.tenant(), delivery, metrics);
-    ingress.listening();
-    sim = new SimulatedLoop(ingress.newHandler());
+    sim = new SimulatedLoop();
     channel = sim.channel();
+    DeliveryConfig.Lanes l = config.delivery().lanes();
+    lanes =
+        new Lanes(
+            List.of(sim.loop()),
+            new LaneSettings(
+                l.maxConcurrentSends(),
+                l.maxPendingBytes(),
+                l.batchMaxBytes(),
+                l.linger(),
+                l.idleTimeout(),
+                l.max(),
+                config.downstream().initialBackoff(),
+                config.downstream().maxBackoff(),
+                config.downstream().attemptTimeout()),
+            sender,
+            ByteBufAllocator.DEFAULT,
+            new RetryPolicy(config.downstream().initialBackoff(), config.downstream().maxBackoff()),
+            metrics);
+    DeliveryLedger ledger =
+        new DeliveryLedger(
+            config.delivery().ledgerMaxEntries(),
+            config.delivery().ledgerTtl().toNanos(),
+            sim::now);
+    ingress =
+        new HttpIngress(
+            config.server(),
+            config.tenant(),
+            lanes,
+            ledger,
+            config.downstream().timeout(),
+            metrics);
+    ingress.listening();
+    channel.pipeline().addLast(ingress.newHandler());
   }
 
   @AfterEach
   void tearDown() {
+    lanes.close();
     assertTrue(sender.releasedBodies().isEmpty());
     assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
   }
@@ -329,6 +365,34 @@ class IngressHandlerTest {
     assertTrue(
         metrics.scrape().contains("relay_requests_total{status=\"503\"} 1.0"),
         "answered requests are counted");
+  }
+
+  @Test
+  void aRetryOfTheSameBodySendsOnlyTheTenantsNotYetDelivered() throws Exception {
+    sender.script("b", Reply.status(503, "ingester down").after(Duration.ZERO));
+    sender.repeat("b", Reply.status(503, "ingester down"), 2);
+    byte[] body = twoTenants();
+    channel.writeInbound(write(body));
+    sim.advance(Duration.ofSeconds(2));
+    FullHttpResponse first = channel.readOutbound();
+    assertEquals(503, first.status().code());
+    first.release();
+    assertEquals(1, sender.callMillis("a").size());
+    sim.advance(Duration.ofSeconds(5));
+    FullHttpResponse retry = exchange(write(body));
+    assertEquals(204, retry.status().code(), "b is accepted now; a was delivered before");
+    retry.release();
+    assertEquals(1, sender.callMillis("a").size(), "a is not sent again");
+    assertTrue(
+        metrics.scrape().contains("relay_ledger_skipped_series_total 1.0"), metrics.scrape());
+    byte[] newer =
+        Snappy.compress(
+            RawProto.cat(
+                RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(2, 2)),
+                RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(2, 2))));
+    FullHttpResponse other = exchange(write(newer));
+    other.release();
+    assertEquals(2, sender.callMillis("a").size(), "a new body is sent whole");
   }
 
   @Test

@@ -14,15 +14,15 @@ class DeliveryLedgerTest {
   void remembersDeliveredTenantsOfABodyUntilTheyExpire() {
     DeliveryLedger ledger = new DeliveryLedger(100, 500, clock::get);
     assertTrue(ledger.isEmpty());
-    ledger.record(42, 10, "a");
-    assertTrue(ledger.delivered(42, 10, "a"));
-    assertFalse(ledger.delivered(42, 10, "b"), "another tenant of the same body");
-    assertFalse(ledger.delivered(42, 11, "a"), "another body length");
-    assertFalse(ledger.delivered(43, 10, "a"), "another body hash");
+    ledger.record(new LedgerKey(42, 10), "a");
+    assertTrue(ledger.delivered(new LedgerKey(42, 10), "a"));
+    assertFalse(ledger.delivered(new LedgerKey(42, 10), "b"), "another tenant of the same body");
+    assertFalse(ledger.delivered(new LedgerKey(42, 11), "a"), "another body length");
+    assertFalse(ledger.delivered(new LedgerKey(43, 10), "a"), "another body hash");
     clock.addAndGet(499);
-    assertTrue(ledger.delivered(42, 10, "a"));
+    assertTrue(ledger.delivered(new LedgerKey(42, 10), "a"));
     clock.addAndGet(1);
-    assertFalse(ledger.delivered(42, 10, "a"));
+    assertFalse(ledger.delivered(new LedgerKey(42, 10), "a"));
     assertTrue(ledger.isEmpty());
   }
 
@@ -30,21 +30,21 @@ class DeliveryLedgerTest {
   void forgetsTheOldestBeyondItsSize() {
     DeliveryLedger ledger = new DeliveryLedger(3, 1_000_000, clock::get);
     for (int i = 0; i < 5; i++) {
-      ledger.record(i, 1, "t");
+      ledger.record(new LedgerKey(i, 1), "t");
       clock.incrementAndGet();
     }
     assertEquals(3, ledger.size());
-    assertFalse(ledger.delivered(0, 1, "t"));
-    assertFalse(ledger.delivered(1, 1, "t"));
-    assertTrue(ledger.delivered(2, 1, "t"));
-    assertTrue(ledger.delivered(4, 1, "t"));
+    assertFalse(ledger.delivered(new LedgerKey(0, 1), "t"));
+    assertFalse(ledger.delivered(new LedgerKey(1, 1), "t"));
+    assertTrue(ledger.delivered(new LedgerKey(2, 1), "t"));
+    assertTrue(ledger.delivered(new LedgerKey(4, 1), "t"));
   }
 
   @Test
   void sizeZeroDisablesIt() {
     DeliveryLedger ledger = new DeliveryLedger(0, 1_000, clock::get);
-    ledger.record(1, 1, "t");
+    ledger.record(new LedgerKey(1, 1), "t");
     assertTrue(ledger.isEmpty());
-    assertFalse(ledger.delivered(1, 1, "t"));
+    assertFalse(ledger.delivered(new LedgerKey(1, 1), "t"));
   }
 }

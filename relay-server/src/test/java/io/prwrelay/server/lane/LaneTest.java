@@ -8,14 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.util.concurrent.MockTicker;
-import io.netty.util.concurrent.Ticker;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.RetryPolicy;
+import io.prwrelay.server.downstream.ScriptedSender;
+import io.prwrelay.server.downstream.ScriptedSender.Reply;
+import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.lane.ScriptedSender.Reply;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,8 +33,7 @@ class LaneTest {
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
 
-  private final MockTicker ticker = Ticker.newMockTicker();
-  private final EmbeddedChannel channel = EmbeddedChannel.builder().ticker(ticker).build();
+  private final SimulatedLoop sim = new SimulatedLoop();
   private final ScriptedSender downstream = new ScriptedSender();
   private final Map<String, FragmentOutcome> outcomes = new LinkedHashMap<>();
   private final List<String> events = new ArrayList<>();
@@ -64,7 +62,7 @@ class LaneTest {
         };
     lanes =
         new Lanes(
-            List.of(channel.eventLoop()),
+            List.of(sim.loop()),
             s,
             downstream,
             ALLOC,
@@ -79,7 +77,7 @@ class LaneTest {
         tenant,
         ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
         new SeriesCounts(1, 1, 0, 0),
-        ticker.nanoTime() + deadlineFromNow,
+        sim.now() + deadlineFromNow,
         (f, o) -> {
           assertNull(f.body(), "released before the listener is told");
           assertNull(outcomes.put(id, o), id + " answered twice");
@@ -93,14 +91,11 @@ class LaneTest {
 
   /** Runs what is due now on the loop. */
   private void run() {
-    channel.runPendingTasks();
-    channel.runScheduledPendingTasks();
-    channel.runPendingTasks();
+    sim.runDue();
   }
 
   private void advance(long millis) {
-    ticker.advance(millis, TimeUnit.MILLISECONDS);
-    run();
+    sim.advance(Duration.ofMillis(millis));
   }
 
   @AfterEach
@@ -111,7 +106,7 @@ class LaneTest {
     if (lanes != null) {
       lanes.close();
     }
-    assertFalse(channel.finishAndReleaseAll());
+    assertFalse(sim.channel().finishAndReleaseAll());
   }
 
   @Test
@@ -120,22 +115,22 @@ class LaneTest {
     submit(fragment("a1", "a", 10 * SECOND), fragment("b1", "b", 10 * SECOND));
     assertEquals(Kind.DELIVERED, outcomes.get("a1").kind());
     assertEquals(Kind.DELIVERED, outcomes.get("b1").kind());
-    assertEquals("a1", downstream.sentTo("a").get(0).body());
+    assertEquals("a1", downstream.callsTo("a").get(0).text());
     assertEquals(1, outcomes.get("a1").attempts());
   }
 
   @Test
   void coalescesFragmentsThatArriveWhileTheLaneIsBusy() {
     lanes(settings(1, 1 << 20, 1 << 20, 5));
-    downstream.script("a", Reply.after(50, 200));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(50)));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
-    assertEquals(1, downstream.sentTo("a").size());
+    assertEquals(1, downstream.callsTo("a").size());
     assertTrue(outcomes.isEmpty());
     advance(50);
-    List<ScriptedSender.Sent> sent = downstream.sentTo("a");
+    List<ScriptedSender.Call> sent = downstream.callsTo("a");
     assertEquals(2, sent.size());
-    assertEquals("a2a3", sent.get(1).body(), "one request carries both waiting fragments");
+    assertEquals("a2a3", sent.get(1).text(), "one request carries both waiting fragments");
     assertEquals(3, outcomes.size());
     outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
   }
@@ -143,26 +138,26 @@ class LaneTest {
   @Test
   void coalescedRequestsStayWithinTheBatchSize() {
     lanes(settings(1, 1 << 20, 3, 5));
-    downstream.script("a", Reply.after(50, 200));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(50)));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
     advance(50);
-    List<ScriptedSender.Sent> sent = downstream.sentTo("a");
-    assertEquals(List.of("a1", "a2", "a3"), sent.stream().map(ScriptedSender.Sent::body).toList());
+    List<ScriptedSender.Call> sent = downstream.callsTo("a");
+    assertEquals(List.of("a1", "a2", "a3"), sent.stream().map(ScriptedSender.Call::text).toList());
   }
 
   @Test
   void aSecondConcurrentSendOpensOnlyAfterTheLinger() {
     lanes(settings(2, 1 << 20, 1 << 20, 5));
-    downstream.always("a", Reply.after(100, 200));
+    downstream.always("a", Reply.status(200).after(Duration.ofMillis(100)));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND));
-    assertEquals(1, downstream.sentTo("a").size());
+    assertEquals(1, downstream.callsTo("a").size());
     advance(4);
-    assertEquals(1, downstream.sentTo("a").size());
+    assertEquals(1, downstream.callsTo("a").size());
     advance(1);
-    assertEquals(2, downstream.sentTo("a").size());
-    assertEquals("a2", downstream.sentTo("a").get(1).body());
+    assertEquals(2, downstream.callsTo("a").size());
+    assertEquals("a2", downstream.callsTo("a").get(1).text());
   }
 
   @Test
@@ -176,13 +171,16 @@ class LaneTest {
     assertEquals(1, o.attempts());
     assertEquals(-1, o.retryAfterMillis());
     assertEquals(Kind.DELIVERED, outcomes.get("ok1").kind());
-    assertEquals(1, downstream.sentTo("bad").size(), "a 429 is not retried");
+    assertEquals(1, downstream.callsTo("bad").size(), "a 429 is not retried");
   }
 
   @Test
   void throttledWithRetryAfterRetriesOnceWhenItFitsAndAnswersNewFragmentsAtOnce() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.script("a", Reply.retryAfter(429, 1000), Reply.retryAfter(429, 1000));
+    downstream.script(
+        "a",
+        Reply.retryAfter(429, Duration.ofMillis(1000)),
+        Reply.retryAfter(429, Duration.ofMillis(1000)));
     submit(fragment("a1", "a", 10 * SECOND));
     assertTrue(outcomes.isEmpty(), "1 s fits well inside 10 s: retried");
     assertEquals(List.of("a THROTTLED"), events);
@@ -195,13 +193,13 @@ class LaneTest {
     FragmentOutcome retried = outcomes.get("a1");
     assertEquals(Kind.THROTTLED, retried.kind(), "a 429 is retried at most once");
     assertEquals(2, retried.attempts());
-    assertEquals(2, downstream.sentTo("a").size());
+    assertEquals(2, downstream.callsTo("a").size());
   }
 
   @Test
   void retryAfterLongerThanAQuarterOfTheDeadlineIsPassedToTheSender() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.script("a", Reply.retryAfter(429, 3000));
+    downstream.script("a", Reply.retryAfter(429, Duration.ofMillis(3000)));
     submit(fragment("a1", "a", 10 * SECOND));
     assertEquals(Kind.THROTTLED, outcomes.get("a1").kind());
     assertEquals(3000, outcomes.get("a1").retryAfterMillis());
@@ -210,7 +208,7 @@ class LaneTest {
   @Test
   void serverErrorBacksOffRetriesTheFailedSendAndFailsNewFragmentsFast() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.script("a", Reply.status(503), Reply.ok());
+    downstream.script("a", Reply.status(503), Reply.status(200));
     submit(fragment("a1", "a", 10 * SECOND));
     assertTrue(outcomes.isEmpty());
     assertEquals(List.of("a BACKING_OFF"), events);
@@ -250,11 +248,11 @@ class LaneTest {
   @Test
   void slowTenantHoldsOnlyItsOwnFragmentsAndWaitingOnesEndAtTheirDeadline() {
     lanes(settings(2, 1 << 20, 1 << 20, 0));
-    downstream.always("slow", Reply.after(-1, 200));
+    downstream.always("slow", Reply.silence());
     submit(fragment("s1", "slow", SECOND), fragment("s2", "slow", SECOND));
     submit(fragment("s3", "slow", SECOND), fragment("ok1", "ok", SECOND));
     assertEquals(Kind.DELIVERED, outcomes.get("ok1").kind());
-    assertEquals(2, downstream.sentTo("slow").size(), "the slow tenant uses only its own share");
+    assertEquals(2, downstream.callsTo("slow").size(), "the slow tenant uses only its own share");
     advance(999);
     assertFalse(outcomes.containsKey("s3"));
     advance(1);
@@ -263,13 +261,13 @@ class LaneTest {
     assertEquals(0, waited.attempts());
     assertEquals(Kind.UNAVAILABLE, outcomes.get("s1").kind(), "attempt timed out at the deadline");
     assertEquals(
-        SECOND, downstream.sentTo("slow").get(0).timeoutNanos(), "attempt bounded by deadline");
+        SECOND, downstream.callsTo("slow").get(0).timeoutNanos(), "attempt bounded by deadline");
   }
 
   @Test
   void rejectionAnswersOnlyItsSendAndLeavesTheLaneHealthy() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.script("a", Reply.status(400));
+    downstream.script("a", Reply.status(400, "scripted 400"));
     submit(fragment("a1", "a", 10 * SECOND));
     assertEquals(Kind.REJECTED, outcomes.get("a1").kind());
     assertEquals("downstream answered 400: scripted 400", outcomes.get("a1").message());
@@ -281,7 +279,7 @@ class LaneTest {
   @Test
   void fullLaneAnswers503AtOnce() {
     lanes(settings(1, 3, 1 << 20, 5));
-    downstream.always("a", Reply.after(100, 200));
+    downstream.always("a", Reply.status(200).after(Duration.ofMillis(100)));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND));
     submit(fragment("a3", "a", 10 * SECOND));
@@ -297,12 +295,17 @@ class LaneTest {
   @Test
   void afterA429FragmentsAreSentOneByOneUntilASendSucceeds() {
     lanes(settings(1, 1 << 20, 1 << 20, 5));
-    downstream.script("a", Reply.after(50, 429), Reply.ok(), Reply.ok(), Reply.ok());
+    downstream.script(
+        "a",
+        Reply.status(429).after(Duration.ofMillis(50)),
+        Reply.status(200),
+        Reply.status(200),
+        Reply.status(200));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
     advance(50);
     run();
-    List<String> bodies = downstream.sentTo("a").stream().map(ScriptedSender.Sent::body).toList();
+    List<String> bodies = downstream.callsTo("a").stream().map(ScriptedSender.Call::text).toList();
     assertEquals(List.of("a1", "a2", "a3"), bodies);
   }
 
@@ -320,7 +323,7 @@ class LaneTest {
             Duration.ofSeconds(2),
             Duration.ofSeconds(5));
     lanes(s);
-    downstream.always("busy1", Reply.after(-1, 200)).always("busy2", Reply.after(-1, 200));
+    downstream.always("busy1", Reply.silence()).always("busy2", Reply.silence());
     submit(fragment("x1", "busy1", 2 * SECOND), fragment("x2", "busy2", 2 * SECOND));
     assertEquals(2, lanes.size());
     submit(fragment("n1", "new", 60 * SECOND));
@@ -340,7 +343,7 @@ class LaneTest {
     List<String> attempts = new ArrayList<>();
     lanes =
         new Lanes(
-            List.of(channel.eventLoop()),
+            List.of(sim.loop()),
             settings(1, 1 << 20, 1 << 20, 5),
             downstream,
             ALLOC,
@@ -351,7 +354,7 @@ class LaneTest {
                 attempts.add(tenant + ":" + fragments + ":" + o.status());
               }
             });
-    downstream.script("a", Reply.after(10, 200));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(10)));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
     advance(10);

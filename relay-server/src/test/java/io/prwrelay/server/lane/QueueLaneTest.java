@@ -11,8 +11,9 @@ import io.netty.channel.nio.NioIoHandler;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.RetryPolicy;
+import io.prwrelay.server.downstream.ScriptedSender;
+import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.lane.ScriptedSender.Reply;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueListener;
 import io.prwrelay.server.queue.QueueStore;
@@ -114,8 +115,8 @@ class QueueLaneTest {
 
   private String bodiesOf(String tenant) {
     StringBuilder sb = new StringBuilder();
-    for (ScriptedSender.Sent s : downstream.sentTo(tenant)) {
-      sb.append(s.body());
+    for (ScriptedSender.Call s : downstream.callsTo(tenant)) {
+      sb.append(s.text());
     }
     return sb.toString();
   }
@@ -139,12 +140,12 @@ class QueueLaneTest {
     await("answers", () -> outcomes.size() == 4);
     outcomes.values().forEach(o -> assertEquals(Kind.QUEUED, o.kind()));
     await("healthy tenant delivered", () -> bodiesOf("ok").equals("ok1ok2"));
-    await("bad tenant retried", () -> downstream.sentTo("bad").size() >= 3);
+    await("bad tenant retried", () -> downstream.callsTo("bad").size() >= 3);
     assertEquals(2, store.queue("bad").records(), "nothing acknowledged while failing");
-    downstream.always("bad", Reply.ok());
+    downstream.always("bad", Reply.status(200));
     await("bad tenant caught up", () -> store.queue("bad").isEmpty());
-    List<ScriptedSender.Sent> sent = downstream.sentTo("bad");
-    assertEquals("b1b2", sent.get(sent.size() - 1).body(), "records merged into one request");
+    List<ScriptedSender.Call> sent = downstream.callsTo("bad");
+    assertEquals("b1b2", sent.get(sent.size() - 1).text(), "records merged into one request");
   }
 
   @Test
@@ -164,12 +165,12 @@ class QueueLaneTest {
     downstream.always("a", Reply.status(429));
     lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a")));
     await("answers", () -> outcomes.size() == 2);
-    await("throttled retries", () -> downstream.sentTo("a").size() >= 3);
-    downstream.always("a", Reply.ok());
+    await("throttled retries", () -> downstream.callsTo("a").size() >= 3);
+    downstream.always("a", Reply.status(200));
     await("caught up", () -> store.queue("a").isEmpty());
-    List<ScriptedSender.Sent> sent = downstream.sentTo("a");
-    for (ScriptedSender.Sent s : sent.subList(1, sent.size())) {
-      assertEquals(2, s.body().length(), "one record per request after a 429: " + s.body());
+    List<ScriptedSender.Call> sent = downstream.callsTo("a");
+    for (ScriptedSender.Call s : sent.subList(1, sent.size())) {
+      assertEquals(2, s.text().length(), "one record per request after a 429: " + s.text());
     }
   }
 
@@ -181,10 +182,10 @@ class QueueLaneTest {
     await("answers", () -> outcomes.size() == 2);
     closeLanes();
     lanes = null;
-    downstream.always("a", Reply.ok());
+    downstream.always("a", Reply.status(200));
     open();
     await("resumed", () -> store.queue("a").isEmpty());
-    String last = downstream.sentTo("a").get(downstream.sentTo("a").size() - 1).body();
+    String last = downstream.callsTo("a").get(downstream.callsTo("a").size() - 1).text();
     assertEquals("a1a2", last);
   }
 

@@ -6,14 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.SeriesCounts;
-import io.prwrelay.server.downstream.TenantSend;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class RelayMetricsTest {
-  private static TenantSend send(String tenant, int series) {
-    return new TenantSend(tenant, null, new SeriesCounts(series, series * 2L, 0, 0), series * 100);
-  }
 
   private static double seriesIn(RelayMetrics m, String tenant) {
     var c = m.registry().find("relay.tenant.series.in").tag("tenant", tenant).counter();
@@ -23,10 +19,10 @@ class RelayMetricsTest {
   @Test
   void tenantsBeyondTheBoundAreCountedAsOther() {
     RelayMetrics m = new RelayMetrics(2, ByteBufAllocator.DEFAULT, Duration.ofHours(1));
-    m.tenantIn(send("a", 1));
-    m.tenantIn(send("b", 2));
-    m.tenantIn(send("c", 3));
-    m.tenantIn(send("d", 4));
+    m.tenantIn("a", new SeriesCounts(1, 1 * 2L, 0, 0), 1 * 100);
+    m.tenantIn("b", new SeriesCounts(2, 2 * 2L, 0, 0), 2 * 100);
+    m.tenantIn("c", new SeriesCounts(3, 3 * 2L, 0, 0), 3 * 100);
+    m.tenantIn("d", new SeriesCounts(4, 4 * 2L, 0, 0), 4 * 100);
     assertEquals(1, seriesIn(m, "a"));
     assertEquals(2, seriesIn(m, "b"));
     assertEquals(7, seriesIn(m, "other"));
@@ -37,14 +33,14 @@ class RelayMetricsTest {
   @Test
   void rankingAdmitsTheTopTenantsByVolume() throws Exception {
     RelayMetrics m = new RelayMetrics(2, ByteBufAllocator.DEFAULT, Duration.ofMillis(50));
-    m.tenantIn(send("small-1", 1));
-    m.tenantIn(send("small-2", 1));
-    m.tenantIn(send("big", 1000));
-    m.tenantIn(send("bigger", 5000));
+    m.tenantIn("small-1", new SeriesCounts(1, 1 * 2L, 0, 0), 1 * 100);
+    m.tenantIn("small-2", new SeriesCounts(1, 1 * 2L, 0, 0), 1 * 100);
+    m.tenantIn("big", new SeriesCounts(1000, 1000 * 2L, 0, 0), 1000 * 100);
+    m.tenantIn("bigger", new SeriesCounts(5000, 5000 * 2L, 0, 0), 5000 * 100);
     Thread.sleep(60);
-    m.tenantIn(send("big", 10));
-    m.tenantIn(send("bigger", 10));
-    m.tenantIn(send("small-1", 10));
+    m.tenantIn("big", new SeriesCounts(10, 10 * 2L, 0, 0), 10 * 100);
+    m.tenantIn("bigger", new SeriesCounts(10, 10 * 2L, 0, 0), 10 * 100);
+    m.tenantIn("small-1", new SeriesCounts(10, 10 * 2L, 0, 0), 10 * 100);
     assertEquals(10, seriesIn(m, "big"));
     assertEquals(10, seriesIn(m, "bigger"));
     assertEquals(-1, seriesIn(m, "small-1"), "fell out of the top 2");
