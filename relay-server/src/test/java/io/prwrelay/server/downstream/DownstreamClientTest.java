@@ -22,6 +22,7 @@ import java.util.Base64;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -209,7 +210,7 @@ class DownstreamClientTest {
   void incomingTenantHeaderIsIgnoredUnlessTrusted() throws Exception {
     try (RelayFixture f = new RelayFixture()) {
       assertEquals(204, f.write(twoTenants(), "X-Scope-OrgID", "intruder").statusCode());
-      assertEquals(List.of("a", "b"), List.copyOf(f.downstream.byTenant().keySet()));
+      assertEquals(Set.of("a", "b"), f.downstream.byTenant().keySet());
     }
     try (RelayFixture f = new RelayFixture(Map.of("relay.tenant.trust-incoming-header", "true"))) {
       assertEquals(204, f.write(twoTenants(), "X-Scope-OrgID", "team-x").statusCode());
