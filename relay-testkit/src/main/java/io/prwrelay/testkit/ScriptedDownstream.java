@@ -49,20 +49,20 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Every {@code POST} is read as a remote-write request: its snappy body is decompressed and its
  * series counted (PRW 1.0, or 2.0 when the Content-Type says so), under the tenant named by the
- * tenant header ({@code X-Scope-OrgID} unless {@link Builder#tenantHeader set}; {@link #NO_TENANT}
- * without one). A body that is not snappy ({@code 415}) or does not decompress or frame as a
- * request ({@code 400}) is refused and counted as an {@link #errors() error}. Every other request
- * is answered from the tenant's script: a queue of {@link Reply replies} (status, headers, body,
- * delay, or a connection reset), falling back to the script of {@code "*"}, and to {@code 200} with
- * an empty body, as Cortex answers, when both are empty.
+ * tenant header ({@code X-Scope-OrgID} unless {@link #tenantHeader(String) changed}; {@link
+ * #NO_TENANT} without one). A body that is not snappy ({@code 415}) or does not decompress or frame
+ * as a request ({@code 400}) is refused and counted as an {@link #errors() error}. Every other
+ * request is answered from the tenant's script: a queue of {@link Reply replies} (status, headers,
+ * body, delay, or a connection reset), falling back to the script of {@code "*"}, and to {@code
+ * 200} with an empty body, as Cortex answers, when both are empty.
  *
- * <p>{@link #counts()} sums what each tenant received; when {@link Builder#recording recording}
- * (the default), {@link #received()} also keeps every request with its headers and decompressed
- * body. The server runs on its own NIO event loops (the plain, portable transport: it is a test
- * peer, not the system under test).
+ * <p>{@link #counts()} sums what each tenant received; except in a {@link #counting(int, int)}
+ * downstream, {@link #received()} also keeps every request with its headers and decompressed body.
+ * The server runs on its own NIO event loops (the plain, portable transport: it is a test peer, not
+ * the system under test).
  */
 public final class ScriptedDownstream implements AutoCloseable {
-  /** The tenant header Cortex reads, and the default of {@link Builder#tenantHeader}. */
+  /** The tenant header Cortex reads, and the default of {@link #tenantHeader(String)}. */
   public static final String TENANT_HEADER = "X-Scope-OrgID";
 
   /** Tenant under which requests without the tenant header are counted. */
@@ -150,59 +150,6 @@ public final class ScriptedDownstream implements AutoCloseable {
     }
   }
 
-  /** Options of a downstream; {@link #start()} starts one. */
-  public static final class Builder {
-    private int port;
-    private int threads = 1;
-    private boolean recording = true;
-    private SslContext ssl;
-    private String tenantHeader = TENANT_HEADER;
-
-    private Builder() {}
-
-    /** Port on 127.0.0.1; 0 (the default) for any free port. */
-    public Builder port(int port) {
-      this.port = port;
-      return this;
-    }
-
-    /** Event loop threads; 1 by default. */
-    public Builder threads(int threads) {
-      this.threads = threads;
-      return this;
-    }
-
-    /**
-     * Whether to keep every request for {@link #received()} (the default); counts are kept either
-     * way. A long load run turns it off.
-     */
-    public Builder recording(boolean recording) {
-      this.recording = recording;
-      return this;
-    }
-
-    /** Speaks HTTPS with {@code ssl}; plain HTTP by default. */
-    public Builder ssl(SslContext ssl) {
-      this.ssl = ssl;
-      return this;
-    }
-
-    /** The header naming the tenant; {@code X-Scope-OrgID} by default. */
-    public Builder tenantHeader(String name) {
-      this.tenantHeader = name;
-      return this;
-    }
-
-    /**
-     * Starts the downstream.
-     *
-     * @throws IOException when the port cannot be bound
-     */
-    public ScriptedDownstream start() throws IOException {
-      return new ScriptedDownstream(this);
-    }
-  }
-
   private final EventLoopGroup group;
   private final Channel server;
   private final String scheme;
@@ -217,20 +164,31 @@ public final class ScriptedDownstream implements AutoCloseable {
 
   /** A recording downstream on any free port, speaking HTTP. */
   public ScriptedDownstream() throws IOException {
-    this(builder());
+    this(0, 1, true, null);
   }
 
   /** A recording downstream on any free port, speaking HTTPS with {@code ssl}. */
   public ScriptedDownstream(SslContext ssl) throws IOException {
-    this(builder().ssl(ssl));
+    this(0, 1, true, ssl);
   }
 
-  private ScriptedDownstream(Builder b) throws IOException {
-    this.scheme = b.ssl == null ? "http" : "https";
-    this.recording = b.recording;
-    this.tenantHeader = b.tenantHeader;
-    this.group = new MultiThreadIoEventLoopGroup(b.threads, NioIoHandler.newFactory());
-    SslContext ssl = b.ssl;
+  /**
+   * A downstream for long runs: it keeps {@link #counts()} but not the requests themselves.
+   *
+   * @param port port on 127.0.0.1; 0 for any free port
+   * @param threads event loop threads
+   * @throws IOException naming the port when it cannot be bound
+   */
+  public static ScriptedDownstream counting(int port, int threads) throws IOException {
+    return new ScriptedDownstream(port, threads, false, null);
+  }
+
+  private ScriptedDownstream(int port, int threads, boolean recording, SslContext ssl)
+      throws IOException {
+    this.scheme = ssl == null ? "http" : "https";
+    this.recording = recording;
+    this.tenantHeader = TENANT_HEADER;
+    this.group = new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory());
     ServerBootstrap bootstrap =
         new ServerBootstrap()
             .group(group)
@@ -253,16 +211,11 @@ public final class ScriptedDownstream implements AutoCloseable {
                   }
                 });
     try {
-      this.server = bootstrap.bind("127.0.0.1", b.port).syncUninterruptibly().channel();
+      this.server = bootstrap.bind("127.0.0.1", port).syncUninterruptibly().channel();
     } catch (Exception e) {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-      throw new IOException("cannot listen on 127.0.0.1:" + b.port + ": " + e.getMessage(), e);
+      throw new IOException("cannot listen on 127.0.0.1:" + port + ": " + e.getMessage(), e);
     }
-  }
-
-  /** Options for a downstream other than the default one. */
-  public static Builder builder() {
-    return new Builder();
   }
 
   /** The port it listens on. */
@@ -275,7 +228,7 @@ public final class ScriptedDownstream implements AutoCloseable {
     return scheme + "://127.0.0.1:" + port() + "/api/v1/push";
   }
 
-  /** Changes the header naming the tenant, for requests from now on. */
+  /** Changes the header naming the tenant ({@code X-Scope-OrgID}), for requests from now on. */
   public ScriptedDownstream tenantHeader(String name) {
     this.tenantHeader = name;
     return this;

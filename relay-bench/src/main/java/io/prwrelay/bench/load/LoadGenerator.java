@@ -119,11 +119,7 @@ public final class LoadGenerator {
    */
   private static ScriptedDownstream startSink(Options options) throws IOException {
     try {
-      return ScriptedDownstream.builder()
-          .port(options.sinkPort())
-          .threads(options.threads())
-          .recording(false)
-          .start();
+      return ScriptedDownstream.counting(options.sinkPort(), options.threads());
     } catch (IOException e) {
       throw new IOException("sink " + e.getMessage() + " (use --sink-port)", e);
     }

@@ -27,7 +27,7 @@ class LoadGeneratorTest {
 
   @BeforeEach
   void startSink() throws Exception {
-    sink = ScriptedDownstream.builder().recording(false).start();
+    sink = ScriptedDownstream.counting(0, 1);
   }
 
   @AfterEach

@@ -50,7 +50,7 @@ public final class Demo {
   }
 
   private int execute(PrintStream out) throws Exception {
-    try (ScriptedDownstream downstream = ScriptedDownstream.builder().recording(false).start()) {
+    try (ScriptedDownstream downstream = ScriptedDownstream.counting(0, 1)) {
       return execute(out, downstream);
     }
   }

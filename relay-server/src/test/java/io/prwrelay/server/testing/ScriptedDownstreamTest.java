@@ -139,7 +139,7 @@ class ScriptedDownstreamTest {
   @Test
   void withoutRecordingOnlyCountsAreKept() throws Exception {
     try (ScriptedDownstream downstream =
-        ScriptedDownstream.builder().recording(false).tenantHeader("X-Tenant").start()) {
+        ScriptedDownstream.counting(0, 1).tenantHeader("X-Tenant")) {
       byte[] body = Snappy.compress(request(4, "m"));
       assertEquals(200, post(downstream, "ignored", body, "X-Tenant", "t").statusCode());
       assertEquals(List.of(), downstream.received());
