@@ -1,9 +1,16 @@
 package io.prwrelay.testing;
 
+import io.prwrelay.testkit.WriteRequestEncoder;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
-/** Builds protobuf bytes by hand, for inputs the generated classes would never produce. */
+/**
+ * Builds protobuf bytes by hand, for inputs the generated classes would never produce: malformed
+ * framing, explicitly empty fields, unknown fields. The PRW fields ({@link #label}, {@link
+ * #sample}, {@link #series}) come from the one request encoder, {@link WriteRequestEncoder}, and
+ * are canonical, as protobuf-java writes them (an empty string or a zero value is left out); write
+ * an explicitly empty field with {@link #len} and {@link #str}.
+ */
 public final class RawProto {
   private RawProto() {}
 
@@ -53,25 +60,16 @@ public final class RawProto {
 
   /** A PRW 1.0 label field. */
   public static byte[] label(String name, String value) {
-    return len(1, str(1, name), str(2, value));
+    return WriteRequestEncoder.labelField(name, value);
   }
 
   /** A PRW 1.0 sample field. */
   public static byte[] sample(double value, long timestamp) {
-    return len(
-        2, cat(tag(1, 1), le64(Double.doubleToRawLongBits(value))), varintField(2, timestamp));
+    return WriteRequestEncoder.sampleField(value, timestamp);
   }
 
   /** A PRW 1.0 timeseries field holding {@code parts}. */
   public static byte[] series(byte[]... parts) {
-    return len(1, parts);
-  }
-
-  private static byte[] le64(long v) {
-    byte[] b = new byte[8];
-    for (int i = 0; i < 8; i++) {
-      b[i] = (byte) (v >>> (8 * i));
-    }
-    return b;
+    return WriteRequestEncoder.seriesField(parts);
   }
 }

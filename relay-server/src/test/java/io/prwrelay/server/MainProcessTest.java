@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.RelayVersion;
-import io.prwrelay.server.testing.ScriptedDownstream;
 import io.prwrelay.testing.RawProto;
+import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;

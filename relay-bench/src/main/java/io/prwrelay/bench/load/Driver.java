@@ -23,6 +23,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.server.transport.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;

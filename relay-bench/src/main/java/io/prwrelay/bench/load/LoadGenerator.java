@@ -1,5 +1,7 @@
 package io.prwrelay.bench.load;
 
+import io.prwrelay.testkit.ScriptedDownstream;
+import io.prwrelay.testkit.ScriptedDownstream.TenantCount;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -14,24 +16,24 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
 
 /**
  * End-to-end load generator for the relay: {@code java -jar relay-bench/target/loadgen.jar
  * [options]} (see {@link Options#help()}).
  *
- * <p>A run generates a pool of request bodies, starts the {@link Sink} (the relay's downstream),
- * spawns the relay jar pointed at the sink ({@link SpawnedRelay}) or uses a running one, sends for
- * the warm-up and then the measured time while printing progress every second, and prints a {@link
- * Summary}. The process exits 0 when {@link Summary#ok()}, 1 when not or when the run could not be
- * set up, 2 for a usage error.
+ * <p>A run generates a pool of request bodies, starts the sink (the relay's downstream, the
+ * testkit's {@link ScriptedDownstream} answering 200 and keeping counts only), spawns the relay jar
+ * pointed at the sink ({@link SpawnedRelay}) or uses a running one, sends for the warm-up and then
+ * the measured time while printing progress every second, and prints a {@link Summary}. The process
+ * exits 0 when {@link Summary#ok()}, 1 when not or when the run could not be set up, 2 for a usage
+ * error.
  *
- * <p>For use from code, {@link #run(Options, Sink, PrintStream)} drives a relay (given by {@link
- * Options#relayUrl()}) that is already configured to deliver to a sink the caller started.
+ * <p>For use from code, {@link #run(Options, ScriptedDownstream, PrintStream)} drives a relay
+ * (given by {@link Options#relayUrl()}) that is already configured to deliver to a sink the caller
+ * started.
  */
 public final class LoadGenerator {
-  /** Tenant header the relay sends by default ({@code relay.downstream.tenant-header}). */
-  public static final String TENANT_HEADER = "X-Scope-OrgID";
-
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
   private static final Duration RELAY_STOP_GRACE = Duration.ofSeconds(30);
 
@@ -74,7 +76,7 @@ public final class LoadGenerator {
    */
   public static Summary run(Options options, PrintStream out)
       throws IOException, InterruptedException {
-    try (Sink sink = Sink.start(options.sinkPort(), options.threads(), TENANT_HEADER)) {
+    try (ScriptedDownstream sink = startSink(options)) {
       out.println("sink:  " + sink.url());
       if (options.relayUrl() != null) {
         out.println(
@@ -94,7 +96,11 @@ public final class LoadGenerator {
       out.println("relay: starting " + options.spawnRelay() + " ...");
       try (SpawnedRelay relay =
           SpawnedRelay.start(
-              options.spawnRelay(), options.jvmArgs(), sink.url(), options.tenantLabel(), gcLog)) {
+              options.spawnRelay(),
+              options.jvmArgs(),
+              URI.create(sink.url()),
+              options.tenantLabel(),
+              gcLog)) {
         out.println(
             "relay: pid "
                 + relay.pid()
@@ -107,12 +113,25 @@ public final class LoadGenerator {
   }
 
   /**
+   * A sink that keeps counts only, on {@link Options#sinkPort()}.
+   *
+   * @throws IOException naming the port when it cannot be bound
+   */
+  private static ScriptedDownstream startSink(Options options) throws IOException {
+    try {
+      return ScriptedDownstream.counting(options.sinkPort(), options.threads());
+    } catch (IOException e) {
+      throw new IOException("sink " + e.getMessage() + " (use --sink-port)", e);
+    }
+  }
+
+  /**
    * Drives the relay at {@link Options#relayUrl()}, which must already deliver to {@code sink}, and
    * prints progress and the summary to {@code out}. The sink is left running.
    *
    * @throws IOException when the relay cannot be reached
    */
-  public static Summary run(Options options, Sink sink, PrintStream out)
+  public static Summary run(Options options, ScriptedDownstream sink, PrintStream out)
       throws IOException, InterruptedException {
     if (options.relayUrl() == null) {
       throw new IllegalArgumentException("options need --relay-url");
@@ -121,7 +140,7 @@ public final class LoadGenerator {
   }
 
   private static Summary execute(
-      Options options, Sink sink, URI relayUrl, SpawnedRelay relay, PrintStream out)
+      Options options, ScriptedDownstream sink, URI relayUrl, SpawnedRelay relay, PrintStream out)
       throws IOException, InterruptedException {
     out.println("load:  " + options.describe());
     // Not try-with-resources: the driver must stop writing before the pool's buffers are freed.
@@ -158,7 +177,7 @@ public final class LoadGenerator {
   private static Summary drive(
       Options options,
       RequestPool pool,
-      Sink sink,
+      ScriptedDownstream sink,
       Driver driver,
       SpawnedRelay relay,
       PrintStream out)
@@ -192,7 +211,7 @@ public final class LoadGenerator {
         long series = stats.acceptedSeriesTotal();
         double seconds = (now - lastTick) / 1e9;
         boolean warm = !stats.isMeasured(now);
-        LatencyHistogram h = warm ? stats.warmup.latency : stats.measured.latency;
+        Histogram h = (warm ? stats.warmup : stats.measured).latency();
         out.printf(
             "%5.0fs %-9s %10s req/s %14s series/s   errors %,d   p99 %.2f ms%n",
             (now - start) / 1e9,
@@ -200,7 +219,7 @@ public final class LoadGenerator {
             Summary.num((accepted - lastAccepted) / seconds),
             Summary.num((series - lastSeries) / seconds),
             stats.failedRequests(),
-            h.percentileMillis(99));
+            h.getValueAtPercentile(99) / 1e6);
         lastAccepted = accepted;
         lastSeries = series;
         lastTick = now;
@@ -238,17 +257,18 @@ public final class LoadGenerator {
     summary.series = m.series.sum();
     summary.compressedBytes = m.compressedBytes.sum();
     summary.uncompressedBytes = m.uncompressedBytes.sum();
-    summary.latencyCount = m.latency.count();
-    summary.p50 = m.latency.percentileMillis(50);
-    summary.p90 = m.latency.percentileMillis(90);
-    summary.p99 = m.latency.percentileMillis(99);
-    summary.max = m.latency.maxNanos() / 1e6;
+    Histogram latency = m.latency();
+    summary.latencyCount = latency.getTotalCount();
+    summary.p50 = latency.getValueAtPercentile(50) / 1e6;
+    summary.p90 = latency.getValueAtPercentile(90) / 1e6;
+    summary.p99 = latency.getValueAtPercentile(99) / 1e6;
+    summary.max = latency.getMaxValue() / 1e6;
     summary.statuses = stats.statuses();
     summary.transportErrors = stats.transportErrors();
     summary.errorSamples = stats.errorSamples();
     summary.sinkErrors = sink.errors();
     summary.sinkFirstError = sink.firstError();
-    summary.sinkUrl = sink.url().toString();
+    summary.sinkUrl = sink.url();
     summary.tenantLabel = options.tenantLabel();
     summary.tenants = tenants(pool, stats, sink.counts());
     summary.generatorCpu = difference(selfCpuStart, selfCpuEnd);
@@ -271,11 +291,11 @@ public final class LoadGenerator {
   }
 
   private static List<Summary.Tenant> tenants(
-      RequestPool pool, RunStats stats, Map<String, Sink.TenantCount> received) {
+      RequestPool pool, RunStats stats, Map<String, TenantCount> received) {
     List<Summary.Tenant> tenants = new ArrayList<>();
     List<String> names = pool.tenants();
     for (int i = 0; i < names.size(); i++) {
-      Sink.TenantCount r = received.get(names.get(i));
+      TenantCount r = received.get(names.get(i));
       tenants.add(
           new Summary.Tenant(
               names.get(i),
@@ -298,7 +318,7 @@ public final class LoadGenerator {
    * After failed requests the relay may still be delivering (or retrying) some of their batches:
    * waits until the sink's count has not changed for half a second, at most five seconds.
    */
-  private static void awaitQuietSink(Sink sink) throws InterruptedException {
+  private static void awaitQuietSink(ScriptedDownstream sink) throws InterruptedException {
     long until = System.nanoTime() + 5 * SECOND;
     long seen = sink.totalSeries();
     long quietSince = System.nanoTime();

@@ -1,28 +1,25 @@
 package io.prwrelay.bench.load;
 
 import com.github.luben.zstd.Zstd;
-import com.google.protobuf.CodedOutputStream;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.prwrelay.core.wire.LabelFields;
-import io.prwrelay.core.wire.TimeSeriesFields;
-import io.prwrelay.core.wire.WriteRequestFields;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.prwrelay.testkit.WriteRequestEncoder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.xerial.snappy.Snappy;
+import java.util.stream.IntStream;
 
 /**
- * Distinct compressed PRW 1.0 request bodies, generated before a run so that generation is not
- * measured, with the series count of every tenant in each body. Bodies are handed out round-robin;
- * each is held once in direct memory and sent as a duplicate that cannot be released, so any number
- * of connections can send it concurrently without copying. {@link #close()} frees them.
+ * Distinct compressed PRW 1.0 request bodies, generated before a run with the testkit's {@link
+ * WriteRequestEncoder} so that generation is not measured, with the series count of every tenant in
+ * each body. Bodies are handed out round-robin; each is held once in direct memory and sent as a
+ * duplicate that cannot be released, so any number of connections can send it concurrently without
+ * copying. {@link #close()} frees them.
  *
  * <p>Each series carries {@code __name__}, the tenant label (value {@code tenant-<i>}, the tenant
  * chosen at random per series) and {@code labels - 2} further labels, sorted by name as Prometheus
@@ -53,8 +50,9 @@ public final class RequestPool implements AutoCloseable {
     private final int[] tenantIndexes;
     private final int[] tenantSeries;
 
-    Body(byte[] compressed, int uncompressedBytes, int[] seriesPerTenant) {
-      this.direct = Unpooled.directBuffer(compressed.length).writeBytes(compressed);
+    /** Takes ownership of {@code direct}, the compressed body. */
+    Body(ByteBuf direct, int uncompressedBytes, int[] seriesPerTenant) {
+      this.direct = direct;
       this.content = Unpooled.unreleasableBuffer(direct);
       this.uncompressedBytes = uncompressedBytes;
       this.series = Arrays.stream(seriesPerTenant).sum();
@@ -112,11 +110,12 @@ public final class RequestPool implements AutoCloseable {
     for (int t = 0; t < options.tenants(); t++) {
       tenants.add("tenant-" + t);
     }
-    List<String> extraNames = extraLabelNames(options.labels() - 2, options.tenantLabel());
+    Labels labels = new Labels(options.tenantLabel(), options.labels() - 2);
+    WriteRequestEncoder encoder = new WriteRequestEncoder(options.seriesPerRequest() * 160);
     Body[] bodies = new Body[options.poolSize()];
     try {
       for (int b = 0; b < bodies.length; b++) {
-        bodies[b] = body(options, tenants, extraNames, b);
+        bodies[b] = body(options, tenants, labels, encoder, b);
       }
     } catch (RuntimeException e) {
       for (Body body : bodies) {
@@ -129,70 +128,65 @@ public final class RequestPool implements AutoCloseable {
     return new RequestPool(bodies, Collections.unmodifiableList(tenants));
   }
 
-  /** Label names besides __name__ and the tenant label, never colliding with either. */
-  private static List<String> extraLabelNames(int n, String tenantLabel) {
-    List<String> names = new ArrayList<>(n);
-    for (int i = 0; names.size() < n; i++) {
-      String name = i < LABEL_NAMES.length ? LABEL_NAMES[i] : "label_" + i;
-      if (!name.equals(tenantLabel)) {
-        names.add(name);
+  /**
+   * The label names of every series, in the order they are written (sorted, as Prometheus sends
+   * them), and their values for the series being encoded: {@code __name__} at {@link #NAME}, the
+   * tenant label at {@link #TENANT}, then further names that never collide with either.
+   */
+  private static final class Labels {
+    static final int NAME = 0;
+    static final int TENANT = 1;
+    final String[] names;
+    final String[] values;
+    final int[] sorted;
+
+    Labels(String tenantLabel, int extra) {
+      List<String> all = new ArrayList<>(List.of("__name__", tenantLabel));
+      for (int i = 0; all.size() < extra + 2; i++) {
+        String name = i < LABEL_NAMES.length ? LABEL_NAMES[i] : "label_" + i;
+        if (!name.equals(tenantLabel)) {
+          all.add(name);
+        }
       }
+      names = all.toArray(String[]::new);
+      values = new String[names.length];
+      sorted =
+          IntStream.range(0, names.length)
+              .boxed()
+              .sorted(Comparator.comparing(i -> names[i]))
+              .mapToInt(Integer::intValue)
+              .toArray();
     }
-    return names;
   }
 
-  private static Body body(Options options, List<String> tenants, List<String> extra, int b) {
+  private static Body body(
+      Options options, List<String> tenants, Labels labels, WriteRequestEncoder encoder, int b) {
     Random random = new Random(options.seed() * 1_000_003L + b);
     int[] perTenant = new int[tenants.size()];
     long timestamp = 1_700_000_000_000L + b * 15_000L;
-    ByteArrayOutputStream request = new ByteArrayOutputStream(options.seriesPerRequest() * 160);
-    ByteArrayOutputStream seriesBytes = new ByteArrayOutputStream(256);
-    String[][] labels = new String[extra.size() + 2][];
-    try {
-      CodedOutputStream out = CodedOutputStream.newInstance(request);
-      for (int i = 0; i < options.seriesPerRequest(); i++) {
-        int tenant = random.nextInt(tenants.size());
-        perTenant[tenant]++;
-        labels[0] = new String[] {"__name__", METRICS[i % METRICS.length]};
-        labels[1] = new String[] {options.tenantLabel(), tenants.get(tenant)};
-        for (int l = 0; l < extra.size(); l++) {
-          labels[l + 2] = new String[] {extra.get(l), value(extra.get(l), b, i, l, random)};
-        }
-        Arrays.sort(labels, (x, y) -> x[0].compareTo(y[0]));
-        seriesBytes.reset();
-        CodedOutputStream s = CodedOutputStream.newInstance(seriesBytes);
-        for (String[] label : labels) {
-          int size =
-              CodedOutputStream.computeStringSize(LabelFields.NAME, label[0])
-                  + CodedOutputStream.computeStringSize(LabelFields.VALUE, label[1]);
-          s.writeTag(TimeSeriesFields.LABELS, 2);
-          s.writeUInt32NoTag(size);
-          s.writeString(LabelFields.NAME, label[0]);
-          s.writeString(LabelFields.VALUE, label[1]);
-        }
-        double value = random.nextInt(1_000_000) / 8.0;
-        int sampleSize =
-            CodedOutputStream.computeDoubleSize(1, value)
-                + CodedOutputStream.computeInt64Size(2, timestamp);
-        s.writeTag(TimeSeriesFields.SAMPLES, 2);
-        s.writeUInt32NoTag(sampleSize);
-        s.writeDouble(1, value);
-        s.writeInt64(2, timestamp);
-        s.flush();
-        out.writeTag(WriteRequestFields.TIMESERIES, 2);
-        out.writeUInt32NoTag(seriesBytes.size());
-        out.writeRawBytes(seriesBytes.toByteArray());
+    encoder.reset();
+    for (int i = 0; i < options.seriesPerRequest(); i++) {
+      int tenant = random.nextInt(tenants.size());
+      perTenant[tenant]++;
+      labels.values[Labels.NAME] = METRICS[i % METRICS.length];
+      labels.values[Labels.TENANT] = tenants.get(tenant);
+      for (int l = 2; l < labels.names.length; l++) {
+        labels.values[l] = value(labels.names[l], b, i, l - 2, random);
       }
-      out.flush();
-      byte[] raw = request.toByteArray();
-      byte[] compressed =
-          options.encoding() == Options.Encoding.ZSTD
-              ? Zstd.compress(raw, 3)
-              : Snappy.compress(raw);
-      return new Body(compressed, raw.length, perTenant);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      encoder.beginSeries();
+      for (int l : labels.sorted) {
+        encoder.label(labels.names[l], labels.values[l]);
+      }
+      encoder.sample(random.nextInt(1_000_000) / 8.0, timestamp).endSeries();
     }
+    ByteBuf direct;
+    if (options.encoding() == Options.Encoding.ZSTD) {
+      byte[] zstd = Zstd.compress(encoder.toByteArray(), 3);
+      direct = Unpooled.directBuffer(zstd.length).writeBytes(zstd);
+    } else {
+      direct = encoder.snappy(UnpooledByteBufAllocator.DEFAULT);
+    }
+    return new Body(direct, encoder.size(), perTenant);
   }
 
   /** A plausible value for a label; {@code instance} identifies the body and the series. */

@@ -8,6 +8,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
 
 /**
  * What the sender saw during one run, updated by the connections' event loops and read by the
@@ -23,7 +25,22 @@ final class RunStats {
     final LongAdder compressedBytes = new LongAdder();
     final LongAdder uncompressedBytes = new LongAdder();
     final LongAdder failed = new LongAdder();
-    final LatencyHistogram latency = new LatencyHistogram();
+
+    /** Latencies in nanoseconds, recorded by any thread, to 3 significant digits. */
+    private final Recorder recorder = new Recorder(3);
+
+    private final Histogram latency = new Histogram(3);
+    private Histogram interval;
+
+    /**
+     * Every latency recorded so far. Call from one thread only (the progress printer, then the
+     * summary); the result changes with the next call.
+     */
+    Histogram latency() {
+      interval = recorder.getIntervalHistogram(interval);
+      latency.add(interval);
+      return latency;
+    }
   }
 
   final long startNanos;
@@ -79,7 +96,7 @@ final class RunStats {
   void answered(RequestPool.Body body, boolean measuredRequest, int status, long latencyNanos) {
     statuses.computeIfAbsent(status, s -> new LongAdder()).increment();
     Phase phase = measuredRequest ? measured : warmup;
-    phase.latency.record(latencyNanos);
+    phase.recorder.recordValue(Math.max(0, latencyNanos));
     boolean ok = status / 100 == 2;
     if (ok) {
       phase.accepted.increment();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.app.RelayServer;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -20,13 +21,13 @@ import org.junit.jupiter.api.Test;
 
 /** The generator run in-process against an in-process relay that delivers to the sink. */
 class LoadGeneratorTest {
-  private Sink sink;
+  private ScriptedDownstream sink;
   private RelayServer relay;
   private final ByteArrayOutputStream output = new ByteArrayOutputStream();
 
   @BeforeEach
   void startSink() throws Exception {
-    sink = Sink.start(0, 1, LoadGenerator.TENANT_HEADER);
+    sink = ScriptedDownstream.counting(0, 1);
   }
 
   @AfterEach
@@ -42,7 +43,7 @@ class LoadGeneratorTest {
     config.put("relay.server.host", "127.0.0.1");
     config.put("relay.server.port", "0");
     config.put("relay.server.io-threads", "1");
-    config.put("relay.downstream.url", sink.url().toString());
+    config.put("relay.downstream.url", sink.url());
     relay = new RelayServer(RelayConfig.load(null, config, Map.of()));
     relay.start();
   }

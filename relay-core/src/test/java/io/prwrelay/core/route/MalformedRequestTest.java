@@ -150,7 +150,7 @@ class MalformedRequestTest {
             "label without a name"),
         Arguments.of(
             "label with an empty name",
-            series(label("", "x")),
+            series(len(1, str(1, ""), str(2, "x"))),
             "timeseries[0].labels[0]",
             2,
             "label without a name"),

@@ -57,7 +57,8 @@ class TenantRouterTest {
 
   @Test
   void emptyValueCountsAsAbsentAndFallsThroughToTheNextLabel() {
-    byte[] s = series(label("service_id", ""), label("team", "t1"), sample(1, 1));
+    byte[] emptyValue = len(1, str(1, "service_id"), str(2, ""));
+    byte[] s = series(emptyValue, label("team", "t1"), sample(1, 1));
     Map<String, byte[]> out = route(rules().labels("service_id", "team").build(), s);
     assertArrayEquals(s, out.get("t1"));
     assertEquals(1, out.size());

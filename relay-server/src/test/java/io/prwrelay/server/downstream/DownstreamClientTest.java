@@ -1,6 +1,6 @@
 package io.prwrelay.server.downstream;
 
-import static io.prwrelay.server.testing.ScriptedDownstream.Reply;
+import static io.prwrelay.testkit.ScriptedDownstream.Reply;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,10 +12,10 @@ import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.server.config.RelayVersion;
 import io.prwrelay.server.testing.RelayFixture;
-import io.prwrelay.server.testing.ScriptedDownstream.Received;
 import io.prwrelay.testing.Oracle;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testing.RequestGenerator;
+import io.prwrelay.testkit.ScriptedDownstream.Received;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Base64;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.testing.RelayFixture;
-import io.prwrelay.server.testing.ScriptedDownstream.Reply;
 import io.prwrelay.testing.RawProto;
+import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;

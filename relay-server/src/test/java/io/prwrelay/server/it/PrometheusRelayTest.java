@@ -10,11 +10,11 @@ import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
-import io.prwrelay.server.RelayVersion;
+import io.prwrelay.server.config.RelayVersion;
 import io.prwrelay.server.it.PrometheusProcess.Series;
 import io.prwrelay.server.testing.RelayFixture;
-import io.prwrelay.server.testing.ScriptedDownstream;
-import io.prwrelay.server.testing.ScriptedDownstream.Received;
+import io.prwrelay.testkit.ScriptedDownstream;
+import io.prwrelay.testkit.ScriptedDownstream.Received;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -300,12 +300,10 @@ class PrometheusRelayTest {
 
   private static WriteRequest decode(Received request) {
     try {
-      return request.writeRequest();
+      return WriteRequest.parseFrom(request.body());
     } catch (InvalidProtocolBufferException e) {
       throw new AssertionError(
           "forwarded body for " + request.tenant() + " is not a WriteRequest", e);
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
     }
   }
 

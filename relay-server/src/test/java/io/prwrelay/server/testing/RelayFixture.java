@@ -2,6 +2,7 @@ package io.prwrelay.server.testing;
 
 import io.prwrelay.server.app.RelayServer;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.testkit.ScriptedDownstream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
