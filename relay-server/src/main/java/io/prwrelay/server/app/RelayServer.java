@@ -14,7 +14,6 @@ import io.netty.util.concurrent.Ticker;
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.DownstreamClient;
-import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.http.HttpIngress;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.LaneLog;
@@ -79,30 +78,18 @@ public final class RelayServer implements AutoCloseable {
     if (store != null) {
       metrics.queues(store);
     }
-    DeliveryConfig.Lanes l = delivery.lanes();
-    LaneSettings settings =
-        new LaneSettings(
-            l.maxConcurrentSends(),
-            l.maxPendingBytes(),
-            l.batchMaxBytes(),
-            l.linger(),
-            l.idleTimeout(),
-            l.max(),
-            config.downstream().initialBackoff(),
-            config.downstream().maxBackoff(),
-            config.downstream().attemptTimeout());
     this.lanes =
         new Lanes(
             group,
-            settings,
+            LaneSettings.of(delivery.lanes(), config.downstream()),
             client,
             ALLOCATOR,
-            new RetryPolicy(config.downstream().initialBackoff(), config.downstream().maxBackoff()),
             LaneObserver.all(
                 metrics, new LaneLog(config.log().failureInterval(), Ticker.systemTicker())),
-            store,
-            System::currentTimeMillis,
-            config.server().maxDecompressedBytes());
+            store == null
+                ? null
+                : new Lanes.Queues(
+                    store, System::currentTimeMillis, config.server().maxDecompressedBytes()));
     Ticker ticker = Ticker.systemTicker();
     DeliveryLedger ledger =
         new DeliveryLedger(

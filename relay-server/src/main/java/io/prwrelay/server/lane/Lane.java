@@ -290,17 +290,28 @@ public final class Lane {
     }
   }
 
-  private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
+  /**
+   * What every finished downstream request does, whichever mode sent it: frees its slot, tells the
+   * observer, and after a 2xx makes the lane healthy again. Returns the time.
+   */
+  private long ended(int items, AttemptOutcome o, long started) {
     inFlight--;
     long now = now();
     lastActiveNanos = now;
-    ctx.observer.attempt(tenant, batch.size(), o, now - started);
+    ctx.observer.attempt(tenant, items, o, now - started);
     if (o.success()) {
       failures = 0;
       oneByOne = false;
       if (state != State.HEALTHY) {
         enter(State.HEALTHY, "", 0, now);
       }
+    }
+    return now;
+  }
+
+  private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
+    long now = ended(batch.size(), o, started);
+    if (o.success()) {
       for (Fragment f : batch) {
         finish(f, new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts));
       }
@@ -506,18 +517,8 @@ public final class Lane {
   }
 
   private void sentQueued(List<QueuedRecord> records, AttemptOutcome o, long started) {
-    inFlight--;
-    long now = now();
-    lastActiveNanos = now;
-    ctx.observer.attempt(tenant, records.size(), o, now - started);
+    long now = ended(records.size(), o, started);
     if (o.success() || !o.retriable()) {
-      if (o.success()) {
-        failures = 0;
-        oneByOne = false;
-        if (state != State.HEALTHY) {
-          enter(State.HEALTHY, "", 0, now);
-        }
-      }
       queue.ack(records);
       ctx.observer.drained(tenant, records.size(), series(records), o);
       drain(now);

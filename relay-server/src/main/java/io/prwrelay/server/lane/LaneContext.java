@@ -29,18 +29,15 @@ final class LaneContext {
       LaneSettings settings,
       TenantSender sender,
       ByteBufAllocator alloc,
-      RetryPolicy retryPolicy,
       LaneObserver observer,
-      QueueStore store,
-      LongSupplier wallMillis,
-      int maxDecompressedBytes) {
-    this.store = store;
-    this.wallMillis = wallMillis;
-    this.maxDecompressedBytes = maxDecompressedBytes;
+      Lanes.Queues queues) {
+    this.store = queues == null ? null : queues.store();
+    this.wallMillis = queues == null ? System::currentTimeMillis : queues.wallMillis();
+    this.maxDecompressedBytes = queues == null ? 0 : queues.maxDecompressedBytes();
     this.settings = settings;
     this.sender = sender;
     this.alloc = alloc;
-    this.retryPolicy = retryPolicy;
+    this.retryPolicy = new RetryPolicy(settings.initialBackoff(), settings.maxBackoff());
     this.observer = observer;
     this.lingerNanos = settings.linger().toNanos();
     this.attemptTimeoutNanos = settings.attemptTimeout().toNanos();

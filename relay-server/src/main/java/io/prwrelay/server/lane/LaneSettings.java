@@ -1,5 +1,7 @@
 package io.prwrelay.server.lane;
 
+import io.prwrelay.server.config.DeliveryConfig;
+import io.prwrelay.server.config.DownstreamConfig;
 import java.time.Duration;
 
 /**
@@ -29,4 +31,21 @@ public record LaneSettings(
     int maxLanes,
     Duration initialBackoff,
     Duration maxBackoff,
-    Duration attemptTimeout) {}
+    Duration attemptTimeout) {
+
+  /**
+   * The settings of {@code relay.lanes.*}, with the backoff and attempt limit of the downstream.
+   */
+  public static LaneSettings of(DeliveryConfig.Lanes lanes, DownstreamConfig downstream) {
+    return new LaneSettings(
+        lanes.maxConcurrentSends(),
+        lanes.maxPendingBytes(),
+        lanes.batchMaxBytes(),
+        lanes.linger(),
+        lanes.idleTimeout(),
+        lanes.max(),
+        downstream.initialBackoff(),
+        downstream.maxBackoff(),
+        downstream.attemptTimeout());
+  }
+}

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.QueueStore;
@@ -49,6 +48,19 @@ public final class Lanes implements AutoCloseable {
   }
 
   /**
+   * The on-disk side of queue mode.
+   *
+   * @param store the tenants' queues
+   * @param wallMillis wall clock for the age of queued records
+   * @param maxDecompressedBytes cap when merging queued records
+   */
+  public record Queues(QueueStore store, LongSupplier wallMillis, int maxDecompressedBytes) {}
+
+  /**
+   * Lanes in sync mode when {@code queues} is null; in queue mode otherwise: every fragment is
+   * queued on disk first and each lane drains its tenant's queue, and lanes of tenants whose queues
+   * hold records (after a restart) start draining at once.
+   *
    * @param loops the event loops lanes live on (the loops of the downstream connection pools)
    */
   public Lanes(
@@ -56,39 +68,9 @@ public final class Lanes implements AutoCloseable {
       LaneSettings settings,
       TenantSender sender,
       ByteBufAllocator alloc,
-      RetryPolicy retryPolicy,
-      LaneObserver observer) {
-    this(loops, settings, sender, alloc, retryPolicy, observer, null, System::currentTimeMillis, 0);
-  }
-
-  /**
-   * Lanes in queue mode when {@code store} is not null: every fragment is queued on disk first and
-   * each lane drains its tenant's queue. Lanes of tenants whose queues hold records (after a
-   * restart) start draining at once.
-   *
-   * @param wallMillis wall clock for the age of queued records
-   * @param maxDecompressedBytes cap when merging queued records
-   */
-  public Lanes(
-      Iterable<? extends EventExecutor> loops,
-      LaneSettings settings,
-      TenantSender sender,
-      ByteBufAllocator alloc,
-      RetryPolicy retryPolicy,
       LaneObserver observer,
-      QueueStore store,
-      LongSupplier wallMillis,
-      int maxDecompressedBytes) {
-    this.ctx =
-        new LaneContext(
-            settings,
-            sender,
-            alloc,
-            retryPolicy,
-            observer,
-            store,
-            wallMillis,
-            maxDecompressedBytes);
+      Queues queues) {
+    this.ctx = new LaneContext(settings, sender, alloc, observer, queues);
     List<Shard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
       list.add(new Shard((EventLoop) e));
@@ -103,7 +85,8 @@ public final class Lanes implements AutoCloseable {
           s.loop.scheduleWithFixedDelay(
               () -> sweep(s), sweepNanos, sweepNanos, TimeUnit.NANOSECONDS);
     }
-    if (store != null) {
+    if (queues != null) {
+      QueueStore store = queues.store();
       for (TenantQueue q : store.queues()) {
         if (!q.isEmpty()) {
           Shard s = shards[shardOf(q.tenant())];
@@ -119,7 +102,7 @@ public final class Lanes implements AutoCloseable {
       Shard first = shards[0];
       expirer =
           first.loop.scheduleWithFixedDelay(
-              () -> store.expire(wallMillis.getAsLong()),
+              () -> store.expire(queues.wallMillis().getAsLong()),
               EXPIRE_INTERVAL_SECONDS,
               EXPIRE_INTERVAL_SECONDS,
               TimeUnit.SECONDS);

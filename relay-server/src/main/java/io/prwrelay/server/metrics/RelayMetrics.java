@@ -413,42 +413,41 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
     /** Series whose fragment ended with {@code kind}: throttled, unavailable, rejected. */
     Counter failed(FragmentOutcome.Kind kind) {
-      String k = kind.name().toLowerCase(Locale.ROOT);
-      return byTag.computeIfAbsent(
-          "failed " + k,
-          x ->
-              register(
-                  Counter.builder("relay.tenant.series.failed")
-                      .tag("tenant", tenant)
-                      .tag("kind", k)
-                      .description("series whose batch was not accepted, by how it ended")
-                      .register(registry)));
+      return tagged(
+          "relay.tenant.series.failed",
+          "kind",
+          kind.name().toLowerCase(Locale.ROOT),
+          "series whose batch was not accepted, by how it ended");
     }
 
     /** Series dropped from the tenant's queue, by reason. */
     Counter dropped(String reason) {
-      return byTag.computeIfAbsent(
-          "dropped " + reason,
-          x ->
-              register(
-                  Counter.builder("relay.tenant.series.dropped")
-                      .tag("tenant", tenant)
-                      .tag("reason", reason)
-                      .description("queued series dropped: bytes, age, total bound, or rejected")
-                      .register(registry)));
+      return tagged(
+          "relay.tenant.series.dropped",
+          "reason",
+          reason,
+          "queued series dropped: bytes, age, total bound, or rejected");
     }
 
     /** Times the tenant's lane started backing off or being throttled. */
     Counter backoffs(Lane.State state) {
-      String k = state.name().toLowerCase(Locale.ROOT);
+      return tagged(
+          "relay.tenant.lane.backoffs",
+          "state",
+          state.name().toLowerCase(Locale.ROOT),
+          "times the tenant's lane started backing off or throttling");
+    }
+
+    /** The tenant's counter {@code name} with one more tag, registered on first use. */
+    private Counter tagged(String name, String tag, String value, String description) {
       return byTag.computeIfAbsent(
-          "backoff " + k,
+          name + " " + value,
           x ->
               register(
-                  Counter.builder("relay.tenant.lane.backoffs")
+                  Counter.builder(name)
                       .tag("tenant", tenant)
-                      .tag("state", k)
-                      .description("times the tenant's lane started backing off or throttling")
+                      .tag(tag, value)
+                      .description(description)
                       .register(registry)));
     }
 

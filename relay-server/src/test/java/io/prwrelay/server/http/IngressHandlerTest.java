@@ -17,10 +17,8 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
-import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
@@ -73,24 +71,14 @@ class IngressHandlerTest {
     metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
     sim = new SimulatedLoop();
     channel = sim.channel();
-    DeliveryConfig.Lanes l = config.delivery().lanes();
     lanes =
         new Lanes(
             List.of(sim.loop()),
-            new LaneSettings(
-                l.maxConcurrentSends(),
-                l.maxPendingBytes(),
-                l.batchMaxBytes(),
-                l.linger(),
-                l.idleTimeout(),
-                l.max(),
-                config.downstream().initialBackoff(),
-                config.downstream().maxBackoff(),
-                config.downstream().attemptTimeout()),
+            LaneSettings.of(config.delivery().lanes(), config.downstream()),
             sender,
             ByteBufAllocator.DEFAULT,
-            new RetryPolicy(config.downstream().initialBackoff(), config.downstream().maxBackoff()),
-            metrics);
+            metrics,
+            null);
     DeliveryLedger ledger =
         new DeliveryLedger(
             config.delivery().ledgerMaxEntries(),

@@ -10,7 +10,6 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
@@ -60,14 +59,7 @@ class LaneTest {
             events.add(tenant + " " + state);
           }
         };
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            s,
-            downstream,
-            ALLOC,
-            new RetryPolicy(s.initialBackoff(), s.maxBackoff()),
-            observer);
+    lanes = new Lanes(List.of(sim.loop()), s, downstream, ALLOC, observer, null);
     return lanes;
   }
 
@@ -347,13 +339,13 @@ class LaneTest {
             settings(1, 1 << 20, 1 << 20, 5),
             downstream,
             ALLOC,
-            new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(2)),
             new LaneObserver() {
               @Override
               public void attempt(String tenant, int fragments, AttemptOutcome o, long nanos) {
                 attempts.add(tenant + ":" + fragments + ":" + o.status());
               }
-            });
+            },
+            null);
     downstream.script("a", Reply.status(200).after(Duration.ofMillis(10)));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));

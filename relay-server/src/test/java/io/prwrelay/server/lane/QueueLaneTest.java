@@ -10,7 +10,6 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
@@ -67,16 +66,13 @@ class QueueLaneTest {
             SETTINGS,
             downstream,
             ALLOC,
-            new RetryPolicy(SETTINGS.initialBackoff(), SETTINGS.maxBackoff()),
             new LaneObserver() {
               @Override
               public void drained(String tenant, long records, long series, AttemptOutcome o) {
                 drained.add(tenant + ":" + records + ":" + o.status());
               }
             },
-            store,
-            System::currentTimeMillis,
-            1 << 24);
+            new Lanes.Queues(store, System::currentTimeMillis, 1 << 24));
     return lanes;
   }
 
