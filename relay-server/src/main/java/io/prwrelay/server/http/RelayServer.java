@@ -154,8 +154,13 @@ public final class RelayServer implements AutoCloseable {
       LOG.warning(metrics.inFlight() + " requests still in flight at shutdown; closing them");
     }
     connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    // client.close() returns once the pools have closed their idle connections; those closes run on
+    // these loops, so the loops may stop only afterwards. The quiet period lets a task handed to a
+    // loop while it winds down still run rather than be dropped.
     client.close();
-    group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    group
+        .shutdownGracefully(100, 5000, TimeUnit.MILLISECONDS)
+        .awaitUninterruptibly(10, TimeUnit.SECONDS);
   }
 
   @Override
