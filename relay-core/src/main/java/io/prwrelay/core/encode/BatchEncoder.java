@@ -93,11 +93,6 @@ public final class BatchEncoder {
     return slot;
   }
 
-  /** Number of slots opened for this request. */
-  public int slots() {
-    return slotCount;
-  }
-
   /**
    * Adds a series to a slot.
    *
@@ -164,11 +159,6 @@ public final class BatchEncoder {
     metaEnd[metaCount] = end;
     metaCount++;
     metaFields++;
-  }
-
-  /** Number of metadata fields recorded for this request. */
-  public int metadataFields() {
-    return metaFields;
   }
 
   /**

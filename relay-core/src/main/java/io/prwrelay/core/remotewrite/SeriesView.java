@@ -1,7 +1,5 @@
 package io.prwrelay.core.remotewrite;
 
-import java.util.Arrays;
-
 /**
  * Flyweight over one {@code TimeSeries} field found by {@link WriteRequestReader}: where its bytes
  * are, which tenant label matched and where that label's value lies. Offsets are indexes into
@@ -117,10 +115,5 @@ public final class SeriesView {
   /** Number of {@code histograms} fields, counted from tags. */
   public int histograms() {
     return histograms;
-  }
-
-  /** Compares the tenant label's value with {@code bytes}, in place. */
-  public boolean valueEquals(byte[] bytes) {
-    return Arrays.equals(array, valueOffset, valueOffset + valueLength, bytes, 0, bytes.length);
   }
 }

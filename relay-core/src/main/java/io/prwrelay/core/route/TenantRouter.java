@@ -59,10 +59,6 @@ public final class TenantRouter implements WriteRequestVisitor {
     this.labelNames = rules.labels().toArray(new String[0]);
   }
 
-  public TenantRules rules() {
-    return rules;
-  }
-
   /**
    * Routes one request.
    *

@@ -57,20 +57,9 @@ final class TenantTable {
     return keyCount;
   }
 
-  /**
-   * Number of entries, the default tenant included; entries are numbered {@code [0, entries())}.
-   */
-  int entries() {
-    return entryCount;
-  }
-
   /** Tenant ID of {@code entry}. */
   String id(int entry) {
     return ids[entry];
-  }
-
-  byte[] prefix() {
-    return prefix;
   }
 
   /**

@@ -21,11 +21,6 @@ public final class WireTags {
 
   private WireTags() {}
 
-  /** Returns the tag for {@code fieldNumber} with {@code wireType}. */
-  public static int tag(int fieldNumber, int wireType) {
-    return (fieldNumber << 3) | wireType;
-  }
-
   /** Returns the field number of {@code tag}. */
   public static int fieldNumber(int tag) {
     return tag >>> 3;

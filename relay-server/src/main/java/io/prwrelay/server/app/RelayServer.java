@@ -169,8 +169,13 @@ public final class RelayServer implements AutoCloseable {
     if (store != null) {
       store.close();
     }
+    // client.close() returns once the pools have closed their idle connections; those closes run on
+    // these loops, so the loops may stop only afterwards. The quiet period lets a task handed to a
+    // loop while it winds down still run rather than be dropped.
     client.close();
-    group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    group
+        .shutdownGracefully(100, 5000, TimeUnit.MILLISECONDS)
+        .awaitUninterruptibly(10, TimeUnit.SECONDS);
   }
 
   @Override

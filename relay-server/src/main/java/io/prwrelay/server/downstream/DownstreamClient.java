@@ -32,7 +32,9 @@ import io.prwrelay.server.config.DownstreamConfig;
 import io.prwrelay.server.config.RelayVersion;
 import java.io.IOException;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
@@ -219,10 +221,22 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     return m == null || m.isEmpty() ? t.getClass().getSimpleName() : m;
   }
 
+  /**
+   * Closes every pool and waits (up to 5 s each) until its idle connections are closed. Call it
+   * while the event loops still run, and not on one of them: a pool closes its idle connections
+   * from Netty's GlobalEventExecutor, waiting without limit for each close to run on the
+   * connection's event loop. A close handed to a loop that is already stopping can be dropped
+   * unrun; that wait then blocks the GlobalEventExecutor, which every event loop group needs to
+   * report its termination, for the rest of the process.
+   */
   @Override
   public void close() {
+    List<Future<Void>> closing = new ArrayList<>(pools.size());
     for (FixedChannelPool pool : pools.values()) {
-      pool.closeAsync();
+      closing.add(pool.closeAsync());
+    }
+    for (Future<Void> f : closing) {
+      f.awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
   }
 
