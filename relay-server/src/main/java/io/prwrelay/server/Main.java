@@ -5,6 +5,7 @@ import io.prwrelay.server.config.ConfigException;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.config.RelayVersion;
 import io.prwrelay.server.demo.Demo;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -65,8 +66,16 @@ public final class Main {
     for (String unknown : RelayConfig.unknownEnvironmentVariables(System.getenv())) {
       log.warning("ignoring environment variable " + unknown + ": no such relay key");
     }
-    RelayServer server = new RelayServer(cfg);
-    server.start();
+    RelayServer server;
+    try {
+      server = new RelayServer(cfg);
+      server.start();
+    } catch (IOException | RuntimeException e) {
+      // One line naming the cause, and a non-zero exit, so that a supervisor restarts or reports.
+      System.err.println("prw-relay: cannot start: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
     log.info(
         "prw-relay "
             + RelayVersion.VERSION

@@ -35,8 +35,14 @@ class MainProcessTest {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
+    List<String> props = new ArrayList<>();
+    List<String> rest = new ArrayList<>();
+    for (String a : args) {
+      (a.startsWith("-D") ? props : rest).add(a);
+    }
+    cmd.addAll(props);
     cmd.add(Main.class.getName());
-    cmd.addAll(List.of(args));
+    cmd.addAll(rest);
     return new ProcessBuilder(cmd).redirectErrorStream(true);
   }
 
@@ -69,6 +75,28 @@ class MainProcessTest {
   }
 
   @Test
+  void portInUseExits1WithinSecondsNamingTheAddress() throws Exception {
+    try (java.net.ServerSocket taken =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      Process p =
+          java("-Drelay.server.host=127.0.0.1", "-Drelay.server.port=" + taken.getLocalPort())
+              .start();
+      try {
+        assertTrue(p.waitFor(20, TimeUnit.SECONDS), "the process exits instead of hanging");
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(1, p.exitValue(), out);
+        assertEquals(
+            "prw-relay: cannot start: cannot listen on 127.0.0.1:"
+                + taken.getLocalPort()
+                + ": Address already in use",
+            out.strip());
+      } finally {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
   void startsRelaysAndStopsWithExitCode0OnSigterm() throws Exception {
     try (ScriptedDownstream downstream = new ScriptedDownstream()) {
       Path config = dir.resolve("relay.properties");
@@ -77,7 +105,8 @@ class MainProcessTest {
           "relay.server.host=127.0.0.1\nrelay.server.port=0\nrelay.downstream.url="
               + downstream.url()
               + "\nrelay.downstream.basic-auth.username=u\nrelay.downstream.basic-auth.password=TOPSECRET\n");
-      Process p = java("--config", config.toString()).start();
+      // A time zone 14 hours from UTC: log times must still be UTC.
+      Process p = java("-Duser.timezone=Pacific/Kiritimati", "--config", config.toString()).start();
       try {
         BufferedReader log =
             new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -97,6 +126,17 @@ class MainProcessTest {
         assertTrue(startup.contains("tenant-labels=service_id"), startup);
         assertTrue(startup.contains("downstream=" + downstream.url()), startup);
         assertFalse(startup.contains("TOPSECRET"), startup);
+        Matcher time =
+            Pattern.compile(
+                    "^(\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z) INFO io\\.prwrelay: ")
+                .matcher(startup);
+        assertTrue(time.find(), startup);
+        long skew =
+            Math.abs(
+                java.time.Duration.between(
+                        java.time.Instant.parse(time.group(1)), java.time.Instant.now())
+                    .toSeconds());
+        assertTrue(skew < 600, "log time is UTC: " + startup);
         int port = Integer.parseInt(m.group(1));
         byte[] body =
             Snappy.compress(

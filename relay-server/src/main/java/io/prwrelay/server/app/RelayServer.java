@@ -4,6 +4,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -116,8 +117,13 @@ public final class RelayServer implements AutoCloseable {
     }
   }
 
-  /** Binds the listen address; the server is ready when this returns. */
-  public void start() throws InterruptedException {
+  /**
+   * Binds the listen address; the server is ready when this returns.
+   *
+   * @throws IOException naming the address when it cannot be bound (in use, not local, no
+   *     permission); the event loops are stopped then
+   */
+  public void start() throws InterruptedException, IOException {
     ServerBootstrap b =
         Transport.serverBootstrap(group)
             .option(ChannelOption.ALLOCATOR, ALLOCATOR)
@@ -130,8 +136,35 @@ public final class RelayServer implements AutoCloseable {
                     ingress.initChannel(ch);
                   }
                 });
-    serverChannel = b.bind(config.server().host(), config.server().port()).sync().channel();
+    String address = config.server().host() + ":" + config.server().port();
+    ChannelFuture bound = b.bind(config.server().host(), config.server().port()).await();
+    if (!bound.isSuccess()) {
+      Throwable cause = bound.cause();
+      lanes.close();
+      if (store != null) {
+        store.close();
+      }
+      client.close();
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      throw new IOException(
+          "cannot listen on "
+              + address
+              + ": "
+              + (cause == null ? "unknown error" : describe(cause)),
+          cause);
+    }
+    serverChannel = bound.channel();
     ingress.listening();
+  }
+
+  private static String describe(Throwable t) {
+    String m = t.getMessage();
+    if (m == null || m.isEmpty()) {
+      return t.getClass().getSimpleName();
+    }
+    // Netty's native transport says "bind(..) failed with error(-98): Address already in use".
+    int colon = m.startsWith("bind(") ? m.lastIndexOf(": ") : -1;
+    return colon >= 0 ? m.substring(colon + 2) : m;
   }
 
   /** The address actually bound (the port is known here when configured as 0). */

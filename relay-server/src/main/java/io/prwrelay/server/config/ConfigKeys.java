@@ -68,7 +68,8 @@ public final class ConfigKeys {
       key(
           "relay.downstream.max-connections",
           "64",
-          "pooled keep-alive connections to the downstream host, across all event loops");
+          "pooled keep-alive connections to the downstream host, split over the event loops (at"
+              + " least one each)");
   public static final ConfigKey RETRY_INITIAL_BACKOFF =
       key(
           "relay.downstream.retry.initial-backoff",

@@ -91,10 +91,11 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     for (EventExecutor ignored : group) {
       loops++;
     }
-    int perLoop = Math.max(1, (config.maxConnections() + loops - 1) / loops);
     int connectMillis = (int) Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis());
+    int index = 0;
     for (EventExecutor executor : group) {
       EventLoop loop = (EventLoop) executor;
+      int perLoop = share(config.maxConnections(), loops, index++);
       Bootstrap b =
           new Bootstrap()
               .group(loop)
@@ -151,6 +152,15 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
    *
    * <p>Writes a retained duplicate of {@code body} on a pooled connection of {@code loop}.
    */
+  /**
+   * Loop {@code index}'s share of {@code max} connections over {@code loops} loops: the shares add
+   * up to {@code max} exactly (the first {@code max % loops} loops get one more), and every loop
+   * gets at least one, since a loop without a connection could not send at all.
+   */
+  static int share(int max, int loops, int index) {
+    return Math.max(1, max / loops + (index < max % loops ? 1 : 0));
+  }
+
   @Override
   public Future<AttemptOutcome> send(
       EventLoop loop, String tenant, ByteBuf body, long timeoutNanos) {
