@@ -1,9 +1,9 @@
 package io.prwrelay.server.http;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -34,6 +34,20 @@ import java.util.concurrent.TimeUnit;
  * comes from the channel's event loop ticker.
  */
 final class IngressHandler extends ChannelInboundHandlerAdapter {
+  /**
+   * After an answer that closes the connection, the relay stops sending (FIN) but keeps reading and
+   * discarding what the client still sends, for at most this long, so that closing cannot reset the
+   * connection before the client has read the answer (a reset would make it retry the same
+   * request).
+   */
+  static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  /** ... and for at most this many discarded bytes. */
+  static final long LINGER_MAX_BYTES = 64L << 20;
+
+  /** ... and closes as soon as the client has sent nothing for this long. */
+  static final long LINGER_QUIET_NANOS = TimeUnit.SECONDS.toNanos(2);
+
   private final ServerConfig config;
   private final WriteRequestCheck check;
   private final WriteProcessor processor;
@@ -57,6 +71,13 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   /** Path of {@link #skipping}. */
   private String skippingPath;
+
+  /** Bytes discarded while lingering before the close, and the timer that ends the lingering. */
+  private long lingered;
+
+  private long lastLingerRead;
+
+  private ScheduledFuture<?> lingerTimer;
 
   /**
    * @param ingress the server-wide pieces this connection shares with the others
@@ -88,6 +109,13 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     if (closing) {
+      if (msg instanceof HttpContent c) {
+        lingered += c.content().readableBytes();
+        lastLingerRead = now(ctx);
+        if (lingered > LINGER_MAX_BYTES) {
+          ctx.close();
+        }
+      }
       ReferenceCountUtil.release(msg);
       return;
     }
@@ -278,8 +306,53 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     } else {
       closing = true;
       r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-      ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+      ctx.writeAndFlush(r).addListener(f -> linger(ctx));
     }
+  }
+
+  /**
+   * Closes the connection gracefully after the last answer: half-closes it (the client sees the end
+   * of the answer), then reads and discards whatever the client still sends until it closes, goes
+   * quiet for {@link #LINGER_QUIET_NANOS}, or the bounds {@link #LINGER_NANOS} and {@link
+   * #LINGER_MAX_BYTES} are reached. Closing with unread bytes in the socket would send a reset,
+   * which can destroy the answer before the client reads it.
+   */
+  private void linger(ChannelHandlerContext ctx) {
+    if (!ctx.channel().isActive()) {
+      return;
+    }
+    if (!(ctx.channel() instanceof DuplexChannel duplex)) {
+      ctx.close();
+      return;
+    }
+    long start = now(ctx);
+    lastLingerRead = start;
+    duplex
+        .shutdownOutput()
+        .addListener(
+            f -> {
+              if (!f.isSuccess()) {
+                ctx.close();
+                return;
+              }
+              ctx.channel().config().setAutoRead(true);
+              ctx.read();
+              checkLinger(ctx, start);
+            });
+  }
+
+  private void checkLinger(ChannelHandlerContext ctx, long start) {
+    long now = now(ctx);
+    if (!ctx.channel().isActive()) {
+      return;
+    }
+    if (now - start >= LINGER_NANOS || now - lastLingerRead >= LINGER_QUIET_NANOS) {
+      ctx.close();
+      return;
+    }
+    long next = Math.min(start + LINGER_NANOS, lastLingerRead + LINGER_QUIET_NANOS) - now;
+    lingerTimer =
+        ctx.executor().schedule(() -> checkLinger(ctx, start), next, TimeUnit.NANOSECONDS);
   }
 
   /** The path of a request URI: without query, and without scheme and host in absolute form. */
@@ -306,6 +379,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    if (lingerTimer != null) {
+      lingerTimer.cancel(false);
+    }
     Incoming in = incoming;
     abortIncoming();
     if (in != null) {

@@ -72,6 +72,45 @@ class RelayServerSocketTest {
     return b.toString(StandardCharsets.US_ASCII);
   }
 
+  /**
+   * Sends {@code head} and its whole body before reading anything, as a sender that does not wait
+   * for an early answer does, and returns the status line it then reads back.
+   */
+  private static String earlyAnswer(int port, byte[] head, int bodyBytes) throws Exception {
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      s.setSoTimeout(10_000);
+      OutputStream out = s.getOutputStream();
+      out.write(head);
+      byte[] chunk = new byte[64 * 1024];
+      for (int sent = 0; sent < bodyBytes; sent += chunk.length) {
+        out.write(chunk);
+      }
+      out.flush();
+      return line(s.getInputStream());
+    }
+  }
+
+  @Test
+  void earlyAnswersReachASenderThatKeepsSendingItsBody() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.server.max-request-bytes", "1048576"))) {
+      int port = f.relay.address().getPort();
+      for (int i = 0; i < 10; i++) {
+        assertEquals(
+            "HTTP/1.1 413 Request Entity Too Large",
+            earlyAnswer(port, head("", 8 << 20), 8 << 20),
+            "try " + i);
+      }
+      byte[] gzip =
+          ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\nContent-Encoding: gzip\r\n"
+                  + "Content-Length: 4194304\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII);
+      for (int i = 0; i < 5; i++) {
+        assertEquals("HTTP/1.1 415 Unsupported Media Type", earlyAnswer(port, gzip, 4 << 20));
+      }
+      assertEquals(204, f.write(RawProto.series(RawProto.label("service_id", "t"))).statusCode());
+    }
+  }
+
   @Test
   void pipelinedWritesAreAnsweredInOrderWhileTheFirstIsStillBeingDelivered() throws Exception {
     try (RelayFixture f = new RelayFixture()) {
