@@ -21,6 +21,9 @@ import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The HTTP/1.1 ingress of one connection, as a state machine: takes requests one at a time, sends a
@@ -34,6 +37,8 @@ import java.util.concurrent.TimeUnit;
  * comes from the channel's event loop ticker.
  */
 final class IngressHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
+
   /**
    * After an answer that closes the connection, the relay stops sending (FIN) but keeps reading and
    * discarding what the client still sends, for at most this long, so that closing cannot reset the
@@ -218,19 +223,32 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       ctx.channel().config().setAutoRead(false);
       ByteBuf body = in.body;
       in.body = null;
-      processor.process(
-          ctx.channel().eventLoop(),
-          ctx.alloc(),
-          body,
-          in.accepted.encoding(),
-          in.accepted.incomingTenant(),
-          in.startNanos,
+      Consumer<Answer> done =
           answer -> {
             metricsFinished(ctx, answer.status(), in.startNanos);
             answer(ctx, in.head, answer);
             busy = false;
             drainQueued(ctx);
-          });
+          };
+      try {
+        processor.process(
+            ctx.channel().eventLoop(),
+            ctx.alloc(),
+            body,
+            in.accepted.encoding(),
+            in.accepted.incomingTenant(),
+            in.startNanos,
+            done);
+      } catch (RuntimeException | OutOfMemoryError e) {
+        // The processor released what it held. Memory running out passes; anything else is a bug.
+        boolean memory = e instanceof OutOfMemoryError;
+        metrics.internalError(memory ? "memory" : "exception");
+        LOG.log(Level.WARNING, "write request failed inside the relay", e);
+        done.accept(
+            memory
+                ? new Answer(503, "the relay is out of memory for requests; retry later", 5, false)
+                : Answer.of(500, "internal error while processing the request"));
+      }
     }
   }
 

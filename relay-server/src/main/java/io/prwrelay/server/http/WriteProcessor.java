@@ -87,6 +87,9 @@ final class WriteProcessor {
    *     null}
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}
+   * @throws RuntimeException or Error when something failed that is not the request's fault (an
+   *     allocation, a codec); everything the request held is released by then and {@code done} is
+   *     not called
    */
   void process(
       EventLoop loop,
@@ -104,6 +107,9 @@ final class WriteProcessor {
           encoding == BodyEncoding.SNAPPY
               ? SnappyCodec.decode(body, alloc, maxDecompressedBytes)
               : res.zstd.decode(body, alloc, maxDecompressedBytes);
+    } catch (RuntimeException | Error e) {
+      body.release();
+      throw e;
     } catch (CodecException e) {
       body.release();
       done.accept(
@@ -115,43 +121,57 @@ final class WriteProcessor {
                   + e.getMessage()));
       return;
     }
-    List<Batch> batches;
-    if (incomingTenant != null) {
-      String tenant = tenants.incomingTenant(incomingTenant);
-      if (tenant == null) {
-        decoded.release();
-        body.release();
-        done.accept(
-            Answer.of(
-                400,
-                "the "
-                    + tenants.tenantHeader()
-                    + " header is not a valid tenant ID (characters a-z A-Z 0-9 ! - _ . * ' ( ),"
-                    + " at most 150 bytes)"));
-        return;
-      }
-      batches = List.of(new Batch(tenant, decoded, SeriesCounts.NONE));
-    } else {
-      RouteResult result = res.router.route(decoded, alloc);
-      try {
-        RequestError error = result.error();
-        if (error != null) {
-          metrics.rejectedSeries(
-              error.kind() == RequestError.Kind.MALFORMED ? "malformed" : "no_tenant",
-              result.seriesIn());
+    List<Batch> batches = new ArrayList<>();
+    try {
+      if (incomingTenant != null) {
+        String tenant = tenants.incomingTenant(incomingTenant);
+        if (tenant == null) {
+          decoded.release();
           body.release();
-          done.accept(Answer.of(400, error.message()));
+          done.accept(
+              Answer.of(
+                  400,
+                  "the "
+                      + tenants.tenantHeader()
+                      + " header is not a valid tenant ID (characters a-z A-Z 0-9 ! - _ . * ' ("
+                      + " ), at most 150 bytes)"));
           return;
         }
-        metrics.routed(result);
-        batches = new ArrayList<>(result.batches().size());
-        for (TenantBatch b : result.batches()) {
-          batches.add(new Batch(b.tenant(), b.takeContent(), b.counts()));
+        batches.add(new Batch(tenant, decoded, SeriesCounts.NONE));
+      } else {
+        RouteResult result = null;
+        try {
+          result = res.router.route(decoded, alloc);
+          RequestError error = result.error();
+          if (error != null) {
+            metrics.rejectedSeries(
+                error.kind() == RequestError.Kind.MALFORMED ? "malformed" : "no_tenant",
+                result.seriesIn());
+            body.release();
+            done.accept(Answer.of(400, error.message()));
+            return;
+          }
+          metrics.routed(result);
+          for (TenantBatch b : result.batches()) {
+            batches.add(new Batch(b.tenant(), b.takeContent(), b.counts()));
+          }
+        } finally {
+          if (result != null) {
+            result.clear();
+          }
+          decoded.release();
         }
-      } finally {
-        result.clear();
-        decoded.release();
       }
+    } catch (RuntimeException | Error e) {
+      // Last resort (an allocation or a codec failing): release what this request holds; the
+      // caller answers the sender.
+      for (Batch b : batches) {
+        if (b.content().refCnt() > 0) {
+          b.content().release();
+        }
+      }
+      body.release();
+      throw e;
     }
     deliver(loop, body, batches, startNanos, done);
   }

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -123,8 +124,7 @@ public final class Lanes implements AutoCloseable {
    */
   public void submit(List<Fragment> fragments) {
     if (shards.length == 1) {
-      Shard s = shards[0];
-      s.loop.execute(() -> offerAll(s, fragments));
+      hand(shards[0], fragments);
       return;
     }
     @SuppressWarnings("unchecked")
@@ -138,9 +138,21 @@ public final class Lanes implements AutoCloseable {
     }
     for (int i = 0; i < shards.length; i++) {
       if (byShard[i] != null) {
-        Shard s = shards[i];
-        List<Fragment> mine = byShard[i];
-        s.loop.execute(() -> offerAll(s, mine));
+        hand(shards[i], byShard[i]);
+      }
+    }
+  }
+
+  /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */
+  private void hand(Shard s, List<Fragment> fragments) {
+    try {
+      s.loop.execute(() -> offerAll(s, fragments));
+    } catch (RejectedExecutionException shuttingDown) {
+      for (Fragment f : fragments) {
+        FragmentOutcome o =
+            new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
+        ctx.observer.finished(f, o);
+        f.complete(o);
       }
     }
   }

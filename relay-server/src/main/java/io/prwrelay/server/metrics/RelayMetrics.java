@@ -186,6 +186,11 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     }
   }
 
+  /** A write request failed inside the relay ({@code memory} or {@code exception}). */
+  public void internalError(String kind) {
+    registry.counter("relay.internal.errors", "kind", kind).increment();
+  }
+
   /** Series of a request that was rejected as a whole (400), by reason. */
   public void rejectedSeries(String reason, int series) {
     registry.counter("relay.series.rejected", "reason", reason).increment(series);

@@ -5,8 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledDirectByteBuf;
+import io.netty.buffer.UnpooledHeapByteBuf;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -32,6 +36,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -381,6 +386,62 @@ class IngressHandlerTest {
     FullHttpResponse other = exchange(write(newer));
     other.release();
     assertEquals(2, sender.callMillis("a").size(), "a new body is sent whole");
+  }
+
+  /** An allocator whose heap buffers fail with {@code failure} once {@code allowed} were made. */
+  private static ByteBufAllocator failingAfter(int allowed, Supplier<Throwable> failure) {
+    return new AbstractByteBufAllocator(false) {
+      private int left = allowed;
+
+      @Override
+      protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+        if (left-- <= 0) {
+          Throwable t = failure.get();
+          if (t instanceof Error e) {
+            throw e;
+          }
+          throw (RuntimeException) t;
+        }
+        return new UnpooledHeapByteBuf(this, initialCapacity, maxCapacity);
+      }
+
+      @Override
+      protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+        return new UnpooledDirectByteBuf(this, initialCapacity, maxCapacity);
+      }
+
+      @Override
+      public boolean isDirectBufferPooled() {
+        return false;
+      }
+    };
+  }
+
+  @Test
+  void aFailureInsideTheRelayIsAnswered500ReleasesEverythingAndKeepsServing() throws Exception {
+    channel.config().setAllocator(failingAfter(1, () -> new IllegalStateException("injected")));
+    FullHttpResponse r = exchange(write(twoTenants()));
+    assertEquals(500, r.status().code());
+    assertEquals("internal error while processing the request", body(r).strip());
+    assertEquals(0, metrics.inFlight(), "the request is no longer counted in flight");
+    assertTrue(metrics.scrape().contains("relay_internal_errors_total{kind=\"exception\"} 1.0"));
+    channel.config().setAllocator(ByteBufAllocator.DEFAULT);
+    FullHttpResponse next = exchange(write(twoTenants()));
+    assertEquals(204, next.status().code(), "the connection keeps serving");
+    next.release();
+  }
+
+  @Test
+  void runningOutOfMemoryIsAnswered503WithRetryAfter() throws Exception {
+    channel
+        .config()
+        .setAllocator(failingAfter(0, () -> new OutOfMemoryError("injected: no memory")));
+    FullHttpResponse r = exchange(write(twoTenants()));
+    assertEquals(503, r.status().code());
+    assertEquals("5", r.headers().get(HttpHeaderNames.RETRY_AFTER));
+    r.release();
+    assertEquals(0, metrics.inFlight());
+    assertTrue(metrics.scrape().contains("relay_internal_errors_total{kind=\"memory\"} 1.0"));
   }
 
   @Test
