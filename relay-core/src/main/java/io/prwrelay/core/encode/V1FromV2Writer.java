@@ -166,7 +166,10 @@ final class V1FromV2Writer {
     return total;
   }
 
-  /** Leaves out the removed label pair and sorts the pairs by name, in the record itself. */
+  /**
+   * Leaves out the removed label pair and sorts the pairs by name, in the record itself (a request
+   * is encoded in one format only, so the record is not needed as received afterwards).
+   */
   private void prepareLabels(int i) {
     V2SeriesRecords r = records;
     int[] refs = r.refs;
@@ -174,6 +177,7 @@ final class V1FromV2Writer {
     if (r.cut[i] >= 0) {
       int at = from + 2 * r.cut[i];
       int to = from + r.refCount[i];
+      // Only the label refs move: this writer never reads the nested refs stored after them.
       System.arraycopy(refs, at + 2, refs, at, to - at - 2);
       r.refCount[i] -= 2;
       r.cut[i] = -1;
@@ -359,24 +363,28 @@ final class V1FromV2Writer {
       o =
           copyBodies(
               content, end, V2TimeSeriesFields.SAMPLES_TAG, TimeSeriesFields.SAMPLES_TAG, d, o);
-      TrustedWalker w = walker.at(a, content);
-      while (w.pos < end) {
-        int tag = w.tag();
-        w.skip(tag);
-        if (tag == V2TimeSeriesFields.EXEMPLARS_TAG) {
-          d[o++] = (byte) TimeSeriesFields.EXEMPLARS_TAG;
-          o = Varints.put32(d, o, sizes[q++]);
-          o = writeExemplar(symbols, w.body, w.pos, d, o);
+      if (r.exemplars[i] > 0) {
+        TrustedWalker w = walker.at(a, content);
+        while (w.pos < end) {
+          int tag = w.tag();
+          w.skip(tag);
+          if (tag == V2TimeSeriesFields.EXEMPLARS_TAG) {
+            d[o++] = (byte) TimeSeriesFields.EXEMPLARS_TAG;
+            o = Varints.put32(d, o, sizes[q++]);
+            o = writeExemplar(symbols, w.body, w.pos, d, o);
+          }
         }
       }
-      o =
-          copyBodies(
-              content,
-              end,
-              V2TimeSeriesFields.HISTOGRAMS_TAG,
-              TimeSeriesFields.HISTOGRAMS_TAG,
-              d,
-              o);
+      if (r.histograms[i] > 0) {
+        o =
+            copyBodies(
+                content,
+                end,
+                V2TimeSeriesFields.HISTOGRAMS_TAG,
+                TimeSeriesFields.HISTOGRAMS_TAG,
+                d,
+                o);
+      }
     }
     for (int e = 0; e < metadataCount; e++) {
       d[o++] = (byte) WriteRequestFields.METADATA_TAG;
@@ -408,8 +416,7 @@ final class V1FromV2Writer {
         int length = w.pos - w.body;
         d[o++] = (byte) toTag;
         o = Varints.put32(d, o, length);
-        System.arraycopy(a, w.body, d, o, length);
-        o += length;
+        o = SmallCopy.copy(a, w.body, d, o, length);
       }
     }
     return o;
@@ -430,8 +437,7 @@ final class V1FromV2Writer {
       e.skip(t);
       if (t != V2ExemplarFields.LABELS_REFS_TAG && t != V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
         int length = e.pos - fieldStart;
-        System.arraycopy(a, fieldStart, d, o, length);
-        o += length;
+        o = SmallCopy.copy(a, fieldStart, d, o, length);
       }
     }
     return o;
@@ -453,7 +459,6 @@ final class V1FromV2Writer {
     }
     d[o++] = (byte) tag;
     o = Varints.put32(d, o, length);
-    System.arraycopy(a, symbols.offset(ref), d, o, length);
-    return o + length;
+    return SmallCopy.copy(a, symbols.offset(ref), d, o, length);
   }
 }

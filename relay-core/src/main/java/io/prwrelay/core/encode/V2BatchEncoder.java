@@ -18,10 +18,11 @@ import java.util.List;
  * symbols table of the tenant's own ({@link Format#V2}) or converted to PRW 1.0 ({@link Format#V1},
  * see {@link V1FromV2Writer}).
  *
- * <p>While the request is read, {@link #addSeries} records each series' byte range and label refs
- * under its tenant slot. {@link #encode} then handles one slot at a time: it collects the refs the
- * slot's series use (labels, minus a removed tenant label; exemplar labels; metadata help and
- * unit), sizes the batch, allocates one buffer of exactly that size and writes it.
+ * <p>While the request is read, {@link #addSeries} records each series' byte range and refs under
+ * its tenant slot. {@link #encode} then handles one slot at a time: it collects the refs the slot's
+ * series use (labels, minus a removed tenant label; exemplar labels; metadata help and unit),
+ * writes the batch into a reused scratch array, and copies it into one pooled buffer of exactly its
+ * size.
  *
  * <p><b>PRW 2.0 batches</b> carry only the symbols their own series reference, so no string of one
  * tenant reaches another tenant's request. The table keeps the request's order: ref 0 ({@code ""})
@@ -37,8 +38,9 @@ import java.util.List;
  * </pre>
  *
  * <p>Scratch arrays grow to the largest request seen and are reused; after warm-up no allocation
- * happens per series or per label, and {@link #encode} allocates one pooled buffer per tenant.
- * Batches are built in a scratch array and copied into their buffer in one call. Not thread-safe.
+ * happens per series or per label, and {@link #encode} allocates one pooled buffer per tenant. A
+ * store per byte into an array, then one bulk copy, costs less than the many small writes into a
+ * pooled (direct) buffer that re-encoding every ref takes. Not thread-safe.
  */
 public final class V2BatchEncoder {
   /** The protocol of the batches {@link #encode} writes. */
@@ -63,9 +65,6 @@ public final class V2BatchEncoder {
   private int[] newRef = new int[256];
   private boolean identity;
 
-  // Sizes computed before writing, consumed in the same order while writing.
-  private int[] sizes = new int[256];
-  private int sizeCount;
   private byte[] scratch = new byte[4096];
 
   /**
@@ -141,24 +140,27 @@ public final class V2BatchEncoder {
   }
 
   private void encodeV2(int slot, ByteBufAllocator alloc, TenantBatch b) {
-    collect(slot);
-    int size = size(slot);
+    // Slack for the label refs' length prefix, reserved a few bytes longer than it may end up.
+    int bound = collect(slot) + 16;
+    if (scratch.length < bound) {
+      scratch = new byte[Math.max(bound, scratch.length * 2)];
+    }
+    int size = write(slot, scratch);
     ByteBuf buf = alloc.buffer(size, size);
     b.content = buf;
-    if (scratch.length < size) {
-      scratch = new byte[Math.max(size, scratch.length * 2)];
-    }
-    int written = write(slot, scratch);
-    if (written != size) {
-      throw new IllegalStateException("sized " + size + " bytes, wrote " + written);
-    }
     buf.writeBytes(scratch, 0, size);
   }
 
-  /** Finds the symbols the slot uses, sorts them and numbers them in that order. */
-  private void collect(int slot) {
+  /**
+   * Finds the symbols the slot uses, sorts them and numbers them in that order.
+   *
+   * @return an upper bound of the batch size: the used symbols as fields plus the slot's series as
+   *     received (a rewritten series is never longer: every new ref is at most its old ref)
+   */
+  private int collect(int slot) {
     V2SeriesRecords r = records;
-    int symbolCount = r.symbols.count();
+    SymbolTable symbols = r.symbols;
+    int symbolCount = symbols.count();
     if (symbolStamp.length < symbolCount) {
       int n = Math.max(symbolCount, symbolStamp.length * 2);
       symbolStamp = new int[n];
@@ -173,19 +175,21 @@ public final class V2BatchEncoder {
     if (symbolCount > 0) {
       mark(0);
     }
+    int bound = 0;
     int[] refs = r.refs;
     for (int i = r.head[slot]; i >= 0; i = r.next[i]) {
+      bound += r.end[i] - r.start[i];
       int from = r.refStart[i];
-      int to = from + r.refCount[i];
+      int labelsEnd = from + r.refCount[i];
       int cut = r.cut[i] < 0 ? -1 : from + 2 * r.cut[i];
-      for (int k = from; k < to; k += 2) {
+      for (int k = from; k < labelsEnd; k += 2) {
         if (k != cut) {
           mark(refs[k]);
           mark(refs[k + 1]);
         }
       }
-      if (r.nested[i]) {
-        collectNested(i);
+      for (int k = labelsEnd, to = labelsEnd + r.nestedCount[i]; k < to; k++) {
+        mark(refs[k]);
       }
     }
     Arrays.sort(used, 0, usedCount);
@@ -194,7 +198,10 @@ public final class V2BatchEncoder {
     int[] u = used;
     for (int j = 0; j < usedCount; j++) {
       map[u[j]] = j;
+      int length = symbols.length(u[j]);
+      bound += 1 + Varints.size32(length) + length;
     }
+    return bound;
   }
 
   private void mark(int ref) {
@@ -204,159 +211,17 @@ public final class V2BatchEncoder {
     }
   }
 
-  /** Marks the refs of a series' exemplars and metadata. */
-  private void collectNested(int i) {
-    V2SeriesRecords r = records;
-    TrustedWalker w = walker.at(r.array, r.content[i]);
-    int end = r.end[i];
-    while (w.pos < end) {
-      int tag = w.tag();
-      w.skip(tag);
-      if (tag == V2TimeSeriesFields.EXEMPLARS_TAG) {
-        TrustedWalker e = inner.at(w.a, w.body);
-        while (e.pos < w.pos) {
-          int t = e.tag();
-          if (t == V2ExemplarFields.LABELS_REFS_TAG) {
-            int fieldEnd = (int) e.varint() + e.pos;
-            while (e.pos < fieldEnd) {
-              mark((int) e.varint());
-            }
-          } else if (t == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
-            mark((int) e.varint());
-          } else {
-            e.skip(t);
-          }
-        }
-      } else if (tag == V2TimeSeriesFields.METADATA_TAG) {
-        TrustedWalker m = inner.at(w.a, w.body);
-        while (m.pos < w.pos) {
-          int t = m.tag();
-          if (t == V2MetadataFields.HELP_REF_TAG || t == V2MetadataFields.UNIT_REF_TAG) {
-            mark((int) m.varint());
-          } else {
-            m.skip(t);
-          }
-        }
-      }
-    }
-  }
-
   /** Whether series {@code i} is copied as received: same table, no label left out. */
   private boolean verbatim(int i) {
     return identity && records.cut[i] < 0;
   }
 
-  /** Size of the slot's batch; records the nested sizes {@link #write} needs, in write order. */
-  private int size(int slot) {
-    V2SeriesRecords r = records;
-    SymbolTable symbols = r.symbols;
-    int total = 0;
-    for (int j = 0; j < usedCount; j++) {
-      int length = symbols.length(used[j]);
-      total += 1 + Varints.size32(length) + length;
-    }
-    sizeCount = 0;
-    int[] map = newRef;
-    int[] refs = r.refs;
-    for (int i = r.head[slot]; i >= 0; i = r.next[i]) {
-      if (verbatim(i)) {
-        total += r.end[i] - r.start[i];
-        continue;
-      }
-      int at = reserve(2);
-      int from = r.refStart[i];
-      int to = from + r.refCount[i];
-      int cut = r.cut[i] < 0 ? -1 : from + 2 * r.cut[i];
-      int labels = 0;
-      for (int k = from; k < to; k += 2) {
-        if (k != cut) {
-          labels += Varints.size32(map[refs[k]]) + Varints.size32(map[refs[k + 1]]);
-        }
-      }
-      int content = labels == 0 ? 0 : 1 + Varints.size32(labels) + labels;
-      TrustedWalker w = walker.at(r.array, r.content[i]);
-      int end = r.end[i];
-      while (w.pos < end) {
-        int fieldStart = w.pos;
-        int tag = w.tag();
-        w.skip(tag);
-        if (tag == V2TimeSeriesFields.LABELS_REFS_TAG
-            || tag == V2TimeSeriesFields.LABELS_REF_UNPACKED_TAG) {
-          continue;
-        }
-        if (tag == V2TimeSeriesFields.EXEMPLARS_TAG) {
-          int c = sizeExemplar(w.body, w.pos);
-          content += 1 + Varints.size32(c) + c;
-        } else if (tag == V2TimeSeriesFields.METADATA_TAG) {
-          int c = sizeMetadata(w.body, w.pos);
-          int m = reserve(1);
-          sizes[m] = c;
-          content += 1 + Varints.size32(c) + c;
-        } else {
-          content += w.pos - fieldStart;
-        }
-      }
-      sizes[at] = content;
-      sizes[at + 1] = labels;
-      total += 1 + Varints.size32(content) + content;
-    }
-    return total;
-  }
-
-  private int reserve(int n) {
-    if (sizes.length - sizeCount < n) {
-      sizes = Arrays.copyOf(sizes, Math.max(sizes.length * 2, sizeCount + n));
-    }
-    int at = sizeCount;
-    sizeCount += n;
-    return at;
-  }
-
-  private int sizeExemplar(int from, int to) {
-    int at = reserve(2);
-    int[] map = newRef;
-    int refBytes = 0;
-    int other = 0;
-    TrustedWalker e = inner.at(records.array, from);
-    while (e.pos < to) {
-      int fieldStart = e.pos;
-      int t = e.tag();
-      if (t == V2ExemplarFields.LABELS_REFS_TAG) {
-        int fieldEnd = (int) e.varint() + e.pos;
-        while (e.pos < fieldEnd) {
-          refBytes += Varints.size32(map[(int) e.varint()]);
-        }
-      } else if (t == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
-        refBytes += Varints.size32(map[(int) e.varint()]);
-      } else {
-        e.skip(t);
-        other += e.pos - fieldStart;
-      }
-    }
-    int c = (refBytes == 0 ? 0 : 1 + Varints.size32(refBytes) + refBytes) + other;
-    sizes[at] = c;
-    sizes[at + 1] = refBytes;
-    return c;
-  }
-
-  private int sizeMetadata(int from, int to) {
-    int[] map = newRef;
-    int c = 0;
-    TrustedWalker m = inner.at(records.array, from);
-    while (m.pos < to) {
-      int fieldStart = m.pos;
-      int t = m.tag();
-      if (t == V2MetadataFields.HELP_REF_TAG || t == V2MetadataFields.UNIT_REF_TAG) {
-        c += 1 + Varints.size32(map[(int) m.varint()]);
-      } else {
-        m.skip(t);
-        c += m.pos - fieldStart;
-      }
-    }
-    return c;
-  }
-
-  /** Writes the slot's batch into {@code d}; returns the number of bytes written. */
+  /**
+   * Writes the slot's batch into {@code d}; returns the number of bytes written. A rewritten
+   * message is written after room for its header as large as the received one's, since its content
+   * is no longer than the received content; in the rare case the length then takes fewer bytes, the
+   * content moves down. This saves a sizing pass over every series.
+   */
   private int write(int slot, byte[] d) {
     V2SeriesRecords r = records;
     SymbolTable symbols = r.symbols;
@@ -367,38 +232,39 @@ public final class V2BatchEncoder {
       int length = symbols.length(ref);
       d[o++] = (byte) V2RequestFields.SYMBOLS_TAG;
       o = Varints.put32(d, o, length);
-      System.arraycopy(a, symbols.offset(ref), d, o, length);
-      o += length;
+      o = SmallCopy.copy(a, symbols.offset(ref), d, o, length);
     }
-    int q = 0;
     int[] map = newRef;
     int[] refs = r.refs;
     for (int i = r.head[slot]; i >= 0; i = r.next[i]) {
+      int content = r.content[i];
+      int end = r.end[i];
       if (verbatim(i)) {
-        int length = r.end[i] - r.start[i];
-        System.arraycopy(a, r.start[i], d, o, length);
-        o += length;
+        int length = end - r.start[i];
+        o = SmallCopy.copy(a, r.start[i], d, o, length);
         continue;
       }
-      int content = sizes[q++];
-      int labels = sizes[q++];
-      d[o++] = (byte) V2RequestFields.TIMESERIES_TAG;
-      o = Varints.put32(d, o, content);
-      if (labels > 0) {
-        d[o++] = (byte) V2TimeSeriesFields.LABELS_REFS_TAG;
-        o = Varints.put32(d, o, labels);
-        int from = r.refStart[i];
-        int to = from + r.refCount[i];
-        int cut = r.cut[i] < 0 ? -1 : from + 2 * r.cut[i];
+      int headerAt = o;
+      int reserved = 1 + Varints.size32(end - content);
+      int p = o + reserved;
+      int from = r.refStart[i];
+      int to = from + r.refCount[i];
+      int cut = r.cut[i] < 0 ? -1 : from + 2 * r.cut[i];
+      if (to - from > (cut < 0 ? 0 : 2)) {
+        // The packed length takes at most size32(5 bytes per ref) bytes; shrink it after.
+        int lengthAt = p + 1;
+        int reservedLength = Varints.size32(5 * (to - from));
+        int refsAt = lengthAt + reservedLength;
+        int q = refsAt;
         for (int k = from; k < to; k += 2) {
           if (k != cut) {
-            o = Varints.put32(d, o, map[refs[k]]);
-            o = Varints.put32(d, o, map[refs[k + 1]]);
+            q = Varints.put32(d, q, map[refs[k]]);
+            q = Varints.put32(d, q, map[refs[k + 1]]);
           }
         }
+        p = header(d, p, 1 + reservedLength, q, V2TimeSeriesFields.LABELS_REFS_TAG);
       }
-      TrustedWalker w = walker.at(a, r.content[i]);
-      int end = r.end[i];
+      TrustedWalker w = walker.at(a, content);
       while (w.pos < end) {
         int fieldStart = w.pos;
         int tag = w.tag();
@@ -408,80 +274,108 @@ public final class V2BatchEncoder {
           continue;
         }
         if (tag == V2TimeSeriesFields.EXEMPLARS_TAG) {
-          int c = sizes[q++];
-          int refBytes = sizes[q++];
-          d[o++] = (byte) V2TimeSeriesFields.EXEMPLARS_TAG;
-          o = Varints.put32(d, o, c);
-          o = writeExemplar(w.body, w.pos, refBytes, d, o);
+          p = writeExemplar(w.body, w.pos, d, p);
         } else if (tag == V2TimeSeriesFields.METADATA_TAG) {
-          int c = sizes[q++];
-          d[o++] = (byte) V2TimeSeriesFields.METADATA_TAG;
-          o = Varints.put32(d, o, c);
-          o = writeMetadata(w.body, w.pos, d, o);
+          p = writeMetadata(w.body, w.pos, d, p);
         } else {
           int length = w.pos - fieldStart;
-          System.arraycopy(a, fieldStart, d, o, length);
-          o += length;
+          p = SmallCopy.copy(a, fieldStart, d, p, length);
         }
       }
+      o = header(d, headerAt, reserved, p, V2RequestFields.TIMESERIES_TAG);
     }
     return o;
   }
 
-  /** Writes an exemplar's content: its refs in one packed field, then its other fields. */
-  private int writeExemplar(int from, int to, int refBytes, byte[] d, int o) {
+  /**
+   * Completes a message written at {@code headerAt + reserved} up to {@code end}: writes its tag
+   * and length before it, moving the content down when the header is shorter than reserved.
+   *
+   * @return the index one past the message
+   */
+  private static int header(byte[] d, int headerAt, int reserved, int end, int tag) {
+    int contentAt = headerAt + reserved;
+    int length = end - contentAt;
+    int header = 1 + Varints.size32(length);
+    if (header != reserved) {
+      System.arraycopy(d, contentAt, d, headerAt + header, length);
+    }
+    d[headerAt] = (byte) tag;
+    Varints.put32(d, headerAt + 1, length);
+    return headerAt + header + length;
+  }
+
+  /** Writes an exemplar field: its refs in one packed field, then its other fields. */
+  private int writeExemplar(int from, int to, byte[] d, int o) {
     int[] map = newRef;
+    byte[] a = records.array;
+    int reserved = 1 + Varints.size32(to - from);
+    int p = o + reserved;
+    int refBytes = 0;
+    TrustedWalker e = inner.at(a, from);
+    while (e.pos < to) {
+      int t = e.tag();
+      if (t == V2ExemplarFields.LABELS_REFS_TAG) {
+        int fieldEnd = (int) e.varint() + e.pos;
+        while (e.pos < fieldEnd) {
+          refBytes += Varints.size32(map[(int) e.varint()]);
+        }
+      } else if (t == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
+        refBytes += Varints.size32(map[(int) e.varint()]);
+      } else {
+        e.skip(t);
+      }
+    }
     if (refBytes > 0) {
-      d[o++] = (byte) V2ExemplarFields.LABELS_REFS_TAG;
-      o = Varints.put32(d, o, refBytes);
-      TrustedWalker e = inner.at(records.array, from);
+      d[p++] = (byte) V2ExemplarFields.LABELS_REFS_TAG;
+      p = Varints.put32(d, p, refBytes);
+      e = inner.at(a, from);
       while (e.pos < to) {
         int t = e.tag();
         if (t == V2ExemplarFields.LABELS_REFS_TAG) {
           int fieldEnd = (int) e.varint() + e.pos;
           while (e.pos < fieldEnd) {
-            o = Varints.put32(d, o, map[(int) e.varint()]);
+            p = Varints.put32(d, p, map[(int) e.varint()]);
           }
         } else if (t == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
-          o = Varints.put32(d, o, map[(int) e.varint()]);
+          p = Varints.put32(d, p, map[(int) e.varint()]);
         } else {
           e.skip(t);
         }
       }
     }
-    byte[] a = records.array;
-    TrustedWalker e = inner.at(a, from);
+    e = inner.at(a, from);
     while (e.pos < to) {
       int fieldStart = e.pos;
       int t = e.tag();
       e.skip(t);
       if (t != V2ExemplarFields.LABELS_REFS_TAG && t != V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
         int length = e.pos - fieldStart;
-        System.arraycopy(a, fieldStart, d, o, length);
-        o += length;
+        p = SmallCopy.copy(a, fieldStart, d, p, length);
       }
     }
-    return o;
+    return header(d, o, reserved, p, V2TimeSeriesFields.EXEMPLARS_TAG);
   }
 
-  /** Writes a metadata's content with {@code help_ref} and {@code unit_ref} remapped. */
+  /** Writes a metadata field with {@code help_ref} and {@code unit_ref} remapped. */
   private int writeMetadata(int from, int to, byte[] d, int o) {
     int[] map = newRef;
     byte[] a = records.array;
+    int reserved = 1 + Varints.size32(to - from);
+    int p = o + reserved;
     TrustedWalker m = inner.at(a, from);
     while (m.pos < to) {
       int fieldStart = m.pos;
       int t = m.tag();
       if (t == V2MetadataFields.HELP_REF_TAG || t == V2MetadataFields.UNIT_REF_TAG) {
-        d[o++] = (byte) t;
-        o = Varints.put32(d, o, map[(int) m.varint()]);
+        d[p++] = (byte) t;
+        p = Varints.put32(d, p, map[(int) m.varint()]);
       } else {
         m.skip(t);
         int length = m.pos - fieldStart;
-        System.arraycopy(a, fieldStart, d, o, length);
-        o += length;
+        p = SmallCopy.copy(a, fieldStart, d, p, length);
       }
     }
-    return o;
+    return header(d, o, reserved, p, V2TimeSeriesFields.METADATA_TAG);
   }
 }

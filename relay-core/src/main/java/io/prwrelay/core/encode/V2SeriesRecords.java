@@ -6,9 +6,9 @@ import java.util.Arrays;
 
 /**
  * What {@link V2BatchEncoder} remembers of a request's series while it is read: per series its byte
- * range, its label refs (copied into one flat array), the label pair to leave out, and its tenant
- * slot; per slot a chain of its series in request order and its counts. Parallel int arrays that
- * grow to the largest request seen and are reused.
+ * range, its refs (label refs, then exemplar and metadata refs, copied into one flat array), the
+ * label pair to leave out, and its tenant slot; per slot a chain of its series in request order and
+ * its counts. Parallel int arrays that grow to the largest request seen and are reused.
  */
 final class V2SeriesRecords {
   byte[] array;
@@ -28,8 +28,13 @@ final class V2SeriesRecords {
   /** Next series of the same slot, or -1. */
   int[] next = new int[64];
 
-  /** Whether the series has exemplars or metadata, the fields that hold refs besides labels. */
-  boolean[] nested = new boolean[64];
+  /** Number of exemplar and metadata refs, stored after the label refs. */
+  int[] nestedCount = new int[64];
+
+  /** Number of exemplars and of histograms: a writer skips looking for fields a series lacks. */
+  int[] exemplars = new int[64];
+
+  int[] histograms = new int[64];
 
   int[] refs = new int[1024];
   int refSize;
@@ -78,10 +83,22 @@ final class V2SeriesRecords {
       grow(count * 2);
     }
     int n = series.labelRefCount();
-    if (refs.length - refSize < n) {
-      refs = Arrays.copyOf(refs, Math.max(refs.length * 2, refSize + n));
+    int m = series.nestedRefCount();
+    if (refs.length - refSize < n + m) {
+      refs = Arrays.copyOf(refs, Math.max(refs.length * 2, refSize + n + m));
     }
-    System.arraycopy(series.labelRefs(), 0, refs, refSize, n);
+    // Plain loops: a few dozen ints, where a System.arraycopy call costs more than the copy.
+    int[] dst = refs;
+    int[] src = series.labelRefs();
+    int at = refSize;
+    for (int k = 0; k < n; k++) {
+      dst[at + k] = src[k];
+    }
+    src = series.nestedRefs();
+    at += n;
+    for (int k = 0; k < m; k++) {
+      dst[at + k] = src[k];
+    }
     int i = count++;
     slot[i] = s;
     start[i] = series.start();
@@ -89,12 +106,14 @@ final class V2SeriesRecords {
     end[i] = series.end();
     refStart[i] = refSize;
     refCount[i] = n;
-    refSize += n;
+    nestedCount[i] = m;
+    refSize += n + m;
     cut[i] =
         removeTenantLabel && series.tenantLabel() != V2SeriesView.NO_TENANT_LABEL
             ? series.tenantPair()
             : -1;
-    nested[i] = series.exemplars() + series.metadata() > 0;
+    exemplars[i] = series.exemplars();
+    histograms[i] = series.histograms();
     next[i] = -1;
     if (tail[s] < 0) {
       head[s] = i;
@@ -118,6 +137,8 @@ final class V2SeriesRecords {
     refCount = Arrays.copyOf(refCount, n);
     cut = Arrays.copyOf(cut, n);
     next = Arrays.copyOf(next, n);
-    nested = Arrays.copyOf(nested, n);
+    nestedCount = Arrays.copyOf(nestedCount, n);
+    exemplars = Arrays.copyOf(exemplars, n);
+    histograms = Arrays.copyOf(histograms, n);
   }
 }

@@ -64,6 +64,9 @@ public final class V2RequestReader {
   // Per symbol: position of the tenant label it names, or tenantLabels.length.
   private int[] priority = new int[256];
   private int[] refs = new int[64];
+  // Refs of the series' exemplars and metadata, in field order.
+  private int[] nested = new int[16];
+  private int nestedCount;
 
   // The read position (an array index), the request bounds, and where reading is, kept only to
   // name the field in an error: plain int writes on the hot path.
@@ -238,6 +241,7 @@ public final class V2RequestReader {
     int count = symbols.count();
     int[] r = refs;
     int n = 0;
+    nestedCount = 0;
     pos = content;
     while (pos < limit) {
       where = AT_SERIES_FIELD;
@@ -253,23 +257,35 @@ public final class V2RequestReader {
             if (r.length - n < len) {
               r = refs = Arrays.copyOf(r, Math.max(r.length * 2, n + len));
             }
-            while (pos < fieldEnd) {
-              int at = pos;
-              int b = a[at];
-              long ref;
+            // One- and two-byte refs (tables of up to 16384 symbols) without leaving the loop.
+            int p = pos;
+            while (p < fieldEnd) {
+              int at = p;
+              int b = a[p];
+              int ref;
               if (b >= 0) {
                 ref = b;
-                pos = at + 1;
+                p++;
+              } else if (p + 1 < fieldEnd && a[p + 1] >= 0) {
+                ref = (b & 0x7F) | (a[p + 1] << 7);
+                p += 2;
               } else {
+                pos = p;
                 refIndex = n;
-                ref = readVarint(a, fieldEnd);
+                long wide = readVarint(a, fieldEnd);
+                if (wide >= count || wide < 0) {
+                  throw outOfRange(at, wide, count);
+                }
+                ref = (int) wide;
+                p = pos;
               }
-              if (ref >= count || ref < 0) {
+              if (ref >= count) {
                 refIndex = n;
                 throw outOfRange(at, ref, count);
               }
-              r[n++] = (int) ref;
+              r[n++] = ref;
             }
+            pos = p;
             break;
           }
         case V2TimeSeriesFields.LABELS_REF_UNPACKED_TAG:
@@ -337,6 +353,8 @@ public final class V2RequestReader {
     s.tenantLabel = best == tenantLabels.length ? V2SeriesView.NO_TENANT_LABEL : best;
     s.refs = r;
     s.refCount = n;
+    s.nested = nested;
+    s.nestedCount = nestedCount;
     return visitor.onSeries(s);
   }
 
@@ -360,6 +378,7 @@ public final class V2RequestReader {
           if (ref >= count || ref < 0) {
             throw outOfRange(at, ref, count);
           }
+          addNested((int) ref);
           m++;
         }
       } else if (tag == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
@@ -370,6 +389,7 @@ public final class V2RequestReader {
         if (ref >= count || ref < 0) {
           throw outOfRange(at, ref, count);
         }
+        addNested((int) ref);
         m++;
       } else {
         if (WireTags.fieldNumber(tag) == V2ExemplarFields.LABELS_REFS) {
@@ -399,6 +419,7 @@ public final class V2RequestReader {
         if (ref >= count || ref < 0) {
           throw outOfRange(at, ref, count);
         }
+        addNested((int) ref);
       } else {
         int f = WireTags.fieldNumber(tag);
         if (f == V2MetadataFields.HELP_REF || f == V2MetadataFields.UNIT_REF) {
@@ -407,6 +428,13 @@ public final class V2RequestReader {
         skipField(a, tag, metadataEnd);
       }
     }
+  }
+
+  private void addNested(int ref) {
+    if (nestedCount == nested.length) {
+      nested = Arrays.copyOf(nested, nestedCount * 2);
+    }
+    nested[nestedCount++] = ref;
   }
 
   /** Reads a tag, rejecting field number 0, tags over 32 bits and wire types 6 and 7. */

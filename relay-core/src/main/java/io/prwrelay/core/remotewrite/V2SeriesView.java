@@ -28,6 +28,8 @@ public final class V2SeriesView {
   int valueRef;
   int[] refs;
   int refCount;
+  int[] nested;
+  int nestedCount;
   int samples;
   int histograms;
   int exemplars;
@@ -44,6 +46,7 @@ public final class V2SeriesView {
     this.tenantPair = -1;
     this.valueRef = 0;
     this.refCount = 0;
+    this.nestedCount = 0;
     this.samples = 0;
     this.histograms = 0;
     this.exemplars = 0;
@@ -119,6 +122,20 @@ public final class V2SeriesView {
   /** Number of label refs: twice the number of labels. */
   public int labelRefCount() {
     return refCount;
+  }
+
+  /**
+   * The refs of the series' exemplar labels and metadata ({@code help_ref}, {@code unit_ref}), in
+   * field order, in {@code [0, nestedRefCount())}; borrowed scratch, valid only during the
+   * callback.
+   */
+  public int[] nestedRefs() {
+    return nested;
+  }
+
+  /** Number of exemplar and metadata refs. */
+  public int nestedRefCount() {
+    return nestedCount;
   }
 
   /** Number of {@code samples} fields, counted from tags. */

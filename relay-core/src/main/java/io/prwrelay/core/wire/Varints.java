@@ -25,6 +25,10 @@ public final class Varints {
 
   /** Writes {@code value} as an unsigned varint at {@code at}; returns the index after it. */
   public static int put32(byte[] dst, int at, int value) {
+    if ((value & ~0x7F) == 0) {
+      dst[at] = (byte) value;
+      return at + 1;
+    }
     while ((value & ~0x7F) != 0) {
       dst[at++] = (byte) ((value & 0x7F) | 0x80);
       value >>>= 7;

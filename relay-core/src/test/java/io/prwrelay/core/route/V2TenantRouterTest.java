@@ -430,4 +430,46 @@ class V2TenantRouterTest {
       direct.release();
     }
   }
+
+  @Test
+  void aSeriesWhoseRefsShrinkGetsAShorterLengthPrefix() throws Exception {
+    // 300 symbols: the fillers A uses have refs >= 128 (two bytes) in the request, < 128 in A's
+    // table,
+    // so A's series and exemplar shrink below 128 bytes and their length prefixes to one byte.
+    String[] table = new String[300];
+    table[0] = "";
+    table[1] = "service_id";
+    table[2] = "a";
+    table[3] = "b";
+    for (int i = 4; i < table.length; i++) {
+      table[i] = "f" + i;
+    }
+    long[] aRefs = new long[2 + 2 * 60];
+    aRefs[0] = 1;
+    aRefs[1] = 2;
+    for (int k = 0; k < 60; k++) {
+      aRefs[2 + 2 * k] = 150 + 2 * k;
+      aRefs[3 + 2 * k] = 151 + 2 * k;
+    }
+    long[] exemplarRefs = java.util.Arrays.copyOfRange(aRefs, 2, aRefs.length);
+    byte[] aSeries = series(refs(aRefs), sample(1, 1), exemplar(refs(exemplarRefs)));
+    byte[] request = request(table, series(refs(1, 3, 4, 5), sample(1, 1)), aSeries);
+    RouteResult result = route(new V2TenantRouter(rules().build(), V2), request);
+    assertNull(result.error());
+    Request a = v2(result.batches().get(1));
+    assertEquals(123, a.getSymbolsCount());
+    List<String> want = new ArrayList<>();
+    for (long r : aRefs) {
+      want.add(table[(int) r]);
+    }
+    assertEquals(want, labels(a, 0));
+    List<String> exemplar = new ArrayList<>();
+    for (int r : a.getTimeseries(0).getExemplars(0).getLabelsRefsList()) {
+      exemplar.add(a.getSymbols(r));
+    }
+    assertEquals(want.subList(2, want.size()), exemplar);
+    // Exactly what protobuf writes for the same message: shortest length prefixes.
+    assertArrayEquals(a.toByteArray(), ByteBufUtil.getBytes(result.batches().get(1).content()));
+    result.clear();
+  }
 }
