@@ -77,8 +77,6 @@ final class V1FromV2Writer {
    */
   int encode(int slot, ByteBufAllocator alloc, TenantBatch batch) {
     int size = size(slot);
-    ByteBuf buf = alloc.buffer(size, size);
-    batch.content = buf;
     if (scratch.length < size) {
       scratch = new byte[Math.max(size, scratch.length * 2)];
     }
@@ -86,7 +84,9 @@ final class V1FromV2Writer {
     if (written != size) {
       throw new IllegalStateException("sized " + size + " bytes, wrote " + written);
     }
+    ByteBuf buf = alloc.buffer(size, size);
     buf.writeBytes(scratch, 0, size);
+    batch.content = buf;
     return metadataCount;
   }
 

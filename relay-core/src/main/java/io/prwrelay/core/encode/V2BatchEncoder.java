@@ -107,8 +107,8 @@ public final class V2BatchEncoder {
    * @param alloc where batch buffers come from; each batch gets exactly one buffer of its final
    *     size
    * @param out receives one {@link TenantBatch} per slot, in slot order; the batches own their
-   *     buffers (a batch is added as soon as its buffer is allocated, so a caller that clears
-   *     {@code out} after an exception releases everything)
+   *     buffers. A buffer is allocated only once its bytes are ready and its batch is added right
+   *     after, so a caller that clears {@code out} after an exception releases everything
    */
   public void encode(
       Format format, String[] tenants, ByteBufAllocator alloc, List<TenantBatch> out) {
@@ -147,8 +147,8 @@ public final class V2BatchEncoder {
     }
     int size = write(slot, scratch);
     ByteBuf buf = alloc.buffer(size, size);
-    b.content = buf;
     buf.writeBytes(scratch, 0, size);
+    b.content = buf;
   }
 
   /**
