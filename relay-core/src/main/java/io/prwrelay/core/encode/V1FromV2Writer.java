@@ -416,7 +416,8 @@ final class V1FromV2Writer {
         int length = w.pos - w.body;
         d[o++] = (byte) toTag;
         o = Varints.put32(d, o, length);
-        o = SmallCopy.copy(a, w.body, d, o, length);
+        System.arraycopy(a, w.body, d, o, length);
+        o += length;
       }
     }
     return o;
@@ -437,7 +438,8 @@ final class V1FromV2Writer {
       e.skip(t);
       if (t != V2ExemplarFields.LABELS_REFS_TAG && t != V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
         int length = e.pos - fieldStart;
-        o = SmallCopy.copy(a, fieldStart, d, o, length);
+        System.arraycopy(a, fieldStart, d, o, length);
+        o += length;
       }
     }
     return o;
@@ -459,6 +461,7 @@ final class V1FromV2Writer {
     }
     d[o++] = (byte) tag;
     o = Varints.put32(d, o, length);
-    return SmallCopy.copy(a, symbols.offset(ref), d, o, length);
+    System.arraycopy(a, symbols.offset(ref), d, o, length);
+    return o + length;
   }
 }

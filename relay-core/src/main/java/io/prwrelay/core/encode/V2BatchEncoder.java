@@ -232,7 +232,8 @@ public final class V2BatchEncoder {
       int length = symbols.length(ref);
       d[o++] = (byte) V2RequestFields.SYMBOLS_TAG;
       o = Varints.put32(d, o, length);
-      o = SmallCopy.copy(a, symbols.offset(ref), d, o, length);
+      System.arraycopy(a, symbols.offset(ref), d, o, length);
+      o += length;
     }
     int[] map = newRef;
     int[] refs = r.refs;
@@ -241,7 +242,8 @@ public final class V2BatchEncoder {
       int end = r.end[i];
       if (verbatim(i)) {
         int length = end - r.start[i];
-        o = SmallCopy.copy(a, r.start[i], d, o, length);
+        System.arraycopy(a, r.start[i], d, o, length);
+        o += length;
         continue;
       }
       int headerAt = o;
@@ -279,7 +281,8 @@ public final class V2BatchEncoder {
           p = writeMetadata(w.body, w.pos, d, p);
         } else {
           int length = w.pos - fieldStart;
-          p = SmallCopy.copy(a, fieldStart, d, p, length);
+          System.arraycopy(a, fieldStart, d, p, length);
+          p += length;
         }
       }
       o = header(d, headerAt, reserved, p, V2RequestFields.TIMESERIES_TAG);
@@ -351,7 +354,8 @@ public final class V2BatchEncoder {
       e.skip(t);
       if (t != V2ExemplarFields.LABELS_REFS_TAG && t != V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
         int length = e.pos - fieldStart;
-        p = SmallCopy.copy(a, fieldStart, d, p, length);
+        System.arraycopy(a, fieldStart, d, p, length);
+        p += length;
       }
     }
     return header(d, o, reserved, p, V2TimeSeriesFields.EXEMPLARS_TAG);
@@ -373,7 +377,8 @@ public final class V2BatchEncoder {
       } else {
         m.skip(t);
         int length = m.pos - fieldStart;
-        p = SmallCopy.copy(a, fieldStart, d, p, length);
+        System.arraycopy(a, fieldStart, d, p, length);
+        p += length;
       }
     }
     return header(d, o, reserved, p, V2TimeSeriesFields.METADATA_TAG);

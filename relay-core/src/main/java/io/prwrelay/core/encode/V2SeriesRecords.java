@@ -87,18 +87,8 @@ final class V2SeriesRecords {
     if (refs.length - refSize < n + m) {
       refs = Arrays.copyOf(refs, Math.max(refs.length * 2, refSize + n + m));
     }
-    // Plain loops: a few dozen ints, where a System.arraycopy call costs more than the copy.
-    int[] dst = refs;
-    int[] src = series.labelRefs();
-    int at = refSize;
-    for (int k = 0; k < n; k++) {
-      dst[at + k] = src[k];
-    }
-    src = series.nestedRefs();
-    at += n;
-    for (int k = 0; k < m; k++) {
-      dst[at + k] = src[k];
-    }
+    System.arraycopy(series.labelRefs(), 0, refs, refSize, n);
+    System.arraycopy(series.nestedRefs(), 0, refs, refSize + n, m);
     int i = count++;
     slot[i] = s;
     start[i] = series.start();

@@ -62,7 +62,8 @@ public final class SymbolTable {
   /**
    * Compares symbols {@code a} and {@code b} as unsigned bytes, the order of label names in a
    * series (Prometheus compares Go strings, i.e. bytes). A plain loop: names are short and most
-   * differ in their first bytes, where a vectorized mismatch costs more to set up than it saves.
+   * differ in their first bytes; it made the PRW 1.0 conversion of the real payload a few percent
+   * faster than {@link Arrays#compareUnsigned}.
    */
   public int compare(int a, int b) {
     byte[] x = array;
