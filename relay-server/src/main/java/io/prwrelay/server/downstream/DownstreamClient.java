@@ -33,7 +33,10 @@ import io.prwrelay.server.config.RelayVersion;
 import java.io.IOException;
 import java.net.URI;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 
@@ -52,6 +55,10 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
   private static final String TENANT_PLACEHOLDER = "%7Btenant%7D";
 
   private final Map<EventExecutor, FixedChannelPool> pools = new IdentityHashMap<>();
+
+  /** Attempts not completed yet, so that {@link #close()} can complete them. */
+  private final Set<Attempt> inFlight = ConcurrentHashMap.newKeySet();
+
   private final String host;
   private final String hostHeader;
   private final String pathTemplate;
@@ -157,7 +164,8 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     if (pool == null) {
       throw new IllegalArgumentException("event loop is not one of the client's group");
     }
-    Attempt attempt = new Attempt(promise, pool);
+    Attempt attempt = new Attempt(loop, promise, pool, inFlight);
+    inFlight.add(attempt);
     attempt.timeout =
         loop.schedule(
             () ->
@@ -219,23 +227,53 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     return m == null || m.isEmpty() ? t.getClass().getSimpleName() : m;
   }
 
+  /**
+   * Completes every attempt still in flight with a transport failure (its connection is closed), on
+   * its event loop, so that callers release what they lent it before the loops stop; then closes
+   * the pools. Waits up to 5 s for each loop.
+   */
   @Override
   public void close() {
-    for (FixedChannelPool pool : pools.values()) {
-      pool.closeAsync();
+    for (Map.Entry<EventExecutor, FixedChannelPool> e : pools.entrySet()) {
+      EventExecutor loop = e.getKey();
+      FixedChannelPool pool = e.getValue();
+      Runnable closeOnLoop =
+          () -> {
+            for (Attempt a : List.copyOf(inFlight)) {
+              if (a.loop == loop) {
+                a.fail("the relay is shutting down");
+              }
+            }
+            pool.closeAsync();
+          };
+      if (loop.inEventLoop()) {
+        closeOnLoop.run();
+      } else if (!loop.isShuttingDown()) {
+        loop.submit(closeOnLoop).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      } else {
+        pool.closeAsync();
+      }
     }
   }
 
   /** One attempt's state; completed exactly once, on the event loop. */
   static final class Attempt {
+    final EventExecutor loop;
     final Promise<AttemptOutcome> promise;
     final FixedChannelPool pool;
+    final Set<Attempt> inFlight;
     Channel channel;
     ScheduledFuture<?> timeout;
 
-    Attempt(Promise<AttemptOutcome> promise, FixedChannelPool pool) {
+    Attempt(
+        EventExecutor loop,
+        Promise<AttemptOutcome> promise,
+        FixedChannelPool pool,
+        Set<Attempt> inFlight) {
+      this.loop = loop;
       this.promise = promise;
       this.pool = pool;
+      this.inFlight = inFlight;
     }
 
     /** Completes with a response; the connection goes back to the pool or is closed. */
@@ -253,6 +291,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
       if (promise.isDone()) {
         return;
       }
+      inFlight.remove(this);
       timeout.cancel(false);
       Channel ch = channel;
       channel = null;

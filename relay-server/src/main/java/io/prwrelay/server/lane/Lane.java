@@ -79,6 +79,9 @@ public final class Lane {
   private ScheduledFuture<?> wake;
   private long wakeAt;
 
+  /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
+  private boolean closed;
+
   /** The tenant's on-disk queue in queue mode, else {@code null}. */
   private final TenantQueue queue;
 
@@ -121,6 +124,10 @@ public final class Lane {
   void offer(Fragment f) {
     long now = now();
     lastActiveNanos = now;
+    if (closed) {
+      finish(f, shuttingDown(f));
+      return;
+    }
     if (queue != null) {
       enqueue(f);
       return;
@@ -175,6 +182,9 @@ public final class Lane {
   }
 
   private void pump(long now) {
+    if (closed) {
+      return;
+    }
     if (queue != null) {
       drain(now);
       return;
@@ -295,6 +305,12 @@ public final class Lane {
     long now = now();
     lastActiveNanos = now;
     ctx.observer.attempt(tenant, batch.size(), o, now - started);
+    if (closed && !o.success() && o.retriable()) {
+      for (Fragment f : batch) {
+        finish(f, shuttingDown(f));
+      }
+      return;
+    }
     if (o.success()) {
       failures = 0;
       oneByOne = false;
@@ -410,7 +426,7 @@ public final class Lane {
 
   /** Queue mode: sends the records at the head of the queue, one request at a time. */
   private void drain(long now) {
-    if (reading || inFlight > 0 || queue.isEmpty()) {
+    if (closed || reading || inFlight > 0 || queue.isEmpty()) {
       return;
     }
     if (state != State.HEALTHY && now - untilNanos < 0) {
@@ -425,6 +441,12 @@ public final class Lane {
 
   private void read(List<QueuedRecord> records, Throwable error) {
     reading = false;
+    if (closed) {
+      if (records != null) {
+        release(records);
+      }
+      return;
+    }
     long now = now();
     if (error != null) {
       Throwable cause = error.getCause() != null ? error.getCause() : error;
@@ -523,6 +545,9 @@ public final class Lane {
       drain(now);
       return;
     }
+    if (closed) {
+      return; // the records stay queued for the next start
+    }
     failures++;
     long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
     if (o.status() == 429) {
@@ -594,15 +619,22 @@ public final class Lane {
     }
   }
 
-  /** Answers everything still waiting (shutdown). */
+  /**
+   * Answers everything still waiting and stops the lane (shutdown): from now on fragments are
+   * answered 503 at once, fragments of sends still in flight are answered when their outcome comes
+   * back (never retried), and queued records read or sent are released without a new read.
+   */
   void close() {
+    closed = true;
     cancelWake();
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();
-      finish(
-          f,
-          new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts));
+      finish(f, shuttingDown(f));
     }
+  }
+
+  private static FragmentOutcome shuttingDown(Fragment f) {
+    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts);
   }
 }
