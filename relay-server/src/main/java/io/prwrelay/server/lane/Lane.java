@@ -44,10 +44,13 @@ import java.util.concurrent.TimeUnit;
  * <p>In queue mode every fragment is compressed and appended to the tenant's on-disk {@link
  * TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or 503 when the disk
  * refuses it). The lane drains its queue in order, one downstream request at a time, merging the
- * records waiting at the head into one request of at most {@code batchMaxBytes} (one record at a
- * time after a 429). A 2xx acknowledges the records, a non-retriable 4xx drops them (counted), a
- * 429 or 5xx keeps them and backs the lane off. The state never fails a fragment fast in queue
- * mode: a backing-off tenant's data waits on disk, within the queue's bounds.
+ * records waiting at the head into one request of at most {@code batchMaxBytes}. A 2xx acknowledges
+ * the records, a non-retriable 4xx drops them (counted), a 429, 5xx or timeout keeps them and backs
+ * the lane off; from then until a send succeeds the lane sends one record at a time, so that a
+ * failing tenant's retries do not read and merge a whole batch again each time (up to {@code
+ * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
+ * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
+ * within the queue's bounds.
  */
 public final class Lane {
   /**
@@ -550,8 +553,8 @@ public final class Lane {
     }
     failures++;
     long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
+    oneByOne = true;
     if (o.status() == 429) {
-      oneByOne = true;
       enter(State.THROTTLED, o.describe(), delay, now);
     } else {
       enter(State.BACKING_OFF, o.describe(), delay, now);
