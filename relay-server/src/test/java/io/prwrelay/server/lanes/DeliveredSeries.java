@@ -32,6 +32,7 @@ final class DeliveredSeries {
 
   private final ScriptedDownstream downstream;
   private final Map<String, Map<String, Integer>> counts = new HashMap<>();
+  private final Map<String, Long> firstArrival = new HashMap<>();
   private final Map<String, List<Arrival>> arrivals = new HashMap<>();
   private final List<String> misrouted = new ArrayList<>();
   private int decoded;
@@ -68,6 +69,7 @@ final class DeliveredSeries {
           misrouted.add(id + " (" + labelTenant + ") sent as " + tenant);
         }
         ids.merge(id, 1, Integer::sum);
+        firstArrival.putIfAbsent(id, r.atNanos());
         for (Sample sample : s.getSamplesList()) {
           newest = Math.max(newest, sample.getTimestamp());
         }
@@ -101,6 +103,48 @@ final class DeliveredSeries {
   /** Distinct series of {@code tenant} that arrived. */
   synchronized int distinct(String tenant) {
     return counts.getOrDefault(tenant, Map.of()).size();
+  }
+
+  /** When the series {@code id} first arrived ({@link System#nanoTime()}), or {@code null}. */
+  synchronized Long firstArrivalNanos(String id) {
+    return firstArrival.get(id);
+  }
+
+  /**
+   * The largest age, in milliseconds, of the newest sample of {@code tenant} at the downstream at
+   * any instant from {@code fromNanos} to {@code toNanos} (checked every 10 ms and at each
+   * arrival): how stale the tenant's data got at its worst. Sample timestamps are wall-clock
+   * milliseconds; {@code wallMillis} and {@code nanos} are one reading of both clocks.
+   *
+   * @return the age, or {@link Long#MAX_VALUE} when nothing had arrived by {@code fromNanos}
+   */
+  synchronized long worstAgeMillis(
+      String tenant, long fromNanos, long toNanos, long wallMillis, long nanos) {
+    List<Arrival> list = new ArrayList<>(arrivals.getOrDefault(tenant, List.of()));
+    list.sort(java.util.Comparator.comparingLong(Arrival::atNanos));
+    long newest = Long.MIN_VALUE;
+    long worst = 0;
+    int next = 0;
+    long step = 10_000_000;
+    for (long t = fromNanos; t - toNanos <= 0; t += step) {
+      while (next < list.size() && list.get(next).atNanos() - t <= 0) {
+        Arrival a = list.get(next++);
+        // Just before this arrival, the data was as old as it gets.
+        if (newest != Long.MIN_VALUE && a.atNanos() - fromNanos >= 0) {
+          worst = Math.max(worst, wallAt(a.atNanos(), wallMillis, nanos) - newest);
+        }
+        newest = Math.max(newest, a.newestSampleMillis());
+      }
+      if (newest == Long.MIN_VALUE) {
+        return Long.MAX_VALUE;
+      }
+      worst = Math.max(worst, wallAt(t, wallMillis, nanos) - newest);
+    }
+    return worst;
+  }
+
+  private static long wallAt(long atNanos, long wallMillis, long nanos) {
+    return wallMillis + (atNanos - nanos) / 1_000_000;
   }
 
   /** The requests of {@code tenant} in arrival order. */
