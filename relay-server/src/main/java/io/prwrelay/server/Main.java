@@ -5,6 +5,7 @@ import io.prwrelay.server.config.ConfigException;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.config.RelayVersion;
 import io.prwrelay.server.demo.Demo;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -14,7 +15,7 @@ import java.util.logging.Logger;
 /**
  * Command line entry point: {@code java -jar prw-relay.jar [--config file] [--demo] [--help]
  * [--version]}. Exits 0 after a graceful shutdown (SIGTERM or SIGINT), 2 on a usage or
- * configuration error.
+ * configuration error, 1 when the relay cannot start (for example an unusable queue directory).
  */
 public final class Main {
   private Main() {}
@@ -65,8 +66,16 @@ public final class Main {
     for (String unknown : RelayConfig.unknownEnvironmentVariables(System.getenv())) {
       log.warning("ignoring environment variable " + unknown + ": no such relay key");
     }
-    RelayServer server = new RelayServer(cfg);
-    server.start();
+    RelayServer server;
+    try {
+      server = new RelayServer(cfg);
+      server.start();
+    } catch (IOException e) {
+      // An unusable queue directory, an unreadable TLS file, a port in use: one line, no trace.
+      System.err.println("prw-relay: cannot start: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
     log.info(
         "prw-relay "
             + RelayVersion.VERSION
