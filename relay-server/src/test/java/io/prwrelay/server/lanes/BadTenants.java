@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -28,11 +28,11 @@ import java.util.function.Supplier;
  * <p>Answer times are compared between the two relays of an {@link IsolationRun}, measured during
  * the same seconds. On this 2-core machine, shared with other builds, one relay's thread now and
  * then loses the CPU for tens of milliseconds while the other's does not, and a p99 of some
- * hundreds of answers moves with it: between two relays without any bad tenant, the p99 of one
- * exceeded 120% of the other's by up to 5 ms in most runs and by 15 to 40 ms in one run of five. A
- * round whose answer times miss the bound is therefore measured again, up to {@link #ROUNDS}
- * rounds: a relay that holds healthy tenants back misses it in every round, the machine's noise
- * seldom twice in a row. Every other check holds for every round.
+ * hundreds of answers moves with it: in 26 runs with no bad tenant at all, one relay's healthy p99
+ * stayed within 120% of the other's plus {@link #ALLOWANCE_MILLIS} in 21 and exceeded it by 9 to 38
+ * ms in 5. A round whose answer times miss their bounds is therefore measured again, up to {@link
+ * #ROUNDS} rounds: a relay that holds healthy tenants back misses them in every round, the
+ * machine's noise seldom three times in a row. Every other check holds for every round.
  */
 final class BadTenants {
   /**
@@ -150,17 +150,24 @@ final class BadTenants {
     }
   }
 
-  /** What a test checks about the mixing senders' answers, for every round. */
-  record Expectation(boolean mixingAtHealthySpeed, Consumer<Result> mixingAnswers) {}
+  /**
+   * What a test checks about the mixing senders' answers in every round.
+   *
+   * @param mixingAtHealthySpeed whether the mixing senders' p99 must be within the control's bound
+   * @param mixingAnswers asserts the answers (statuses, headers); returns why their times are out
+   *     of bounds, or {@code null}
+   */
+  record Expectation(boolean mixingAtHealthySpeed, Function<Result, String> mixingAnswers) {}
 
   /**
    * Runs the senders against both relays, the bad relay's downstream answering the bad tenant with
    * {@code rule}, and checks: no sender request failed in transport; every request of the healthy
    * senders, and every request to the control, was answered 204; the healthy senders' p99 answer
    * time at the bad relay is at most 120% of the control's plus {@link #ALLOWANCE_MILLIS} (and so
-   * is the mixing senders' when {@code expect} says so), in one of at most {@link #ROUNDS} rounds;
-   * {@code expect}'s check of the mixing senders' answers holds in every round; and every healthy
-   * series sent to the bad relay reached its downstream exactly once.
+   * is the mixing senders' when {@code expect} says so) and {@code expect}'s answer times hold, in
+   * one of at most {@link #ROUNDS} rounds; {@code expect}'s other checks of the mixing senders'
+   * answers hold in every round; and every healthy series sent to the bad relay reached its
+   * downstream exactly once.
    *
    * @param drain how long the healthy series may take to arrive after the senders stopped
    * @return the rounds, the last one within the bounds
@@ -183,8 +190,11 @@ final class BadTenants {
       rounds.add(r);
       String what = label + " round " + round;
       checkAnswers(what, r);
-      expect.mixingAnswers().accept(r);
       String slow = answerTimes(what, r, expect.mixingAtHealthySpeed());
+      String mixing = expect.mixingAnswers().apply(r);
+      if (slow == null && mixing != null) {
+        slow = what + ": " + mixing;
+      }
       if (slow == null) {
         break;
       }
@@ -217,7 +227,7 @@ final class BadTenants {
         "%s: healthy senders %s, control %s; mixing senders %s, control %s%n",
         what, healthy, control, mixing, mixingControl);
     assertTrue(
-        healthy.count() > 500 && control.count() > 500,
+        healthy.count() > 300 && control.count() > 300,
         () -> what + ": too few requests: " + healthy + " / " + control);
     if (!withinControl(healthy, control)) {
       return what

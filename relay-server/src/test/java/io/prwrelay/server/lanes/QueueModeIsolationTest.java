@@ -76,6 +76,7 @@ class QueueModeIsolationTest {
                 for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
                   assertEquals(204, e.first().status(), () -> e.request().id() + ": " + e.first());
                 }
+                return null;
               }),
           DRAIN);
     }

@@ -68,6 +68,7 @@ class SyncModeIsolationTest {
                     assertTrue(a.body().contains("tenant bad"), a.body());
                   }
                 }
+                return null;
               }),
           Duration.ZERO);
     }
@@ -94,6 +95,7 @@ class SyncModeIsolationTest {
                   }
                 }
                 System.out.println("sync slow: 503 answers " + new Latencies(times));
+                return null;
               }),
           Duration.ZERO);
     }
@@ -114,10 +116,12 @@ class SyncModeIsolationTest {
   /**
    * Requests carrying the bad tenant are answered 2xx between its bursts and 503 with {@code
    * Retry-After} during them. While the lane backs off the tenant's fragments are answered at once,
-   * so most 503s cost nothing beyond the healthy tenants; the first ones of a burst wait for the
-   * lane's two quick retries, each after at most the maximum backoff.
+   * so most 503s cost nothing beyond the healthy tenants (their median is within the control's
+   * bound); the first ones of a burst wait for the lane's two quick retries, each after at most the
+   * maximum backoff (their p99 within twice that plus the control's bound), and none waits for the
+   * deadline.
    */
-  private static void burstAnswers(Result r) {
+  private static String burstAnswers(Result r) {
     List<Long> failed = new ArrayList<>();
     int ok = 0;
     for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
@@ -128,6 +132,7 @@ class SyncModeIsolationTest {
         }
         assertEquals(503, a.status(), () -> e.request().id() + ": " + a);
         assertNotNull(a.retryAfter(), () -> e.request().id() + ": " + a);
+        assertTrue(a.nanos() < DEADLINE.toNanos() / 2, () -> e.request().id() + ": " + a);
         if (r.of(Side.WITH_BAD, Kind.MIXING).contains(e)) {
           failed.add(a.nanos());
         }
@@ -137,12 +142,11 @@ class SyncModeIsolationTest {
     Latencies control = r.firstAnswers(Side.CONTROL, Kind.MIXING);
     System.out.println("sync 503 bursts: " + ok + " answers 2xx; 503 answers " + failures);
     assertTrue(ok > 0 && failures.count() > 0, "2xx between bursts and 503 during them");
-    assertTrue(
-        failures.p50() <= 1.2 * control.p50() + BadTenants.ALLOWANCE_MILLIS,
-        () -> "503 answers " + failures + ", control " + control);
-    assertTrue(
-        failures.maxMillis()
-            <= 2 * MAX_BACKOFF_MILLIS + 1.2 * control.p99() + BadTenants.ALLOWANCE_MILLIS,
-        () -> "503 answers " + failures + ", control " + control);
+    if (failures.p50() > 1.2 * control.p50() + BadTenants.ALLOWANCE_MILLIS
+        || failures.p99()
+            > 2 * MAX_BACKOFF_MILLIS + 1.2 * control.p99() + BadTenants.ALLOWANCE_MILLIS) {
+      return "503 answers " + failures + ", control " + control;
+    }
+    return null;
   }
 }
