@@ -29,7 +29,9 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -40,10 +42,19 @@ import java.util.concurrent.TimeUnit;
  * runs from the scheduled time, so an answer that holds up later requests is charged to them too
  * (no coordinated omission); sends the warm-up fell behind on are dropped when measuring starts. A
  * failed connection is reopened for the next request, 100 ms later.
+ *
+ * <p>A request answered 429 or 5xx is sent again with the same bytes, up to {@link
+ * Options#retries()} times, after the delay {@link Write} computes as Prometheus would. Unlike a
+ * Prometheus shard, which holds everything behind a request it retries, the connection keeps
+ * sending new requests meanwhile and sends the retry in place of its next request once it is due:
+ * four connections would otherwise spend a bad tenant's backoff idle, and the run would measure the
+ * generator's waiting instead of the relay. Retries still waiting when the run ends are abandoned.
  */
 final class Driver {
   private static final long RETRY_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   private static final int ERROR_BODY_CHARS = 300;
+  private static final Comparator<Write> DUE_FIRST =
+      (a, b) -> Long.compare(a.dueNanos - b.dueNanos, 0);
 
   private RequestPool pool;
   private RunStats stats;
@@ -53,6 +64,7 @@ final class Driver {
   private final HttpHeaders headers;
   private final long timeoutNanos;
   private final long intervalNanos;
+  private final int retries;
   private final List<Connection> connections = new ArrayList<>();
 
   Driver(Options options, URI relayUrl) {
@@ -75,6 +87,7 @@ final class Driver {
             .set(HttpHeaderNames.USER_AGENT, "prw-relay-loadgen")
             .set("X-Prometheus-Remote-Write-Version", "0.1.0");
     this.timeoutNanos = options.timeout().toNanos();
+    this.retries = options.retries();
     this.intervalNanos =
         options.rate() == 0 ? 0 : (long) (1e9 * options.connections() / options.rate());
     int connectMillis = (int) Math.max(1, Math.min(5_000, options.timeout().toMillis()));
@@ -131,19 +144,33 @@ final class Driver {
     return m == null ? t.getClass().getSimpleName() : m;
   }
 
-  /** One request on the wire. */
+  /** Seconds of a {@code Retry-After} header in nanoseconds; 0 when absent or a date. */
+  private static long retryAfterNanos(HttpResponse response) {
+    String value = response.headers().get(HttpHeaderNames.RETRY_AFTER);
+    if (value == null) {
+      return 0;
+    }
+    try {
+      return TimeUnit.SECONDS.toNanos(Math.max(0, Long.parseLong(value.trim())));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** One attempt on the wire. */
   private static final class InFlight {
-    final RequestPool.Body body;
+    final Write write;
     final boolean measured;
     final long origin;
     Channel channel;
     ScheduledFuture<?> timeout;
     int status;
+    long retryAfterNanos;
     boolean keepAlive = true;
     StringBuilder errorBody;
 
-    InFlight(RequestPool.Body body, boolean measured, long origin) {
-      this.body = body;
+    InFlight(Write write, boolean measured, long origin) {
+      this.write = write;
       this.measured = measured;
       this.origin = origin;
     }
@@ -153,6 +180,7 @@ final class Driver {
   private final class Connection {
     final EventLoop loop;
     final Bootstrap bootstrap;
+    final PriorityQueue<Write> due = new PriorityQueue<>(DUE_FIRST);
     Channel channel;
     InFlight inFlight;
     long nextIntended;
@@ -212,16 +240,21 @@ final class Driver {
           }
         }
       }
-      if (measured && !stats.claimMeasured()) {
-        finish();
-        return;
+      Write write = due.isEmpty() || due.peek().dueNanos - now > 0 ? null : due.poll();
+      if (write == null) {
+        if (measured && !stats.claimMeasured()) {
+          finish();
+          return;
+        }
+        write = pool.next();
       }
+      write.attempts++;
       long origin = now;
       if (intervalNanos > 0) {
         origin = nextIntended;
         nextIntended += intervalNanos;
       }
-      InFlight f = new InFlight(pool.next(), measured, origin);
+      InFlight f = new InFlight(write, measured, origin);
       inFlight = f;
       f.timeout =
           loop.schedule(
@@ -260,9 +293,10 @@ final class Driver {
     void write(InFlight f) {
       f.channel = channel;
       FullHttpRequest request =
-          new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, path, f.body.content());
+          new DefaultFullHttpRequest(
+              HttpVersion.HTTP_1_1, HttpMethod.POST, path, f.write.content());
       request.headers().set(headers);
-      HttpUtil.setContentLength(request, f.body.compressedBytes());
+      HttpUtil.setContentLength(request, f.write.body.compressedBytes());
       channel
           .writeAndFlush(request)
           .addListener(
@@ -282,6 +316,7 @@ final class Driver {
       f.keepAlive = HttpUtil.isKeepAlive(response);
       if (f.status / 100 != 2) {
         f.errorBody = new StringBuilder();
+        f.retryAfterNanos = retryAfterNanos(response);
       }
     }
 
@@ -303,7 +338,18 @@ final class Driver {
     void complete(InFlight f) {
       inFlight = null;
       f.timeout.cancel(false);
-      stats.answered(f.body, f.measured, f.status, System.nanoTime() - f.origin);
+      long now = System.nanoTime();
+      stats.answered(f.write, f.measured, f.status, now - f.origin);
+      if (f.status / 100 != 2) {
+        Write w = f.write;
+        if ((f.status == 429 || f.status / 100 == 5) && w.attempts <= retries) {
+          w.dueNanos = now + w.nextDelay(f.retryAfterNanos);
+          due.add(w);
+          stats.retrying(f.status);
+        } else {
+          stats.gaveUp(w);
+        }
+      }
       if (f.errorBody != null) {
         String text = f.errorBody.toString().strip();
         stats.errorSample(
@@ -337,7 +383,7 @@ final class Driver {
     void fail(InFlight f, String kind, String detail) {
       inFlight = null;
       f.timeout.cancel(false);
-      stats.transportError(f.body, f.measured, kind, detail);
+      stats.transportError(f.write, f.measured, kind, detail);
       if (f.channel != null && f.channel == channel) {
         dropChannel();
       }
@@ -355,6 +401,9 @@ final class Driver {
     void finish() {
       finished = true;
       dropChannel();
+      for (Write w = due.poll(); w != null; w = due.poll()) {
+        stats.abandoned(w);
+      }
       stats.connectionFinished();
     }
 
