@@ -33,15 +33,18 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The sending side: {@link Options#connections()} keep-alive HTTP/1.1 connections, each on one
  * event loop with one request in flight. In max-rate mode a connection sends its next request as
- * soon as the previous answer arrived and latency runs from the write. With a target rate each
- * connection follows its own schedule ({@code connections / rate} apart, staggered) and latency
- * runs from the scheduled time, so an answer that holds up later requests is charged to them too
- * (no coordinated omission); sends the warm-up fell behind on are dropped when measuring starts. A
- * failed connection is reopened for the next request, 100 ms later.
+ * soon as the previous answer arrived and latency runs from the write. With a target rate the
+ * connections share one schedule ({@code 1 / rate} apart): a connection that is free claims the
+ * next send time and sends then, so a request held up by a slow answer delays no other request as
+ * long as some connection is free. Latency runs from the scheduled time, so when every connection
+ * is busy the wait for one is charged to the request (no coordinated omission); sends the warm-up
+ * fell behind on are dropped when measuring starts. A failed connection is reopened for the next
+ * request, 100 ms later.
  *
  * <p>A request answered 429 or 5xx is sent again with the same bytes, up to {@link
  * Options#retries()} times, after the delay {@link Write} computes as Prometheus would. Unlike a
@@ -67,6 +70,9 @@ final class Driver {
   private final int retries;
   private final List<Connection> connections = new ArrayList<>();
 
+  /** Rate mode: the next send time no connection has claimed yet. */
+  private final AtomicLong nextSlot = new AtomicLong();
+
   Driver(Options options, URI relayUrl) {
     this.group = Transport.group(options.threads());
     int port = relayUrl.getPort() == -1 ? 80 : relayUrl.getPort();
@@ -88,18 +94,15 @@ final class Driver {
             .set("X-Prometheus-Remote-Write-Version", "0.1.0");
     this.timeoutNanos = options.timeout().toNanos();
     this.retries = options.retries();
-    this.intervalNanos =
-        options.rate() == 0 ? 0 : (long) (1e9 * options.connections() / options.rate());
+    this.intervalNanos = options.rate() == 0 ? 0 : (long) (1e9 / options.rate());
     int connectMillis = (int) Math.max(1, Math.min(5_000, options.timeout().toMillis()));
     Bootstrap bootstrap =
         new Bootstrap()
             .channel(Transport.socketChannel())
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis);
-    int n = options.connections();
-    for (int i = 0; i < n; i++) {
-      connections.add(
-          new Connection(group.next(), bootstrap, (long) ((double) intervalNanos * i / n)));
+    for (int i = 0; i < options.connections(); i++) {
+      connections.add(new Connection(group.next(), bootstrap));
     }
   }
 
@@ -129,8 +132,27 @@ final class Driver {
   void start(RequestPool pool, RunStats stats) {
     this.pool = pool;
     this.stats = stats;
+    nextSlot.set(stats.startNanos);
     for (Connection c : connections) {
-      c.loop.execute(() -> c.begin(stats.startNanos + c.offsetNanos));
+      c.loop.execute(c::scheduleNext);
+    }
+  }
+
+  /**
+   * Rate mode: claims the next send time for a connection that is free at {@code now}. Once
+   * measuring, send times the warm-up fell behind on are skipped: they are not owed to the measured
+   * phase.
+   */
+  private long claimSlot(long now) {
+    while (true) {
+      long next = nextSlot.get();
+      long slot =
+          stats.isMeasured(now) && next - stats.measureStartNanos < 0
+              ? stats.measureStartNanos
+              : next;
+      if (nextSlot.compareAndSet(next, slot + intervalNanos)) {
+        return slot;
+      }
     }
   }
 
@@ -183,14 +205,14 @@ final class Driver {
     final PriorityQueue<Write> due = new PriorityQueue<>(DUE_FIRST);
     Channel channel;
     InFlight inFlight;
-    long nextIntended;
-    final long offsetNanos;
-    boolean measuring;
+
+    /** Rate mode: the send time this connection claimed. */
+    long slot;
+
     boolean finished;
 
-    Connection(EventLoop loop, Bootstrap template, long offsetNanos) {
+    Connection(EventLoop loop, Bootstrap template) {
       this.loop = loop;
-      this.offsetNanos = offsetNanos;
       this.bootstrap =
           template
               .clone(loop)
@@ -203,14 +225,14 @@ final class Driver {
                   });
     }
 
-    void begin(long firstIntended) {
-      nextIntended = firstIntended;
-      scheduleNext();
-    }
-
     void scheduleNext() {
+      if (finished) {
+        return;
+      }
       if (intervalNanos > 0) {
-        long delay = nextIntended - System.nanoTime();
+        long now = System.nanoTime();
+        slot = claimSlot(now);
+        long delay = slot - now;
         if (delay > 0) {
           loop.schedule(this::send, delay, TimeUnit.NANOSECONDS);
           return;
@@ -229,17 +251,6 @@ final class Driver {
         return;
       }
       boolean measured = stats.isMeasured(now);
-      if (measured && !measuring) {
-        measuring = true;
-        if (intervalNanos > 0 && nextIntended - stats.measureStartNanos < 0) {
-          // Requests the warm-up fell behind on are not owed to the measured phase.
-          nextIntended = stats.measureStartNanos + offsetNanos;
-          if (nextIntended - now > 0) {
-            loop.schedule(this::send, nextIntended - now, TimeUnit.NANOSECONDS);
-            return;
-          }
-        }
-      }
       Write write = due.isEmpty() || due.peek().dueNanos - now > 0 ? null : due.poll();
       if (write == null) {
         if (measured && !stats.claimMeasured()) {
@@ -249,12 +260,7 @@ final class Driver {
         write = pool.next();
       }
       write.attempts++;
-      long origin = now;
-      if (intervalNanos > 0) {
-        origin = nextIntended;
-        nextIntended += intervalNanos;
-      }
-      InFlight f = new InFlight(write, measured, origin);
+      InFlight f = new InFlight(write, measured, intervalNanos > 0 ? slot : now);
       inFlight = f;
       f.timeout =
           loop.schedule(

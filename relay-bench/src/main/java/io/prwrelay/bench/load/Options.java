@@ -357,7 +357,7 @@ public record Options(
   public String describe() {
     return String.format(
         "%d connections, %s, %d series/request over %d tenants (%s), %d labels/series, %s,"
-            + " %d distinct bodies%s%s",
+            + " %d generated bodies%s%s",
         connections,
         rate == 0
             ? "max rate"

@@ -383,7 +383,7 @@ public final class Summary {
     }
     if (!relayMetrics.isEmpty()) {
       List<String> m = new ArrayList<>();
-      relayMetrics.forEach((name, v) -> m.add(name + " " + num(v)));
+      relayMetrics.forEach((name, v) -> m.add(String.format("%s %,.0f", name, v)));
       row(out, "relay metrics", String.join(", ", m) + " (whole run; /metrics at the end)");
     }
     generatorCpu.ifPresent(

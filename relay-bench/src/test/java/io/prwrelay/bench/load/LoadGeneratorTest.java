@@ -139,8 +139,8 @@ class LoadGeneratorTest {
     startRelay(Map.of("relay.delivery.ledger.max-entries", "0"));
     Summary s =
         run(
-            "--duration 2500ms --warmup 0ms --connections 2 --tenants 3 --series-per-request 100"
-                + " --pool 4 --bad-tenant 503 --bad-share 0.5 --retries 1");
+            "--duration 3s --warmup 0ms --connections 2 --tenants 3 --series-per-request 100"
+                + " --pool 4 --bad-tenant 503 --bad-retry-after 0s --bad-share 0.5 --retries 1");
     assertTrue(s.retried().getOrDefault(503, 0L) > 0, output());
     assertTrue(s.mismatch(), output());
     assertFalse(s.ok(), output());
