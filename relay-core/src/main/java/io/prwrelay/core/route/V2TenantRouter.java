@@ -207,24 +207,7 @@ public final class V2TenantRouter implements V2RequestVisitor {
   }
 
   private RequestError reject(V2SeriesView series, TenantProblem problem) {
-    String what;
-    if (problem == TenantProblem.MISSING) {
-      what =
-          "none of the tenant labels "
-              + String.join(", ", labelNames)
-              + " is present with a non-empty value";
-    } else {
-      what =
-          "the value of tenant label "
-              + labelNames[series.tenantLabel()]
-              + " is not a valid tenant ID ("
-              + problem.tag()
-              + ")";
-    }
-    return new RequestError(
-        RequestError.Kind.NO_TENANT,
-        "timeseries[" + series.index() + "]",
-        series.start() - requestOffset,
-        what + " and relay.tenant.missing is reject");
+    return TenantRouter.missingTenant(
+        labelNames, series.tenantLabel(), series.index(), series.start() - requestOffset, problem);
   }
 }
