@@ -51,7 +51,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * Prometheus shard, which holds everything behind a request it retries, the connection keeps
  * sending new requests meanwhile and sends the retry in place of its next request once it is due:
  * four connections would otherwise spend a bad tenant's backoff idle, and the run would measure the
- * generator's waiting instead of the relay. Retries still waiting when the run ends are abandoned.
+ * generator's waiting instead of the relay. Retries still waiting when the run's duration ends are
+ * abandoned; with a request count ({@link Options#requests()}) a connection that has sent its share
+ * still sends the retries it holds before it finishes.
  */
 final class Driver {
   private static final long RETRY_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -246,15 +248,14 @@ final class Driver {
         return;
       }
       long now = System.nanoTime();
-      if (stats.stopping(now)) {
-        finish();
+      if (stats.stopping(now) && finishOrAwaitRetry(now)) {
         return;
       }
       boolean measured = stats.isMeasured(now);
       Write write = due.isEmpty() || due.peek().dueNanos - now > 0 ? null : due.poll();
       if (write == null) {
         if (measured && !stats.claimMeasured()) {
-          finish();
+          finishOrAwaitRetry(now);
           return;
         }
         write = pool.next();
@@ -276,6 +277,25 @@ final class Driver {
       } else {
         reconnect(f);
       }
+    }
+
+    /**
+     * Once no new request may be sent: finishes, unless the request count was reached and this
+     * connection holds a retry, which it then sends when due.
+     *
+     * @return false when a held retry is due now and the caller sends it
+     */
+    boolean finishOrAwaitRetry(long now) {
+      if (due.isEmpty() || !stats.heldRetriesMaySend(now)) {
+        finish();
+        return true;
+      }
+      long wait = due.peek().dueNanos - now;
+      if (wait > 0) {
+        loop.schedule(this::send, wait, TimeUnit.NANOSECONDS);
+        return true;
+      }
+      return false;
     }
 
     void reconnect(InFlight f) {

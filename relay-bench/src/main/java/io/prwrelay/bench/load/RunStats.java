@@ -81,6 +81,7 @@ final class RunStats {
   private final AtomicLongArray unconfirmedSeries;
   private final CountDownLatch connectionsLeft;
   private volatile boolean stopRequested;
+  private volatile boolean countReached;
 
   /**
    * @param tenants tenants in the pool, the bad one included
@@ -99,7 +100,15 @@ final class RunStats {
 
   /** Whether no new request may be sent at {@code now}. */
   boolean stopping(long now) {
-    return stopRequested || now - stopNanos >= 0;
+    return stopRequested || countReached || now - stopNanos >= 0;
+  }
+
+  /**
+   * Whether a connection may still send the retries it holds: the request count was reached, but
+   * the duration is not over and nothing stopped the run.
+   */
+  boolean heldRetriesMaySend(long now) {
+    return countReached && !stopRequested && now - stopNanos < 0;
   }
 
   /** Stops sending new requests; those in flight still complete. */
@@ -112,7 +121,7 @@ final class RunStats {
     if (measuredClaimed.incrementAndGet() <= maxMeasured) {
       return true;
     }
-    stopRequested = true;
+    countReached = true;
     return false;
   }
 
