@@ -199,6 +199,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
    */
   public void inflightBudget(LongSupplier inUse, long limit) {
     Gauge.builder("relay.inflight.body", inUse, s -> s.getAsLong())
+        .strongReference(true)
         .baseUnit("bytes")
         .description(
             "declared request body bytes admitted by the memory budget and not yet answered")
@@ -217,6 +218,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   /** Registers {@code relay_connections} (open ingress connections) and its limit. */
   public void connections(IntSupplier open, int limit) {
     Gauge.builder("relay.connections", open, s -> s.getAsInt())
+        .strongReference(true)
         .description("open ingress connections")
         .register(registry);
     Gauge.builder("relay.connections.limit", () -> limit)
