@@ -218,6 +218,37 @@ class IngressTlsTest {
   }
 
   @Test
+  void anAnswerGivenBeforeTheBodyReachesATlsSender() throws Exception {
+    Map<String, String> props =
+        tls(
+            servingFiles("early"),
+            "relay.server.bearer-token",
+            "tok",
+            "relay.server.max-request-bytes",
+            "65536");
+    try (RelayFixture f = new RelayFixture(props)) {
+      HttpClient client = client(null);
+      for (int i = 0; i < 3; i++) {
+        HttpResponse<String> r =
+            client.send(
+                HttpRequest.newBuilder(
+                        URI.create(
+                            "https://127.0.0.1:" + f.relay.address().getPort() + "/api/v1/write"))
+                    .timeout(Duration.ofSeconds(10))
+                    .header("Content-Type", "application/x-protobuf")
+                    .header("Content-Encoding", "snappy")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[1 << 20]))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(401, r.statusCode(), "try " + i);
+        assertEquals(
+            "Bearer realm=\"prw-relay\"", r.headers().firstValue("WWW-Authenticate").get());
+      }
+      assertTrue(f.downstream.received().isEmpty());
+    }
+  }
+
+  @Test
   void plainHttpToTheTlsPortGetsAPlainTextAnswerAndIsClosed() throws Exception {
     try (RelayFixture f = new RelayFixture(tls(servingFiles("plain")))) {
       try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
