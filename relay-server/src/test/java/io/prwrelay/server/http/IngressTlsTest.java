@@ -311,6 +311,7 @@ class IngressTlsTest {
       assertEquals(204, write(client("sender"), f, "t").statusCode());
       assertThrows(IOException.class, () -> write(client(null), f, "t"));
       assertEquals(1, f.downstream.received().size());
+      awaitScrape(f, "relay_tls_handshake_failures_total{reason=\"handshake\"}");
     }
   }
 }
