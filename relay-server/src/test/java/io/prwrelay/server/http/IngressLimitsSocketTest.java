@@ -204,4 +204,30 @@ class IngressLimitsSocketTest {
               .contains("relay_connections_rejected_total{action=\"answered\"} 1.0"));
     }
   }
+
+  @Test
+  void connectionsBeyondTwiceTheBoundAreClosedAtOnce() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.server.max-connections", "1"))) {
+      int port = f.relay.address().getPort();
+      try (Socket served = new Socket("127.0.0.1", port);
+          Socket answered = new Socket("127.0.0.1", port)) {
+        awaitMetric(f, "relay_connections", v -> v == 2);
+        try (Socket closed = new Socket("127.0.0.1", port)) {
+          closed.setSoTimeout(10_000);
+          int first;
+          try {
+            first = closed.getInputStream().read();
+          } catch (java.net.SocketException reset) {
+            first = -1;
+          }
+          assertEquals(-1, first, "closed without an answer");
+        }
+      }
+      assertTrue(
+          f.relay
+              .metrics()
+              .scrape()
+              .contains("relay_connections_rejected_total{action=\"closed\"} 1.0"));
+    }
+  }
 }
