@@ -28,6 +28,8 @@ import io.prwrelay.server.transport.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
@@ -59,9 +61,12 @@ public final class RelayServer implements AutoCloseable {
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private Channel serverChannel;
 
+  /** Checks the TLS and token files for changes, off the event loops; null when none is watched. */
+  private ScheduledExecutorService reloader;
+
   /**
-   * @throws IOException when the downstream's TLS context cannot be built, or (queue mode) the
-   *     queue directory cannot be used
+   * @throws IOException when the downstream's TLS context cannot be built, the ingress TLS or token
+   *     files cannot be used, or (queue mode) the queue directory cannot be used
    */
   public RelayServer(RelayConfig config) throws IOException {
     this.config = config;
@@ -95,14 +100,24 @@ public final class RelayServer implements AutoCloseable {
     DeliveryLedger ledger =
         new DeliveryLedger(
             delivery.ledgerMaxEntries(), delivery.ledgerTtl().toNanos(), ticker::nanoTime);
-    this.ingress =
-        new HttpIngress(
-            config.server(),
-            config.tenant(),
-            lanes,
-            ledger,
-            config.downstream().timeout(),
-            metrics);
+    try {
+      this.ingress =
+          new HttpIngress(
+              config.server(),
+              config.tenant(),
+              lanes,
+              ledger,
+              config.downstream().timeout(),
+              metrics);
+    } catch (IOException | RuntimeException e) {
+      lanes.close();
+      if (store != null) {
+        store.close();
+      }
+      client.close();
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      throw e;
+    }
   }
 
   private QueueStore openQueues(DeliveryConfig delivery) throws IOException {
@@ -154,6 +169,21 @@ public final class RelayServer implements AutoCloseable {
           cause);
     }
     serverChannel = bound.channel();
+    if (ingress.tlsProvider() != null) {
+      LOG.info("ingress speaks TLS only (provider " + ingress.tlsProvider() + ")");
+    }
+    if (ingress.watchesFiles()) {
+      reloader =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "relay-file-reload");
+                t.setDaemon(true);
+                return t;
+              });
+      long every = config.server().reloadInterval().toNanos();
+      reloader.scheduleWithFixedDelay(
+          ingress::reloadChangedFiles, every, every, TimeUnit.NANOSECONDS);
+    }
     ingress.listening();
   }
 
@@ -187,6 +217,9 @@ public final class RelayServer implements AutoCloseable {
    */
   public void shutdown(Duration grace) throws InterruptedException {
     ingress.draining();
+    if (reloader != null) {
+      reloader.shutdownNow();
+    }
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }

@@ -45,6 +45,86 @@ public final class ConfigKeys {
           "0",
           "event loop threads for ingress and egress (0 = number of CPUs)");
 
+  public static final ConfigKey SERVER_MAX_INFLIGHT_BYTES =
+      key(
+          "relay.server.max-inflight-bytes",
+          "auto",
+          "request body bytes admitted at once (declared Content-Length; max-request-bytes for a"
+              + " chunked body), held until the answer; more gets 503 before the body is read."
+              + " auto = half the JVM's max direct memory, at least max-request-bytes");
+  public static final ConfigKey SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT =
+      key(
+          "relay.server.max-inflight-bytes-per-client",
+          "auto",
+          "share of max-inflight-bytes one client address may hold; more gets 503. auto = half of"
+              + " max-inflight-bytes, at least max-request-bytes");
+  public static final ConfigKey SERVER_MAX_CONNECTIONS =
+      key(
+          "relay.server.max-connections",
+          "4096",
+          "open ingress connections served; a connection beyond it gets 503 with Retry-After to"
+              + " its first request, beyond twice it is closed at once");
+  public static final ConfigKey SERVER_RELOAD_INTERVAL =
+      key(
+          "relay.server.reload-interval",
+          "10s",
+          "how often the TLS certificate, key and CA files and the bearer token file are checked"
+              + " for changes");
+  public static final ConfigKey SERVER_BASIC_AUTH_USERNAME =
+      key(
+          "relay.server.basic-auth.username",
+          "",
+          "user senders must present with basic auth (empty = no basic auth)");
+  public static final ConfigKey SERVER_BASIC_AUTH_PASSWORD =
+      secret("relay.server.basic-auth.password", "password of that user (never logged)");
+  public static final ConfigKey SERVER_BASIC_AUTH_PASSWORD_FILE =
+      key(
+          "relay.server.basic-auth.password-file",
+          "",
+          "file holding that password (read at startup, a trailing newline ignored); excludes"
+              + " relay.server.basic-auth.password");
+  public static final ConfigKey SERVER_BASIC_AUTH_TENANTS =
+      key(
+          "relay.server.basic-auth.tenants",
+          "",
+          "comma-separated tenant IDs the basic auth user may write (empty = any)");
+  public static final ConfigKey SERVER_BEARER_TOKEN =
+      secret(
+          "relay.server.bearer-token",
+          "bearer token senders may present; may write any tenant (never logged)");
+  public static final ConfigKey SERVER_BEARER_TOKEN_FILE =
+      key(
+          "relay.server.bearer-token-file",
+          "",
+          "file of bearer tokens, one per line as 'token' or 'token tenant1,tenant2' (the tenants"
+              + " it may write); blank lines and lines starting with # ignored; re-read on change");
+  public static final ConfigKey SERVER_AUTH_PROTECT_METRICS =
+      key(
+          "relay.server.auth.protect-metrics",
+          "false",
+          "GET /metrics needs the same credentials as writes (/-/healthy and /-/ready stay open)");
+  public static final ConfigKey SERVER_TLS_CERT_FILE =
+      key(
+          "relay.server.tls.cert-file",
+          "",
+          "PEM certificate chain of the ingress; with key-file, the ingress speaks only TLS"
+              + " (1.3 and 1.2); re-read on change");
+  public static final ConfigKey SERVER_TLS_KEY_FILE =
+      key(
+          "relay.server.tls.key-file",
+          "",
+          "PEM private key (PKCS#8, unencrypted) of that certificate; re-read on change");
+  public static final ConfigKey SERVER_TLS_CLIENT_CA_FILE =
+      key(
+          "relay.server.tls.client-ca-file",
+          "",
+          "PEM CA certificates that sign accepted client certificates; re-read on change");
+  public static final ConfigKey SERVER_TLS_CLIENT_AUTH =
+      key(
+          "relay.server.tls.client-auth",
+          "none",
+          "client certificates: none, optional (verified when sent) or require");
+
   public static final ConfigKey DOWNSTREAM_URL =
       key(
           "relay.downstream.url",
@@ -235,6 +315,21 @@ public final class ConfigKeys {
           SERVER_READ_TIMEOUT,
           SERVER_IDLE_TIMEOUT,
           SERVER_IO_THREADS,
+          SERVER_MAX_INFLIGHT_BYTES,
+          SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT,
+          SERVER_MAX_CONNECTIONS,
+          SERVER_RELOAD_INTERVAL,
+          SERVER_BASIC_AUTH_USERNAME,
+          SERVER_BASIC_AUTH_PASSWORD,
+          SERVER_BASIC_AUTH_PASSWORD_FILE,
+          SERVER_BASIC_AUTH_TENANTS,
+          SERVER_BEARER_TOKEN,
+          SERVER_BEARER_TOKEN_FILE,
+          SERVER_AUTH_PROTECT_METRICS,
+          SERVER_TLS_CERT_FILE,
+          SERVER_TLS_KEY_FILE,
+          SERVER_TLS_CLIENT_CA_FILE,
+          SERVER_TLS_CLIENT_AUTH,
           DOWNSTREAM_URL,
           DOWNSTREAM_TENANT_HEADER,
           DOWNSTREAM_TIMEOUT,

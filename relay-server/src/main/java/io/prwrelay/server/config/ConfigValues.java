@@ -173,6 +173,15 @@ final class ConfigValues {
     return v;
   }
 
+  /** The value, trimmed, without marking the key read. */
+  String peek(ConfigKey key) {
+    String v = values.get(key);
+    if (v == null) {
+      throw new IllegalArgumentException(key.name() + " is not in the catalogue");
+    }
+    return v;
+  }
+
   /** A problem with {@code key}'s value; the value is quoted unless the key is secret. */
   ConfigException invalid(ConfigKey key, String problem) {
     return ConfigException.invalid(

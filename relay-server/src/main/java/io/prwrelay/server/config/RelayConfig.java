@@ -111,6 +111,10 @@ public record RelayConfig(
         + tenant.rules().defaultTenantId()
         + " auth="
         + downstream.auth().kind()
+        + " ingress-auth="
+        + server.auth()
+        + " ingress-tls="
+        + (server.tls().enabled() ? "on" : "off")
         + " delivery="
         + delivery.mode()
         + (delivery.queueDir() == null ? "" : " queue-dir=" + delivery.queueDir());

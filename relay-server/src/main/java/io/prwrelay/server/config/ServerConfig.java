@@ -3,22 +3,32 @@ package io.prwrelay.server.config;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_HOST;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_IDLE_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_IO_THREADS;
+import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_CONNECTIONS;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_DECOMPRESSED_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_INFLIGHT_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_REQUEST_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_PORT;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_READ_TIMEOUT;
+import static io.prwrelay.server.config.ConfigKeys.SERVER_RELOAD_INTERVAL;
 
 import java.time.Duration;
 
 /**
  * The ingress settings ({@code relay.server.*}): where to listen, how large and how slow a request
- * may be, how long an idle connection stays open, and how many event loops run.
+ * may be, how much request memory and how many connections are admitted at once, how long an idle
+ * connection stays open, how many event loops run, and the inbound auth and TLS sections.
  *
  * @param maxRequestBytes largest compressed body; larger gets 413
  * @param maxDecompressedBytes largest decompressed request; larger gets 400
  * @param readTimeout time to receive one whole request; slower gets 408
  * @param idleTimeout idle keep-alive connections are closed after this long
  * @param ioThreads event loops; 0 means one per CPU (see {@link #eventLoops()})
+ * @param maxInflightBytes body bytes admitted at once, or {@link #AUTO} (see {@link
+ *     #inflightLimit(long)})
+ * @param maxInflightBytesPerClient body bytes one client address may hold, or {@link #AUTO}
+ * @param maxConnections connections served at once
+ * @param reloadInterval how often certificate, key and token files are checked for changes
  */
 public record ServerConfig(
     String host,
@@ -27,25 +37,84 @@ public record ServerConfig(
     int maxDecompressedBytes,
     Duration readTimeout,
     Duration idleTimeout,
-    int ioThreads) {
+    int ioThreads,
+    long maxInflightBytes,
+    long maxInflightBytesPerClient,
+    int maxConnections,
+    Duration reloadInterval,
+    InboundAuthConfig auth,
+    IngressTlsConfig tls) {
+
+  /** A limit left to {@code auto}: sized from the JVM's max direct memory. */
+  public static final long AUTO = -1;
 
   static ServerConfig load(ConfigValues v) throws ConfigException {
     String host = v.string(SERVER_HOST);
     if (host.isEmpty()) {
       throw v.invalid(SERVER_HOST, "must not be empty");
     }
+    int maxRequestBytes = v.integer(SERVER_MAX_REQUEST_BYTES, 1, Integer.MAX_VALUE - 8);
     return new ServerConfig(
         host,
         v.integer(SERVER_PORT, 0, 65535),
-        v.integer(SERVER_MAX_REQUEST_BYTES, 1, Integer.MAX_VALUE - 8),
+        maxRequestBytes,
         v.integer(SERVER_MAX_DECOMPRESSED_BYTES, 1, Integer.MAX_VALUE - 8),
         v.duration(SERVER_READ_TIMEOUT),
         v.duration(SERVER_IDLE_TIMEOUT),
-        v.integer(SERVER_IO_THREADS, 0, 1024));
+        v.integer(SERVER_IO_THREADS, 0, 1024),
+        bytesOrAuto(v, SERVER_MAX_INFLIGHT_BYTES, maxRequestBytes),
+        bytesOrAuto(v, SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT, maxRequestBytes),
+        v.integer(SERVER_MAX_CONNECTIONS, 1, 1_000_000),
+        v.duration(SERVER_RELOAD_INTERVAL),
+        InboundAuthConfig.load(v),
+        IngressTlsConfig.load(v));
+  }
+
+  /** {@code auto}, or a byte count that fits at least one largest request. */
+  private static long bytesOrAuto(ConfigValues v, ConfigKey key, int maxRequestBytes)
+      throws ConfigException {
+    if (v.peek(key).equalsIgnoreCase("auto")) {
+      v.string(key);
+      return AUTO;
+    }
+    long bytes = v.bytes(key, 1, Long.MAX_VALUE / 2);
+    if (bytes < maxRequestBytes) {
+      throw v.invalid(
+          key,
+          "must be at least "
+              + SERVER_MAX_REQUEST_BYTES.name()
+              + " ("
+              + maxRequestBytes
+              + "), or one largest request could never be admitted");
+    }
+    return bytes;
   }
 
   /** Number of event loops to run: {@link #ioThreads()}, or one per CPU when that is 0. */
   public int eventLoops() {
     return ioThreads > 0 ? ioThreads : Runtime.getRuntime().availableProcessors();
+  }
+
+  /**
+   * Body bytes admitted at once: {@link #maxInflightBytes()}, or under {@code auto} half of {@code
+   * maxDirectMemory} (the other half stays for the decompressed requests' pool chunks, tenant
+   * batches and connection buffers), and at least {@link #maxRequestBytes()}.
+   */
+  public long inflightLimit(long maxDirectMemory) {
+    return maxInflightBytes != AUTO
+        ? maxInflightBytes
+        : Math.max(maxRequestBytes, maxDirectMemory / 2);
+  }
+
+  /**
+   * Body bytes one client address may hold: {@link #maxInflightBytesPerClient()} (at most the whole
+   * limit), or under {@code auto} half of {@link #inflightLimit}, and at least {@link
+   * #maxRequestBytes()}.
+   */
+  public long inflightLimitPerClient(long maxDirectMemory) {
+    long total = inflightLimit(maxDirectMemory);
+    return maxInflightBytesPerClient != AUTO
+        ? Math.min(total, maxInflightBytesPerClient)
+        : Math.max(maxRequestBytes, total / 2);
   }
 }

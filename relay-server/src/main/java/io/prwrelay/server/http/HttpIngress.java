@@ -1,21 +1,28 @@
 package io.prwrelay.server.http;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.internal.PlatformDependent;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The relay's HTTP ingress as a whole: what every accepted connection's pipeline holds (idle
- * timeout, HTTP/1.1 codec, {@code 100-continue}, {@link IngressHandler}), the pieces its handlers
- * share, and the server's readiness.
+ * The relay's HTTP ingress as a whole: what every accepted connection's pipeline holds (TLS when
+ * configured, idle timeout, HTTP/1.1 codec, {@link IngressHandler}), the pieces its handlers share
+ * (checks, auth, the {@link InflightBudget}), the bound on open connections, and the server's
+ * readiness.
+ *
+ * <p>Connections beyond {@code relay.server.max-connections} get the {@link OverloadedHandler} (503
+ * to their first request); beyond twice that many they are closed as soon as accepted.
  */
 public final class HttpIngress {
   final ServerConfig server;
@@ -23,12 +30,17 @@ public final class HttpIngress {
   final WriteProcessor processor;
   final AdminHandler admin;
   final RelayMetrics metrics;
+  final InflightBudget budget;
+  final InboundAuth auth;
   final ServerState state = new ServerState();
+  private final IngressTls tls;
+  private final AtomicInteger connections = new AtomicInteger();
 
   /**
    * @param lanes carry the tenant batches of every write request downstream
    * @param ledger remembers tenants delivered by requests the sender will retry
    * @param timeout deadline of one sender request in the lanes
+   * @throws IOException naming the key of a TLS or token file that cannot be read or used
    */
   public HttpIngress(
       ServerConfig server,
@@ -36,27 +48,74 @@ public final class HttpIngress {
       Lanes lanes,
       DeliveryLedger ledger,
       Duration timeout,
-      RelayMetrics metrics) {
+      RelayMetrics metrics)
+      throws IOException {
     this.server = server;
     this.check = new WriteRequestCheck(server.maxRequestBytes(), tenants.trustedHeader());
     this.processor =
         new WriteProcessor(server.maxDecompressedBytes(), tenants, lanes, ledger, timeout, metrics);
     this.admin = new AdminHandler(metrics, state);
     this.metrics = metrics;
+    long maxDirect = PlatformDependent.maxDirectMemory();
+    this.budget =
+        new InflightBudget(
+            server.inflightLimit(maxDirect), server.inflightLimitPerClient(maxDirect));
+    metrics.inflightBudget(budget::inUse, budget.limit());
+    metrics.connections(connections::get, server.maxConnections());
+    this.auth = new InboundAuth(server.auth(), metrics);
+    this.tls = server.tls().enabled() ? new IngressTls(server.tls(), metrics) : null;
   }
 
   /** Sets up the pipeline of one accepted connection. */
   public void initChannel(Channel ch) {
-    ch.pipeline()
-        .addLast(new IdleStateHandler(0, 0, server.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
+    int open = connections.incrementAndGet();
+    ch.closeFuture().addListener(f -> connections.decrementAndGet());
+    int max = server.maxConnections();
+    if (open > 2L * max) {
+      metrics.connectionRejected("closed");
+      ch.close();
+      return;
+    }
+    ChannelPipeline p = ch.pipeline();
+    if (tls != null) {
+      p.addLast(new TlsDetector(tls, metrics));
+    }
+    if (open > max) {
+      metrics.connectionRejected("answered");
+      p.addLast(new IdleStateHandler(0, 0, server.readTimeout().toNanos(), TimeUnit.NANOSECONDS))
+          .addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024))
+          .addLast(new OverloadedHandler(max));
+      return;
+    }
+    p.addLast(new IdleStateHandler(0, 0, server.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
         .addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024))
-        .addLast(new HttpServerExpectContinueHandler())
         .addLast(newHandler());
   }
 
   /** The ingress handler of one connection. */
   IngressHandler newHandler() {
     return new IngressHandler(this);
+  }
+
+  /** Whether {@link #reloadChangedFiles()} has files to watch (TLS or a bearer token file). */
+  public boolean watchesFiles() {
+    return tls != null || server.auth().bearerTokenFile() != null;
+  }
+
+  /**
+   * Re-reads the TLS files and the bearer token file when they changed. Reads files: call it off
+   * the event loops.
+   */
+  public void reloadChangedFiles() {
+    if (tls != null) {
+      tls.reloadIfChanged();
+    }
+    auth.reloadIfChanged();
+  }
+
+  /** The TLS provider in use ({@code openssl} or {@code jdk}), or {@code null} without TLS. */
+  public String tlsProvider() {
+    return tls == null ? null : tls.provider();
   }
 
   /** The server is listening: {@code /-/ready} answers 200. */

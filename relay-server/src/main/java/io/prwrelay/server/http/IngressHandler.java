@@ -1,14 +1,17 @@
 package io.prwrelay.server.http;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -18,15 +21,23 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * The HTTP/1.1 ingress of one connection, as a state machine: takes requests one at a time, sends a
- * write request's head through {@link WriteRequestCheck}, collects its body into one pooled direct
- * buffer within the size cap and the read timeout, hands it to {@link WriteProcessor}, lets {@link
- * AdminHandler} answer everything else, and writes every answer in request order.
+ * The HTTP/1.1 ingress of one connection, as a state machine: takes requests one at a time, checks
+ * a write request's credentials ({@link InboundAuth}, 401) and head ({@link WriteRequestCheck}),
+ * admits its declared size against the {@link InflightBudget} (503 when over), answers {@code
+ * Expect: 100-continue} only then, collects its body into one pooled direct buffer within the size
+ * cap and the read timeout, hands it to {@link WriteProcessor}, lets {@link AdminHandler} answer
+ * everything else, and writes every answer in request order. An answer given before the body is
+ * read closes the connection through {@link LingeringClose}.
+ *
+ * <p>The budget reservation of a write request is released exactly once: when it is answered, or
+ * when its body is abandoned (413, 400, 408, the connection closing mid-body).
  *
  * <p>While a write request is being delivered, reading from the socket pauses and any pipelined
  * request already decoded is queued. A body must arrive within {@code relay.server.read-timeout}
@@ -40,6 +51,8 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   private final AdminHandler admin;
   private final RelayMetrics metrics;
   private final ServerState state;
+  private final InflightBudget budget;
+  private final InboundAuth auth;
 
   private final ArrayDeque<Object> queued = new ArrayDeque<>();
 
@@ -68,6 +81,8 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     this.admin = ingress.admin;
     this.metrics = ingress.metrics;
     this.state = ingress.state;
+    this.budget = ingress.budget;
+    this.auth = ingress.auth;
   }
 
   /** A write request being received. */
@@ -75,13 +90,22 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     final HttpRequest head;
     final WriteRequestCheck.Accepted accepted;
     final long startNanos;
+    final InflightBudget.Reservation reservation;
+    final TenantAllowList allowed;
     ByteBuf body;
     ScheduledFuture<?> readTimeout;
 
-    Incoming(HttpRequest head, WriteRequestCheck.Accepted accepted, long startNanos) {
+    Incoming(
+        HttpRequest head,
+        WriteRequestCheck.Accepted accepted,
+        long startNanos,
+        InflightBudget.Reservation reservation,
+        TenantAllowList allowed) {
       this.head = head;
       this.accepted = accepted;
       this.startNanos = startNanos;
+      this.reservation = reservation;
+      this.allowed = allowed;
     }
   }
 
@@ -123,15 +147,36 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     String path = path(req.uri());
     if (WriteRequestCheck.WRITE_PATHS.contains(path) && req.method().equals(HttpMethod.POST)) {
       startWrite(ctx, req);
+    } else if (auth.protectsMetrics()
+        && path.equals(AdminEndpoint.METRICS.path())
+        && auth.authenticate(req.headers()) == null) {
+      metrics.otherRequest(AdminEndpoint.METRICS.tag(), 401);
+      write(ctx, req, auth.unauthorized(), true);
     } else {
+      continueIfExpected(ctx, req);
       skipping = req;
       skippingPath = path;
+    }
+  }
+
+  /** Answers {@code Expect: 100-continue}: the sender may send the body now. */
+  private static void continueIfExpected(ChannelHandlerContext ctx, HttpRequest req) {
+    if (HttpUtil.is100ContinueExpected(req)) {
+      ctx.writeAndFlush(
+          new DefaultFullHttpResponse(
+              HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER));
     }
   }
 
   private void startWrite(ChannelHandlerContext ctx, HttpRequest req) {
     long start = now(ctx);
     metrics.requestStarted();
+    TenantAllowList allowed = auth.authenticate(req.headers());
+    if (allowed == null) {
+      metricsFinished(ctx, 401, start);
+      write(ctx, req, auth.unauthorized(), true);
+      return;
+    }
     WriteRequestCheck.Result result = check.check(req);
     if (result instanceof WriteRequestCheck.Rejected rejected) {
       metricsFinished(ctx, rejected.answer().status(), start);
@@ -139,9 +184,19 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     WriteRequestCheck.Accepted accepted = (WriteRequestCheck.Accepted) result;
-    Incoming in = new Incoming(req, accepted, start);
     int max = config.maxRequestBytes();
     long length = accepted.contentLength();
+    // A chunked body does not declare its size: it is admitted at the largest it may become.
+    InflightBudget.Admission admission =
+        budget.admit(clientAddress(ctx), length >= 0 ? length : max);
+    if (admission.reservation() == null) {
+      metrics.inflightRejected(admission.refusal().tag);
+      metricsFinished(ctx, 503, start);
+      answer(ctx, req, overBudget(admission.refusal()));
+      return;
+    }
+    continueIfExpected(ctx, req);
+    Incoming in = new Incoming(req, accepted, start, admission.reservation(), allowed);
     int initial = length >= 0 ? (int) length : 64 * 1024;
     in.body = ctx.alloc().directBuffer(Math.min(initial, max), max);
     in.readTimeout =
@@ -192,6 +247,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       in.body = null;
       Consumer<Answer> done =
           answer -> {
+            in.reservation.release();
             metricsFinished(ctx, answer.status(), in.startNanos);
             answer(ctx, in.head, answer);
             busy = false;
@@ -203,9 +259,33 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           body,
           in.accepted.encoding(),
           in.accepted.incomingTenant(),
+          in.allowed,
           in.startNanos,
           done);
     }
+  }
+
+  /** Seconds a sender refused by the memory budget is asked to wait. */
+  static final long BUDGET_RETRY_AFTER_SECONDS = 5;
+
+  private Answer overBudget(InflightBudget.Refusal refusal) {
+    String what =
+        refusal == InflightBudget.Refusal.TOTAL
+            ? "the relay's request memory ("
+                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES.name()
+                + "="
+                + budget.limit()
+                + ")"
+            : "this client's share of the relay's request memory ("
+                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT.name()
+                + "="
+                + budget.perClientLimit()
+                + ")";
+    return new Answer(503, what + " is in use; retry later", BUDGET_RETRY_AFTER_SECONDS, true);
+  }
+
+  private static InetAddress clientAddress(ChannelHandlerContext ctx) {
+    return ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress() : null;
   }
 
   private static long now(ChannelHandlerContext ctx) {
@@ -254,6 +334,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     incoming = null;
     if (in != null) {
       in.readTimeout.cancel(false);
+      in.reservation.release();
       if (in.body != null) {
         in.body.release();
         in.body = null;

@@ -89,6 +89,8 @@ final class WriteProcessor {
    * @param body takes ownership; the compressed request body
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
+   * @param allowed tenants the request's credentials may write; a series of another one makes the
+   *     whole request 403, with nothing delivered
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}: also when something fails inside the relay
    *     (500, or 503 when memory ran out), after everything the request held was released
@@ -99,10 +101,11 @@ final class WriteProcessor {
       ByteBuf body,
       BodyEncoding encoding,
       String incomingTenant,
+      TenantAllowList allowed,
       long startNanos,
       Consumer<Answer> done) {
     try {
-      processOrThrow(loop, alloc, body, encoding, incomingTenant, startNanos, done);
+      processOrThrow(loop, alloc, body, encoding, incomingTenant, allowed, startNanos, done);
     } catch (RuntimeException | OutOfMemoryError e) {
       // Last resort. Memory running out passes; anything else is a bug worth its stack trace.
       boolean memory = e instanceof OutOfMemoryError;
@@ -125,6 +128,7 @@ final class WriteProcessor {
       ByteBuf body,
       BodyEncoding encoding,
       String incomingTenant,
+      TenantAllowList allowed,
       long startNanos,
       Consumer<Answer> done) {
     LoopResources res = resources.get();
@@ -201,7 +205,37 @@ final class WriteProcessor {
       body.release();
       throw e;
     }
+    if (refusedTenant(allowed, body, batches, done)) {
+      return;
+    }
     deliver(loop, body, batches, startNanos, done);
+  }
+
+  /**
+   * Answers 403 naming the first tenant of {@code batches} that {@code allowed} does not allow,
+   * releasing the body and every batch: nothing of the request is delivered.
+   *
+   * @param body borrowed; released only when refused
+   * @param batches borrowed; every batch's content released only when refused
+   * @return whether the request was refused
+   */
+  private boolean refusedTenant(
+      TenantAllowList allowed, ByteBuf body, List<Batch> batches, Consumer<Answer> done) {
+    for (Batch b : batches) {
+      if (!allowed.allows(b.tenant())) {
+        int series = 0;
+        for (Batch r : batches) {
+          series += r.counts().series();
+          r.content().release();
+        }
+        body.release();
+        metrics.authRejected(403);
+        metrics.rejectedSeries("forbidden_tenant", series);
+        done.accept(TenantAllowList.forbidden(b.tenant()));
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

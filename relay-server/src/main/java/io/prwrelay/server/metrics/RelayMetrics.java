@@ -33,6 +33,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * The relay's metrics, all named {@code relay_*}, served by {@code GET /metrics} in the Prometheus
@@ -189,6 +191,69 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   /** A write request failed inside the relay ({@code memory} or {@code exception}). */
   public void internalError(String kind) {
     registry.counter("relay.internal.errors", "kind", kind).increment();
+  }
+
+  /**
+   * Registers the request memory budget: {@code relay_inflight_body_bytes} (admitted now) and
+   * {@code relay_inflight_body_bytes_limit}.
+   */
+  public void inflightBudget(LongSupplier inUse, long limit) {
+    Gauge.builder("relay.inflight.body", inUse, s -> s.getAsLong())
+        .strongReference(true)
+        .baseUnit("bytes")
+        .description(
+            "declared request body bytes admitted by the memory budget and not yet answered")
+        .register(registry);
+    Gauge.builder("relay.inflight.body.limit", () -> limit)
+        .baseUnit("bytes")
+        .description("relay.server.max-inflight-bytes in effect")
+        .register(registry);
+  }
+
+  /** A write request was refused by the memory budget ({@code total} or {@code client}). */
+  public void inflightRejected(String reason) {
+    registry.counter("relay.inflight.rejected", "reason", reason).increment();
+  }
+
+  /** Registers {@code relay_connections} (open ingress connections) and its limit. */
+  public void connections(IntSupplier open, int limit) {
+    Gauge.builder("relay.connections", open, s -> s.getAsInt())
+        .strongReference(true)
+        .description("open ingress connections")
+        .register(registry);
+    Gauge.builder("relay.connections.limit", () -> limit)
+        .description("relay.server.max-connections in effect")
+        .register(registry);
+  }
+
+  /**
+   * A connection beyond {@code relay.server.max-connections}: {@code answered} 503, or {@code
+   * closed} at once.
+   */
+  public void connectionRejected(String how) {
+    registry.counter("relay.connections.rejected", "action", how).increment();
+  }
+
+  /** A request refused by inbound auth: 401 (credentials) or 403 (a tenant not allowed). */
+  public void authRejected(int status) {
+    registry.counter("relay.auth.rejected", "status", Integer.toString(status)).increment();
+  }
+
+  /** A watched file ({@code tls}, {@code bearer-token-file}) changed and was re-read or not. */
+  public void reloaded(String file, boolean success) {
+    registry
+        .counter("relay.reloads", "file", file, "result", success ? "success" : "failure")
+        .increment();
+  }
+
+  /** A TLS handshake on the ingress failed. */
+  public void tlsHandshakeFailed() {
+    registry.counter("relay.tls.handshake.failures", "reason", "handshake").increment();
+  }
+
+  /** A connection to the TLS ingress spoke plain text. */
+  public void tlsPlaintextRejected() {
+    registry.counter("relay.tls.handshake.failures", "reason", "plaintext").increment();
   }
 
   /** Series of a request that was rejected as a whole (400), by reason. */

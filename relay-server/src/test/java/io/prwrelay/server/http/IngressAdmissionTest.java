@@ -1,0 +1,436 @@
+package io.prwrelay.server.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpVersion;
+import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.downstream.ScriptedSender;
+import io.prwrelay.server.downstream.SimulatedLoop;
+import io.prwrelay.server.lane.DeliveryLedger;
+import io.prwrelay.server.lane.LaneSettings;
+import io.prwrelay.server.lane.Lanes;
+import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.testing.RawProto;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xerial.snappy.Snappy;
+
+/**
+ * What a write request must pass before its body is read, on {@link EmbeddedChannel}s with
+ * simulated time: the memory budget (503, released exactly once on every path), {@code Expect:
+ * 100-continue}, inbound auth (401 before the body, 403 for a tenant the credential may not write)
+ * and which admin endpoints stay open.
+ */
+class IngressAdmissionTest {
+  private static final Map<String, String> BASE =
+      Map.of(
+          "relay.server.max-request-bytes", "1000",
+          "relay.server.max-inflight-bytes", "1500",
+          "relay.tenant.missing", "reject",
+          "relay.downstream.timeout", "2s",
+          "relay.downstream.attempt-timeout", "1s");
+
+  @TempDir Path dir;
+
+  private final ScriptedSender sender = new ScriptedSender();
+  private final List<EmbeddedChannel> channels = new ArrayList<>();
+  private RelayMetrics metrics;
+  private HttpIngress ingress;
+  private SimulatedLoop sim;
+  private Lanes lanes;
+  private EmbeddedChannel channel;
+
+  /** Starts the ingress with the base settings and {@code overrides}; opens one connection. */
+  private void open(Map<String, String> overrides) throws Exception {
+    Map<String, String> props = new HashMap<>(BASE);
+    props.putAll(overrides);
+    RelayConfig config = RelayConfig.load(null, props, Map.of());
+    metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
+    sim = new SimulatedLoop();
+    channel = sim.channel();
+    channels.add(channel);
+    lanes =
+        new Lanes(
+            List.of(sim.loop()),
+            LaneSettings.of(config.delivery().lanes(), config.downstream()),
+            sender,
+            ByteBufAllocator.DEFAULT,
+            metrics,
+            null);
+    DeliveryLedger ledger =
+        new DeliveryLedger(
+            config.delivery().ledgerMaxEntries(),
+            config.delivery().ledgerTtl().toNanos(),
+            sim::now);
+    ingress =
+        new HttpIngress(
+            config.server(),
+            config.tenant(),
+            lanes,
+            ledger,
+            config.downstream().timeout(),
+            metrics);
+    ingress.listening();
+    channel.pipeline().addLast(ingress.newHandler());
+  }
+
+  /** Another connection to the same ingress. */
+  private EmbeddedChannel another() {
+    EmbeddedChannel c = new EmbeddedChannel(ingress.newHandler());
+    channels.add(c);
+    return c;
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (lanes != null) {
+      lanes.close();
+    }
+    assertTrue(sender.releasedBodies().isEmpty());
+    for (EmbeddedChannel c : channels) {
+      assertFalse(c.finishAndReleaseAll(), "nothing left unread or unreleased");
+    }
+  }
+
+  private static byte[] twoTenants() throws Exception {
+    return Snappy.compress(
+        RawProto.cat(
+            RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
+            RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(1, 1))));
+  }
+
+  private static FullHttpRequest write(byte[] body, String... headers) {
+    FullHttpRequest r =
+        new DefaultFullHttpRequest(
+            HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write", Unpooled.wrappedBuffer(body));
+    r.headers()
+        .set("Content-Encoding", "snappy")
+        .set("Content-Type", "application/x-protobuf")
+        .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+    for (int i = 0; i < headers.length; i += 2) {
+      r.headers().set(headers[i], headers[i + 1]);
+    }
+    return r;
+  }
+
+  /** The head of a write request declaring {@code length} body bytes (-1: chunked). */
+  private static HttpRequest head(long length, String... headers) {
+    HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write");
+    r.headers().set("Content-Encoding", "snappy").set("Content-Type", "application/x-protobuf");
+    if (length >= 0) {
+      r.headers().set(HttpHeaderNames.CONTENT_LENGTH, length);
+    } else {
+      r.headers().set(HttpHeaderNames.TRANSFER_ENCODING, "chunked");
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      r.headers().set(headers[i], headers[i + 1]);
+    }
+    return r;
+  }
+
+  private static FullHttpRequest get(String path, String... headers) {
+    FullHttpRequest r =
+        new DefaultFullHttpRequest(
+            HttpVersion.HTTP_1_1, HttpMethod.GET, path, Unpooled.EMPTY_BUFFER);
+    for (int i = 0; i < headers.length; i += 2) {
+      r.headers().set(headers[i], headers[i + 1]);
+    }
+    return r;
+  }
+
+  private FullHttpResponse exchange(FullHttpRequest req) {
+    channel.writeInbound(req);
+    sim.runDue();
+    return channel.readOutbound();
+  }
+
+  private static int status(FullHttpResponse r) {
+    int s = r.status().code();
+    r.release();
+    return s;
+  }
+
+  private static String body(FullHttpResponse r) {
+    String s = r.content().toString(StandardCharsets.UTF_8);
+    r.release();
+    return s;
+  }
+
+  private long budgetInUse() {
+    return ingress.budget.inUse();
+  }
+
+  private static String basic(String user, String password) {
+    return "Basic "
+        + Base64.getEncoder()
+            .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+  }
+
+  // ---- memory budget
+
+  @Test
+  void aRequestOverTheBudgetIs503WithRetryAfterBeforeItsBodyIsRead() throws Exception {
+    open(Map.of());
+    EmbeddedChannel first = another();
+    first.writeInbound(head(1000), new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
+    assertEquals(1000, budgetInUse(), "the declared size is held, not the bytes received");
+    FullHttpResponse r = exchange(write(new byte[600]));
+    assertEquals(503, r.status().code());
+    assertEquals("5", r.headers().get(HttpHeaderNames.RETRY_AFTER));
+    assertEquals("close", r.headers().get(HttpHeaderNames.CONNECTION));
+    assertTrue(body(r).contains("relay.server.max-inflight-bytes=1500"));
+    assertFalse(channel.isOpen(), "the unread body ends the connection");
+    assertEquals(1000, budgetInUse(), "a refused request holds nothing");
+    assertTrue(
+        metrics.scrape().contains("relay_inflight_rejected_total{reason=\"total\"} 1.0"),
+        metrics.scrape());
+    first.close();
+    assertEquals(0, budgetInUse(), "a connection closed mid-body releases its reservation");
+  }
+
+  @Test
+  void aSmallRequestStillFitsBesideALargeStalledOne() throws Exception {
+    open(Map.of());
+    EmbeddedChannel stalled = another();
+    stalled.writeInbound(head(1000));
+    FullHttpResponse r = exchange(write(twoTenants()));
+    assertEquals(204, r.status().code());
+    r.release();
+    assertEquals(1000, budgetInUse(), "the answered request gave its bytes back");
+    stalled.close();
+    assertEquals(0, budgetInUse());
+  }
+
+  @Test
+  void theBudgetIsHeldUntilTheAnswerAndReleasedOnce() throws Exception {
+    open(Map.of());
+    sender.script("b", ScriptedSender.Reply.status(200).after(Duration.ofMillis(500)));
+    byte[] body = twoTenants();
+    channel.writeInbound(write(body));
+    sim.runDue();
+    assertNull(channel.readOutbound(), "b is still in flight");
+    assertEquals(body.length, budgetInUse(), "held while the request is delivered");
+    sim.advance(Duration.ofMillis(500));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(204, r.status().code());
+    r.release();
+    assertEquals(0, budgetInUse());
+    assertTrue(metrics.scrape().contains("relay_inflight_body_bytes 0.0"), metrics.scrape());
+    channel.close();
+    assertEquals(0, budgetInUse(), "closing afterwards releases nothing twice");
+  }
+
+  @Test
+  void aChunkedBodyIsAdmittedAtTheLargestSizeItMayReach() throws Exception {
+    open(Map.of());
+    channel.writeInbound(head(-1));
+    assertEquals(1000, budgetInUse());
+    byte[] body = twoTenants();
+    channel.writeInbound(new DefaultLastHttpContent(Unpooled.wrappedBuffer(body)));
+    sim.runDue();
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(204, r.status().code());
+    r.release();
+    assertEquals(0, budgetInUse());
+  }
+
+  @Test
+  void aSlowBodyStillEndsIn408AndReleasesItsReservation() throws Exception {
+    open(Map.of());
+    channel.writeInbound(head(500), new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
+    assertEquals(500, budgetInUse());
+    sim.advance(Duration.ofSeconds(30));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(408, r.status().code());
+    r.release();
+    assertEquals(0, budgetInUse());
+  }
+
+  @Test
+  void aBodyOverTheCapReleasesItsReservation() throws Exception {
+    open(Map.of());
+    channel.writeInbound(head(-1));
+    channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[1001])));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(413, r.status().code());
+    r.release();
+    assertEquals(0, budgetInUse());
+  }
+
+  // ---- Expect: 100-continue
+
+  @Test
+  void expectContinueWithinTheBudgetGets100ContinueThenTheAnswer() throws Exception {
+    open(Map.of());
+    byte[] body = twoTenants();
+    channel.writeInbound(head(body.length, "Expect", "100-continue"));
+    FullHttpResponse cont = channel.readOutbound();
+    assertEquals(100, cont.status().code());
+    cont.release();
+    channel.writeInbound(new DefaultLastHttpContent(Unpooled.wrappedBuffer(body)));
+    sim.runDue();
+    assertEquals(204, status(channel.readOutbound()));
+  }
+
+  @Test
+  void expectContinueWithAnOversizeLengthGets413AndNo100Continue() throws Exception {
+    open(Map.of());
+    channel.writeInbound(head(5000, "Expect", "100-continue"));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(413, r.status().code());
+    r.release();
+    assertNull(channel.readOutbound());
+    assertEquals(0, budgetInUse());
+  }
+
+  @Test
+  void expectContinueOverTheBudgetGets503AndNo100Continue() throws Exception {
+    open(Map.of());
+    another().writeInbound(head(1000));
+    channel.writeInbound(head(800, "Expect", "100-continue"));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(503, r.status().code());
+    r.release();
+    assertNull(channel.readOutbound());
+  }
+
+  // ---- inbound auth
+
+  @Test
+  void withoutCredentialsAWriteIs401WithAChallengeAndItsBodyIsNotRead() throws Exception {
+    open(
+        Map.of(
+            "relay.server.basic-auth.username", "prom",
+            "relay.server.basic-auth.password", "s3cret"));
+    channel.writeInbound(head(500), new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(401, r.status().code());
+    assertEquals(
+        List.of("Basic realm=\"prw-relay\""), r.headers().getAll(HttpHeaderNames.WWW_AUTHENTICATE));
+    assertEquals("unauthorized\n", body(r));
+    assertFalse(channel.isOpen());
+    assertEquals(0, budgetInUse(), "nothing was admitted");
+    assertTrue(sender.calls().isEmpty());
+    assertTrue(metrics.scrape().contains("relay_auth_rejected_total{status=\"401\"} 1.0"));
+  }
+
+  @Test
+  void basicAuthWithTheRightPasswordWritesAndAWrongOneIs401() throws Exception {
+    open(
+        Map.of(
+            "relay.server.basic-auth.username", "prom",
+            "relay.server.basic-auth.password", "s3cret"));
+    assertEquals(
+        204, status(exchange(write(twoTenants(), "Authorization", basic("prom", "s3cret")))));
+    assertEquals(
+        401, status(exchange(write(twoTenants(), "Authorization", basic("prom", "s3cres")))));
+  }
+
+  @Test
+  void aBasicAuthPasswordIsReadFromItsFile() throws Exception {
+    Path file = dir.resolve("password");
+    Files.writeString(file, "from-file\n");
+    open(
+        Map.of(
+            "relay.server.basic-auth.username",
+            "prom",
+            "relay.server.basic-auth.password-file",
+            file.toString()));
+    assertEquals(
+        204, status(exchange(write(twoTenants(), "Authorization", basic("prom", "from-file")))));
+  }
+
+  @Test
+  void aBearerTokenFromTheFileWritesOnlyItsTenants() throws Exception {
+    Path tokens = dir.resolve("tokens");
+    Files.writeString(tokens, "# sender tokens\nall-tenants\n\nonly-a a,c\n");
+    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
+    assertEquals(204, status(exchange(write(twoTenants(), "Authorization", "Bearer all-tenants"))));
+    assertEquals(2, sender.calls().size());
+    FullHttpResponse forbidden = exchange(write(twoTenants(), "Authorization", "Bearer only-a"));
+    assertEquals(403, forbidden.status().code());
+    assertEquals("the credentials presented may not write tenant b\n", body(forbidden));
+    assertEquals(2, sender.calls().size(), "nothing of the refused request was delivered");
+    assertTrue(channel.isOpen(), "the body was read: the connection stays usable");
+    byte[] onlyA =
+        Snappy.compress(RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)));
+    assertEquals(204, status(exchange(write(onlyA, "Authorization", "Bearer only-a"))));
+    assertEquals(401, status(exchange(write(onlyA, "Authorization", "Bearer not-a-token"))));
+    String scrape = metrics.scrape();
+    assertTrue(scrape.contains("relay_auth_rejected_total{status=\"403\"} 1.0"), scrape);
+    assertTrue(
+        scrape.contains("relay_series_rejected_total{reason=\"forbidden_tenant\"} 2.0"), scrape);
+  }
+
+  @Test
+  void aChangedTokenFileIsUsedAfterItIsReRead() throws Exception {
+    Path tokens = dir.resolve("tokens");
+    Files.writeString(tokens, "old-token\n");
+    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
+    Files.writeString(tokens, "new-token-longer\n");
+    ingress.reloadChangedFiles();
+    assertEquals(
+        204, status(exchange(write(twoTenants(), "Authorization", "Bearer new-token-longer"))));
+    assertEquals(401, status(exchange(write(twoTenants(), "Authorization", "Bearer old-token"))));
+    assertTrue(
+        metrics
+            .scrape()
+            .contains("relay_reloads_total{file=\"bearer-token-file\",result=\"success\"} 1.0"));
+  }
+
+  @Test
+  void aBrokenTokenFileKeepsThePreviousTokens() throws Exception {
+    Path tokens = dir.resolve("tokens");
+    Files.writeString(tokens, "good-token\n");
+    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
+    Files.writeString(tokens, "one two three\n");
+    ingress.reloadChangedFiles();
+    assertEquals(204, status(exchange(write(twoTenants(), "Authorization", "Bearer good-token"))));
+    assertTrue(
+        metrics
+            .scrape()
+            .contains("relay_reloads_total{file=\"bearer-token-file\",result=\"failure\"} 1.0"));
+  }
+
+  @Test
+  void adminEndpointsStayOpenUnlessMetricsAreProtected() throws Exception {
+    open(Map.of("relay.server.bearer-token", "tok"));
+    assertEquals(200, status(exchange(get("/metrics"))));
+    assertEquals(200, status(exchange(get("/-/healthy"))));
+    channel.finishAndReleaseAll();
+    lanes.close();
+    open(Map.of("relay.server.bearer-token", "tok", "relay.server.auth.protect-metrics", "true"));
+    assertEquals(200, status(exchange(get("/-/ready"))));
+    assertEquals(200, status(exchange(get("/metrics", "Authorization", "Bearer tok"))));
+    FullHttpResponse denied = exchange(get("/metrics"));
+    assertEquals(401, denied.status().code());
+    assertEquals(
+        "Bearer realm=\"prw-relay\"", denied.headers().get(HttpHeaderNames.WWW_AUTHENTICATE));
+    denied.release();
+  }
+}
