@@ -3,7 +3,6 @@ package io.prwrelay.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -22,8 +21,6 @@ import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * The HTTP/1.1 ingress of one connection, as a state machine: takes requests one at a time, sends a
@@ -37,22 +34,6 @@ import java.util.logging.Logger;
  * comes from the channel's event loop ticker.
  */
 final class IngressHandler extends ChannelInboundHandlerAdapter {
-  private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
-
-  /**
-   * After an answer that closes the connection, the relay stops sending (FIN) but keeps reading and
-   * discarding what the client still sends, for at most this long, so that closing cannot reset the
-   * connection before the client has read the answer (a reset would make it retry the same
-   * request).
-   */
-  static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(10);
-
-  /** ... and for at most this many discarded bytes. */
-  static final long LINGER_MAX_BYTES = 64L << 20;
-
-  /** ... and closes as soon as the client has sent nothing for this long. */
-  static final long LINGER_QUIET_NANOS = TimeUnit.SECONDS.toNanos(2);
-
   private final ServerConfig config;
   private final WriteRequestCheck check;
   private final WriteProcessor processor;
@@ -76,13 +57,6 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   /** Path of {@link #skipping}. */
   private String skippingPath;
-
-  /** Bytes discarded while lingering before the close, and the timer that ends the lingering. */
-  private long lingered;
-
-  private long lastLingerRead;
-
-  private ScheduledFuture<?> lingerTimer;
 
   /**
    * @param ingress the server-wide pieces this connection shares with the others
@@ -114,13 +88,6 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     if (closing) {
-      if (msg instanceof HttpContent c) {
-        lingered += c.content().readableBytes();
-        lastLingerRead = now(ctx);
-        if (lingered > LINGER_MAX_BYTES) {
-          ctx.close();
-        }
-      }
       ReferenceCountUtil.release(msg);
       return;
     }
@@ -230,25 +197,14 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
             busy = false;
             drainQueued(ctx);
           };
-      try {
-        processor.process(
-            ctx.channel().eventLoop(),
-            ctx.alloc(),
-            body,
-            in.accepted.encoding(),
-            in.accepted.incomingTenant(),
-            in.startNanos,
-            done);
-      } catch (RuntimeException | OutOfMemoryError e) {
-        // The processor released what it held. Memory running out passes; anything else is a bug.
-        boolean memory = e instanceof OutOfMemoryError;
-        metrics.internalError(memory ? "memory" : "exception");
-        LOG.log(Level.WARNING, "write request failed inside the relay", e);
-        done.accept(
-            memory
-                ? new Answer(503, "the relay is out of memory for requests; retry later", 5, false)
-                : Answer.of(500, "internal error while processing the request"));
-      }
+      processor.process(
+          ctx.channel().eventLoop(),
+          ctx.alloc(),
+          body,
+          in.accepted.encoding(),
+          in.accepted.incomingTenant(),
+          in.startNanos,
+          done);
     }
   }
 
@@ -324,53 +280,8 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     } else {
       closing = true;
       r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-      ctx.writeAndFlush(r).addListener(f -> linger(ctx));
+      ctx.writeAndFlush(r).addListener(f -> LingeringClose.begin(ctx, this));
     }
-  }
-
-  /**
-   * Closes the connection gracefully after the last answer: half-closes it (the client sees the end
-   * of the answer), then reads and discards whatever the client still sends until it closes, goes
-   * quiet for {@link #LINGER_QUIET_NANOS}, or the bounds {@link #LINGER_NANOS} and {@link
-   * #LINGER_MAX_BYTES} are reached. Closing with unread bytes in the socket would send a reset,
-   * which can destroy the answer before the client reads it.
-   */
-  private void linger(ChannelHandlerContext ctx) {
-    if (!ctx.channel().isActive()) {
-      return;
-    }
-    if (!(ctx.channel() instanceof DuplexChannel duplex)) {
-      ctx.close();
-      return;
-    }
-    long start = now(ctx);
-    lastLingerRead = start;
-    duplex
-        .shutdownOutput()
-        .addListener(
-            f -> {
-              if (!f.isSuccess()) {
-                ctx.close();
-                return;
-              }
-              ctx.channel().config().setAutoRead(true);
-              ctx.read();
-              checkLinger(ctx, start);
-            });
-  }
-
-  private void checkLinger(ChannelHandlerContext ctx, long start) {
-    long now = now(ctx);
-    if (!ctx.channel().isActive()) {
-      return;
-    }
-    if (now - start >= LINGER_NANOS || now - lastLingerRead >= LINGER_QUIET_NANOS) {
-      ctx.close();
-      return;
-    }
-    long next = Math.min(start + LINGER_NANOS, lastLingerRead + LINGER_QUIET_NANOS) - now;
-    lingerTimer =
-        ctx.executor().schedule(() -> checkLinger(ctx, start), next, TimeUnit.NANOSECONDS);
   }
 
   /** The path of a request URI: without query, and without scheme and host in absolute form. */
@@ -397,9 +308,6 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-    if (lingerTimer != null) {
-      lingerTimer.cancel(false);
-    }
     Incoming in = incoming;
     abortIncoming();
     if (in != null) {

@@ -25,6 +25,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Turns one received write request into per-tenant fragments and answers the sender from their
@@ -36,6 +38,8 @@ import java.util.function.Consumer;
  * the connection's event loop, which owns a {@link LoopResources}.
  */
 final class WriteProcessor {
+  private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
+
   private final int maxDecompressedBytes;
   private final TenantConfig tenants;
   private final Lanes lanes;
@@ -86,12 +90,36 @@ final class WriteProcessor {
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
    * @param startNanos when the request started, on {@code loop}'s ticker
-   * @param done receives the answer, on {@code loop}
-   * @throws RuntimeException or Error when something failed that is not the request's fault (an
-   *     allocation, a codec); everything the request held is released by then and {@code done} is
-   *     not called
+   * @param done receives the answer, on {@code loop}: also when something fails inside the relay
+   *     (500, or 503 when memory ran out), after everything the request held was released
    */
   void process(
+      EventLoop loop,
+      ByteBufAllocator alloc,
+      ByteBuf body,
+      BodyEncoding encoding,
+      String incomingTenant,
+      long startNanos,
+      Consumer<Answer> done) {
+    try {
+      processOrThrow(loop, alloc, body, encoding, incomingTenant, startNanos, done);
+    } catch (RuntimeException | OutOfMemoryError e) {
+      // Last resort. Memory running out passes; anything else is a bug worth its stack trace.
+      boolean memory = e instanceof OutOfMemoryError;
+      metrics.internalError(memory ? "memory" : "exception");
+      LOG.log(Level.WARNING, "write request failed inside the relay", e);
+      done.accept(
+          memory
+              ? new Answer(503, "the relay is out of memory for requests; retry later", 5, false)
+              : Answer.of(500, "internal error while processing the request"));
+    }
+  }
+
+  /**
+   * {@link #process}, throwing what fails inside the relay once everything the request held is
+   * released.
+   */
+  private void processOrThrow(
       EventLoop loop,
       ByteBufAllocator alloc,
       ByteBuf body,
