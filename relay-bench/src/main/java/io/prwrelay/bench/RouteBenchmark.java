@@ -4,12 +4,14 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
+import io.prwrelay.core.route.V2TenantRouter;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -31,6 +33,11 @@ import org.openjdk.jmh.infra.Blackhole;
  * The route step: decompressed request bytes → one WriteRequest per tenant. {@code route} is the
  * relay's lazy reader and splice; {@code baseline} is a protobuf-java full parse, per-tenant
  * rebuild and serialize over the same input.
+ *
+ * <p>The PRW 2.0 rows take the same series re-encoded as a 2.0 request ({@link V2Payloads}): {@code
+ * routeV2} writes one 2.0 request per tenant with its own symbols table, {@code routeV2ToV1} one
+ * converted 1.0 request per tenant; {@code baselineV2} and {@code baselineV2ToV1} do the same with
+ * protobuf-java ({@link GenericRelayV2}).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -61,6 +68,10 @@ public class RouteBenchmark {
   private ByteBuf request;
   private TenantRouter router;
   private WriteRequestReader reader;
+  private byte[] v2Bytes;
+  private ByteBuf v2Request;
+  private V2TenantRouter v2Router;
+  private V2TenantRouter v2ToV1Router;
   private final SeriesCounter counter = new SeriesCounter();
 
   /** Visitor that only counts, so {@code scan} measures the reader. */
@@ -86,11 +97,17 @@ public class RouteBenchmark {
     request = Unpooled.wrappedBuffer(bytes);
     router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
     reader = new WriteRequestReader(List.of(tenantLabel));
+    v2Bytes = V2Payloads.fromV1(bytes);
+    v2Request = Unpooled.wrappedBuffer(v2Bytes);
+    TenantRules rules = TenantRules.builder().labels(tenantLabel).build();
+    v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2);
+    v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1);
   }
 
   @TearDown(Level.Trial)
   public void tearDown() {
     request.release();
+    v2Request.release();
   }
 
   @Benchmark
@@ -115,5 +132,33 @@ public class RouteBenchmark {
   @Benchmark
   public int baseline(Blackhole bh) throws Exception {
     return GenericRelay.split(bytes, tenantLabel, (tenant, batch) -> bh.consume(batch));
+  }
+
+  /** PRW 2.0 in, one PRW 2.0 request per tenant out, each with a minimal symbols table. */
+  @Benchmark
+  public int routeV2() {
+    RouteResult result = v2Router.route(v2Request, alloc);
+    int tenants = result.batches().size();
+    result.clear();
+    return tenants;
+  }
+
+  /** PRW 2.0 in, one converted PRW 1.0 request per tenant out. */
+  @Benchmark
+  public int routeV2ToV1() {
+    RouteResult result = v2ToV1Router.route(v2Request, alloc);
+    int tenants = result.batches().size();
+    result.clear();
+    return tenants;
+  }
+
+  @Benchmark
+  public int baselineV2(Blackhole bh) throws Exception {
+    return GenericRelayV2.split(v2Bytes, tenantLabel, (tenant, batch) -> bh.consume(batch));
+  }
+
+  @Benchmark
+  public int baselineV2ToV1(Blackhole bh) throws Exception {
+    return GenericRelayV2.toV1(v2Bytes, tenantLabel, (tenant, batch) -> bh.consume(batch));
   }
 }

@@ -15,7 +15,7 @@ import java.util.logging.Logger;
 /**
  * Command line entry point: {@code java -jar prw-relay.jar [--config file] [--demo] [--help]
  * [--version]}. Exits 0 after a graceful shutdown (SIGTERM or SIGINT), 2 on a usage or
- * configuration error.
+ * configuration error, 1 when the relay cannot start (for example an unusable queue directory).
  */
 public final class Main {
   private Main() {}

@@ -42,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * A real HTTP server on 127.0.0.1 standing in for Cortex: the downstream of the demo, of the load
@@ -53,8 +54,9 @@ import java.util.concurrent.atomic.LongAdder;
  * #NO_TENANT} without one). A body that is not snappy ({@code 415}) or does not decompress or frame
  * as a request ({@code 400}) is refused and counted as an {@link #errors() error}. Every other
  * request is answered from the tenant's script: a queue of {@link Reply replies} (status, headers,
- * body, delay, or a connection reset), falling back to the script of {@code "*"}, and to {@code
- * 200} with an empty body, as Cortex answers, when both are empty.
+ * body, delay, or a connection reset), then the tenant's {@link #rule(String, Supplier) rule} (a
+ * reply for every request, such as a tenant that is always throttled), falling back to the script
+ * of {@code "*"}, and to {@code 200} with an empty body, as Cortex answers, when none has a reply.
  *
  * <p>{@link #counts()} sums what each tenant received; except in a {@link #counting(int, int)}
  * downstream, {@link #received()} also keeps every request with its headers and decompressed body.
@@ -156,6 +158,7 @@ public final class ScriptedDownstream implements AutoCloseable {
   private final boolean recording;
   private volatile String tenantHeader;
   private final Map<String, Queue<Reply>> scripts = new ConcurrentHashMap<>();
+  private final Map<String, Supplier<Reply>> rules = new ConcurrentHashMap<>();
   private final List<Received> received = new ArrayList<>();
   private final Map<String, Counters> tenants = new ConcurrentHashMap<>();
   private final AtomicInteger connections = new AtomicInteger();
@@ -243,6 +246,16 @@ public final class ScriptedDownstream implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Answers every request of {@code tenant} whose script is empty with {@code rule.get()}, called
+   * on the downstream's event loop for each request; a {@code null} reply falls through to the
+   * script of {@code "*"} and to {@code 200}. Replaces an earlier rule of the tenant.
+   */
+  public ScriptedDownstream rule(String tenant, Supplier<Reply> rule) {
+    rules.put(tenant, rule);
+    return this;
+  }
+
   /** TCP connections accepted so far. */
   public int connectionsAccepted() {
     return connections.get();
@@ -312,6 +325,10 @@ public final class ScriptedDownstream implements AutoCloseable {
   private Reply next(String tenant) {
     Queue<Reply> script = scripts.get(tenant);
     Reply reply = script == null ? null : script.poll();
+    if (reply == null) {
+      Supplier<Reply> rule = rules.get(tenant);
+      reply = rule == null ? null : rule.get();
+    }
     if (reply == null) {
       Queue<Reply> any = scripts.get("*");
       reply = any == null ? null : any.poll();

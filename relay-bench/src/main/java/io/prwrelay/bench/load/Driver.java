@@ -29,21 +29,35 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The sending side: {@link Options#connections()} keep-alive HTTP/1.1 connections, each on one
  * event loop with one request in flight. In max-rate mode a connection sends its next request as
- * soon as the previous answer arrived and latency runs from the write. With a target rate each
- * connection follows its own schedule ({@code connections / rate} apart, staggered) and latency
- * runs from the scheduled time, so an answer that holds up later requests is charged to them too
- * (no coordinated omission); sends the warm-up fell behind on are dropped when measuring starts. A
- * failed connection is reopened for the next request, 100 ms later.
+ * soon as the previous answer arrived and latency runs from the write. With a target rate the
+ * connections share one schedule ({@code 1 / rate} apart): a connection that is free claims the
+ * next send time and sends then, so a request held up by a slow answer delays no other request as
+ * long as some connection is free. Latency runs from the scheduled time, so when every connection
+ * is busy the wait for one is charged to the request (no coordinated omission); sends the warm-up
+ * fell behind on are dropped when measuring starts. A failed connection is reopened for the next
+ * request, 100 ms later.
+ *
+ * <p>A request answered 429 or 5xx is sent again with the same bytes, up to {@link
+ * Options#retries()} times, after the delay {@link Write} computes as Prometheus would. Unlike a
+ * Prometheus shard, which holds everything behind a request it retries, the connection keeps
+ * sending new requests meanwhile and sends the retry in place of its next request once it is due:
+ * four connections would otherwise spend a bad tenant's backoff idle, and the run would measure the
+ * generator's waiting instead of the relay. Retries still waiting when the run ends are abandoned.
  */
 final class Driver {
   private static final long RETRY_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   private static final int ERROR_BODY_CHARS = 300;
+  private static final Comparator<Write> DUE_FIRST =
+      (a, b) -> Long.compare(a.dueNanos - b.dueNanos, 0);
 
   private RequestPool pool;
   private RunStats stats;
@@ -53,7 +67,11 @@ final class Driver {
   private final HttpHeaders headers;
   private final long timeoutNanos;
   private final long intervalNanos;
+  private final int retries;
   private final List<Connection> connections = new ArrayList<>();
+
+  /** Rate mode: the next send time no connection has claimed yet. */
+  private final AtomicLong nextSlot = new AtomicLong();
 
   Driver(Options options, URI relayUrl) {
     this.group = Transport.group(options.threads());
@@ -75,18 +93,16 @@ final class Driver {
             .set(HttpHeaderNames.USER_AGENT, "prw-relay-loadgen")
             .set("X-Prometheus-Remote-Write-Version", "0.1.0");
     this.timeoutNanos = options.timeout().toNanos();
-    this.intervalNanos =
-        options.rate() == 0 ? 0 : (long) (1e9 * options.connections() / options.rate());
+    this.retries = options.retries();
+    this.intervalNanos = options.rate() == 0 ? 0 : (long) (1e9 / options.rate());
     int connectMillis = (int) Math.max(1, Math.min(5_000, options.timeout().toMillis()));
     Bootstrap bootstrap =
         new Bootstrap()
             .channel(Transport.socketChannel())
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis);
-    int n = options.connections();
-    for (int i = 0; i < n; i++) {
-      connections.add(
-          new Connection(group.next(), bootstrap, (long) ((double) intervalNanos * i / n)));
+    for (int i = 0; i < options.connections(); i++) {
+      connections.add(new Connection(group.next(), bootstrap));
     }
   }
 
@@ -116,8 +132,27 @@ final class Driver {
   void start(RequestPool pool, RunStats stats) {
     this.pool = pool;
     this.stats = stats;
+    nextSlot.set(stats.startNanos);
     for (Connection c : connections) {
-      c.loop.execute(() -> c.begin(stats.startNanos + c.offsetNanos));
+      c.loop.execute(c::scheduleNext);
+    }
+  }
+
+  /**
+   * Rate mode: claims the next send time for a connection that is free at {@code now}. Once
+   * measuring, send times the warm-up fell behind on are skipped: they are not owed to the measured
+   * phase.
+   */
+  private long claimSlot(long now) {
+    while (true) {
+      long next = nextSlot.get();
+      long slot =
+          stats.isMeasured(now) && next - stats.measureStartNanos < 0
+              ? stats.measureStartNanos
+              : next;
+      if (nextSlot.compareAndSet(next, slot + intervalNanos)) {
+        return slot;
+      }
     }
   }
 
@@ -131,19 +166,33 @@ final class Driver {
     return m == null ? t.getClass().getSimpleName() : m;
   }
 
-  /** One request on the wire. */
+  /** Seconds of a {@code Retry-After} header in nanoseconds; 0 when absent or a date. */
+  private static long retryAfterNanos(HttpResponse response) {
+    String value = response.headers().get(HttpHeaderNames.RETRY_AFTER);
+    if (value == null) {
+      return 0;
+    }
+    try {
+      return TimeUnit.SECONDS.toNanos(Math.max(0, Long.parseLong(value.trim())));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** One attempt on the wire. */
   private static final class InFlight {
-    final RequestPool.Body body;
+    final Write write;
     final boolean measured;
     final long origin;
     Channel channel;
     ScheduledFuture<?> timeout;
     int status;
+    long retryAfterNanos;
     boolean keepAlive = true;
     StringBuilder errorBody;
 
-    InFlight(RequestPool.Body body, boolean measured, long origin) {
-      this.body = body;
+    InFlight(Write write, boolean measured, long origin) {
+      this.write = write;
       this.measured = measured;
       this.origin = origin;
     }
@@ -153,16 +202,17 @@ final class Driver {
   private final class Connection {
     final EventLoop loop;
     final Bootstrap bootstrap;
+    final PriorityQueue<Write> due = new PriorityQueue<>(DUE_FIRST);
     Channel channel;
     InFlight inFlight;
-    long nextIntended;
-    final long offsetNanos;
-    boolean measuring;
+
+    /** Rate mode: the send time this connection claimed. */
+    long slot;
+
     boolean finished;
 
-    Connection(EventLoop loop, Bootstrap template, long offsetNanos) {
+    Connection(EventLoop loop, Bootstrap template) {
       this.loop = loop;
-      this.offsetNanos = offsetNanos;
       this.bootstrap =
           template
               .clone(loop)
@@ -175,14 +225,14 @@ final class Driver {
                   });
     }
 
-    void begin(long firstIntended) {
-      nextIntended = firstIntended;
-      scheduleNext();
-    }
-
     void scheduleNext() {
+      if (finished) {
+        return;
+      }
       if (intervalNanos > 0) {
-        long delay = nextIntended - System.nanoTime();
+        long now = System.nanoTime();
+        slot = claimSlot(now);
+        long delay = slot - now;
         if (delay > 0) {
           loop.schedule(this::send, delay, TimeUnit.NANOSECONDS);
           return;
@@ -201,27 +251,16 @@ final class Driver {
         return;
       }
       boolean measured = stats.isMeasured(now);
-      if (measured && !measuring) {
-        measuring = true;
-        if (intervalNanos > 0 && nextIntended - stats.measureStartNanos < 0) {
-          // Requests the warm-up fell behind on are not owed to the measured phase.
-          nextIntended = stats.measureStartNanos + offsetNanos;
-          if (nextIntended - now > 0) {
-            loop.schedule(this::send, nextIntended - now, TimeUnit.NANOSECONDS);
-            return;
-          }
+      Write write = due.isEmpty() || due.peek().dueNanos - now > 0 ? null : due.poll();
+      if (write == null) {
+        if (measured && !stats.claimMeasured()) {
+          finish();
+          return;
         }
+        write = pool.next();
       }
-      if (measured && !stats.claimMeasured()) {
-        finish();
-        return;
-      }
-      long origin = now;
-      if (intervalNanos > 0) {
-        origin = nextIntended;
-        nextIntended += intervalNanos;
-      }
-      InFlight f = new InFlight(pool.next(), measured, origin);
+      write.attempts++;
+      InFlight f = new InFlight(write, measured, intervalNanos > 0 ? slot : now);
       inFlight = f;
       f.timeout =
           loop.schedule(
@@ -260,9 +299,10 @@ final class Driver {
     void write(InFlight f) {
       f.channel = channel;
       FullHttpRequest request =
-          new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, path, f.body.content());
+          new DefaultFullHttpRequest(
+              HttpVersion.HTTP_1_1, HttpMethod.POST, path, f.write.content());
       request.headers().set(headers);
-      HttpUtil.setContentLength(request, f.body.compressedBytes());
+      HttpUtil.setContentLength(request, f.write.body.compressedBytes());
       channel
           .writeAndFlush(request)
           .addListener(
@@ -282,6 +322,7 @@ final class Driver {
       f.keepAlive = HttpUtil.isKeepAlive(response);
       if (f.status / 100 != 2) {
         f.errorBody = new StringBuilder();
+        f.retryAfterNanos = retryAfterNanos(response);
       }
     }
 
@@ -303,7 +344,18 @@ final class Driver {
     void complete(InFlight f) {
       inFlight = null;
       f.timeout.cancel(false);
-      stats.answered(f.body, f.measured, f.status, System.nanoTime() - f.origin);
+      long now = System.nanoTime();
+      stats.answered(f.write, f.measured, f.status, now - f.origin);
+      if (f.status / 100 != 2) {
+        Write w = f.write;
+        if ((f.status == 429 || f.status / 100 == 5) && w.attempts <= retries) {
+          w.dueNanos = now + w.nextDelay(f.retryAfterNanos);
+          due.add(w);
+          stats.retrying(f.status);
+        } else {
+          stats.gaveUp(w);
+        }
+      }
       if (f.errorBody != null) {
         String text = f.errorBody.toString().strip();
         stats.errorSample(
@@ -337,7 +389,7 @@ final class Driver {
     void fail(InFlight f, String kind, String detail) {
       inFlight = null;
       f.timeout.cancel(false);
-      stats.transportError(f.body, f.measured, kind, detail);
+      stats.transportError(f.write, f.measured, kind, detail);
       if (f.channel != null && f.channel == channel) {
         dropChannel();
       }
@@ -355,6 +407,9 @@ final class Driver {
     void finish() {
       finished = true;
       dropChannel();
+      for (Write w = due.poll(); w != null; w = due.poll()) {
+        stats.abandoned(w);
+      }
       stats.connectionFinished();
     }
 

@@ -12,10 +12,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -23,9 +25,11 @@ import org.HdrHistogram.Histogram;
  * [options]} (see {@link Options#help()}).
  *
  * <p>A run generates a pool of request bodies, starts the sink (the relay's downstream, the
- * testkit's {@link ScriptedDownstream} answering 200 and keeping counts only), spawns the relay jar
- * pointed at the sink ({@link SpawnedRelay}) or uses a running one, sends for the warm-up and then
- * the measured time while printing progress every second, and prints a {@link Summary}. The process
+ * testkit's {@link ScriptedDownstream} answering 200 and keeping counts only, and answering the
+ * {@link BadTenant} as configured), spawns the relay jar pointed at the sink ({@link SpawnedRelay},
+ * with a temporary queue directory in queue mode) or uses a running one, sends for the warm-up and
+ * then the measured time while printing progress every second, waits for the sink to receive what
+ * the relay accepted, reads a few of the relay's counters and prints a {@link Summary}. The process
  * exits 0 when {@link Summary#ok()}, 1 when not or when the run could not be set up, 2 for a usage
  * error.
  *
@@ -36,6 +40,7 @@ import org.HdrHistogram.Histogram;
 public final class LoadGenerator {
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
   private static final Duration RELAY_STOP_GRACE = Duration.ofSeconds(30);
+  private static final Duration DELIVERY_WAIT = Duration.ofSeconds(10);
 
   private LoadGenerator() {}
 
@@ -93,11 +98,19 @@ public final class LoadGenerator {
         return execute(options, sink, options.relayUrl(), null, out);
       }
       Path gcLog = Files.createTempDirectory("prw-loadgen-").resolve("relay-gc.log");
+      List<String> jvmArgs = new ArrayList<>(options.jvmArgs());
+      options.relayArgs().forEach(a -> jvmArgs.add("-D" + a));
+      Path queueDir = null;
+      if ("queue".equals(setting(jvmArgs, "relay.delivery.mode"))
+          && setting(jvmArgs, "relay.delivery.queue.dir") == null) {
+        queueDir = Files.createTempDirectory("prw-loadgen-queue-");
+        jvmArgs.add("-Drelay.delivery.queue.dir=" + queueDir);
+      }
       out.println("relay: starting " + options.spawnRelay() + " ...");
       try (SpawnedRelay relay =
           SpawnedRelay.start(
               options.spawnRelay(),
-              options.jvmArgs(),
+              jvmArgs,
               URI.create(sink.url()),
               options.tenantLabel(),
               gcLog)) {
@@ -106,8 +119,34 @@ public final class LoadGenerator {
                 + relay.pid()
                 + " listening at "
                 + relay.writeUrl()
-                + (options.jvmArgs().isEmpty() ? "" : ", JVM options " + options.jvmArgs()));
+                + (jvmArgs.isEmpty() ? "" : ", JVM options " + jvmArgs));
+        if (queueDir != null) {
+          out.println("relay: queue directory " + queueDir + " (deleted after the run)");
+        }
         return execute(options, sink, relay.writeUrl(), relay, out);
+      } finally {
+        if (queueDir != null) {
+          deleteTree(queueDir);
+        }
+      }
+    }
+  }
+
+  /** The value of the last {@code -Dkey=...} in {@code jvmArgs}, or {@code null}. */
+  private static String setting(List<String> jvmArgs, String key) {
+    String value = null;
+    for (String a : jvmArgs) {
+      if (a.startsWith("-D" + key + "=")) {
+        value = a.substring(key.length() + 3);
+      }
+    }
+    return value;
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
       }
     }
   }
@@ -143,6 +182,11 @@ public final class LoadGenerator {
       Options options, ScriptedDownstream sink, URI relayUrl, SpawnedRelay relay, PrintStream out)
       throws IOException, InterruptedException {
     out.println("load:  " + options.describe());
+    StandingReply bad =
+        options
+            .badTenant()
+            .map(b -> new StandingReply(sink, BadTenant.TENANT, b.reply()))
+            .orElse(null);
     // Not try-with-resources: the driver must stop writing before the pool's buffers are freed.
     Driver driver = new Driver(options, relayUrl);
     try {
@@ -164,13 +208,16 @@ public final class LoadGenerator {
             options.requests() == 0 ? "" : " or " + options.requests() + " requests",
             Runtime.getRuntime().availableProcessors());
         try {
-          return drive(options, pool, sink, driver, relay, out);
+          return drive(options, pool, sink, driver, relayUrl, relay, out);
         } finally {
           driver.close();
         }
       }
     } finally {
       driver.close();
+      if (bad != null) {
+        bad.close();
+      }
     }
   }
 
@@ -179,11 +226,12 @@ public final class LoadGenerator {
       RequestPool pool,
       ScriptedDownstream sink,
       Driver driver,
+      URI relayUrl,
       SpawnedRelay relay,
       PrintStream out)
       throws InterruptedException {
     long start = System.nanoTime();
-    RunStats stats = new RunStats(options, pool.tenants().size(), start);
+    RunStats stats = new RunStats(options, pool.tenants().size(), pool.badTenantIndex(), start);
     Summary summary = new Summary();
     driver.start(pool, stats);
     long deadline = stats.stopNanos + options.timeout().toNanos() + 15 * SECOND;
@@ -211,15 +259,21 @@ public final class LoadGenerator {
         long series = stats.acceptedSeriesTotal();
         double seconds = (now - lastTick) / 1e9;
         boolean warm = !stats.isMeasured(now);
-        Histogram h = (warm ? stats.warmup : stats.measured).latency();
+        RunStats.Phase phase = warm ? stats.warmup : stats.measured;
+        Histogram h = phase.plain.histogram();
         out.printf(
-            "%5.0fs %-9s %10s req/s %14s series/s   errors %,d   p99 %.2f ms%n",
+            "%5.0fs %-9s %10s req/s %14s series/s   not accepted %,d   p99 %.2f ms%s%n",
             (now - start) / 1e9,
             warm ? "warm-up" : stats.stopping(now) ? "finishing" : "measuring",
             Summary.num((accepted - lastAccepted) / seconds),
             Summary.num((series - lastSeries) / seconds),
             stats.failedRequests(),
-            h.getValueAtPercentile(99) / 1e6);
+            h.getValueAtPercentile(99) / 1e6,
+            options.badTenant().isEmpty()
+                ? ""
+                : String.format(
+                    " (with %s: %.2f ms)",
+                    BadTenant.TENANT, phase.bad.histogram().getValueAtPercentile(99) / 1e6));
         lastAccepted = accepted;
         lastSeries = series;
         lastTick = now;
@@ -241,10 +295,8 @@ public final class LoadGenerator {
     }
     Optional<Duration> relayCpuEnd = relay == null ? Optional.empty() : relay.cpu();
     Optional<Duration> selfCpuEnd = ProcessHandle.current().info().totalCpuDuration();
-    if (stats.failedRequests() > 0) {
-      awaitQuietSink(sink);
-    }
     driver.close();
+    awaitDelivered(sink, pool, stats);
 
     long last = stats.lastMeasuredAnswerNanos();
     summary.measuredSeconds = last == 0 ? 0 : Math.max(0, last - stats.measureStartNanos) / 1e9;
@@ -257,13 +309,16 @@ public final class LoadGenerator {
     summary.series = m.series.sum();
     summary.compressedBytes = m.compressedBytes.sum();
     summary.uncompressedBytes = m.uncompressedBytes.sum();
-    Histogram latency = m.latency();
-    summary.latencyCount = latency.getTotalCount();
-    summary.p50 = latency.getValueAtPercentile(50) / 1e6;
-    summary.p90 = latency.getValueAtPercentile(90) / 1e6;
-    summary.p99 = latency.getValueAtPercentile(99) / 1e6;
-    summary.max = latency.getMaxValue() / 1e6;
-    summary.statuses = stats.statuses();
+    summary.latency = Summary.Latency.of(m.plain.histogram());
+    summary.latencyBad = Summary.Latency.of(m.bad.histogram());
+    summary.badTenant = options.badTenant().orElse(null);
+    summary.retries = options.retries();
+    summary.statusesPlain = stats.statusesPlain();
+    summary.statusesBad = stats.statusesBad();
+    summary.retried = stats.retried();
+    summary.givenUp = stats.givenUp();
+    summary.abandoned = stats.abandoned();
+    summary.relayMetrics = RelayMetricsScrape.read(relayUrl);
     summary.transportErrors = stats.transportErrors();
     summary.errorSamples = stats.errorSamples();
     summary.sinkErrors = sink.errors();
@@ -299,37 +354,60 @@ public final class LoadGenerator {
       tenants.add(
           new Summary.Tenant(
               names.get(i),
-              stats.acceptedSeries(i),
+              stats.sentSeries(i),
               stats.unconfirmedSeries(i),
               r == null ? 0 : r.series(),
               r == null ? 0 : r.bytes(),
-              true));
+              true,
+              i == pool.badTenantIndex()));
     }
     received.forEach(
         (tenant, r) -> {
-          if (!names.contains(tenant)) {
-            tenants.add(new Summary.Tenant(tenant, 0, 0, r.series(), r.bytes(), false));
+          if (!names.contains(tenant) && r.series() > 0) {
+            tenants.add(new Summary.Tenant(tenant, 0, 0, r.series(), r.bytes(), false, false));
           }
         });
     return tenants;
   }
 
   /**
-   * After failed requests the relay may still be delivering (or retrying) some of their batches:
-   * waits until the sink's count has not changed for half a second, at most five seconds.
+   * The relay may still be delivering after its last answer: queued batches in queue mode, and
+   * batches of failed requests it is still retrying. Waits until every tenant but the bad one has
+   * received at least the series sent for it (at most {@link #DELIVERY_WAIT}), then until their
+   * counts have not changed for 300 ms (at most two seconds more), so that late duplicates show.
    */
-  private static void awaitQuietSink(ScriptedDownstream sink) throws InterruptedException {
-    long until = System.nanoTime() + 5 * SECOND;
-    long seen = sink.totalSeries();
-    long quietSince = System.nanoTime();
-    while (System.nanoTime() - until < 0 && System.nanoTime() - quietSince < SECOND / 2) {
+  private static void awaitDelivered(ScriptedDownstream sink, RequestPool pool, RunStats stats)
+      throws InterruptedException {
+    List<String> names = pool.tenants();
+    long until = System.nanoTime() + DELIVERY_WAIT.toNanos();
+    while (System.nanoTime() - until < 0) {
+      Map<String, TenantCount> counts = sink.counts();
+      boolean all = true;
+      for (int i = 0; i < names.size() && all; i++) {
+        TenantCount c = counts.get(names.get(i));
+        all = i == pool.badTenantIndex() || (c == null ? 0 : c.series()) >= stats.sentSeries(i);
+      }
+      if (all) {
+        break;
+      }
       Thread.sleep(50);
-      long now = sink.totalSeries();
+    }
+    long quietUntil = System.nanoTime() + 2 * SECOND;
+    long seen = healthySeries(sink, pool);
+    long quietSince = System.nanoTime();
+    while (System.nanoTime() - quietUntil < 0 && System.nanoTime() - quietSince < SECOND * 3 / 10) {
+      Thread.sleep(50);
+      long now = healthySeries(sink, pool);
       if (now != seen) {
         seen = now;
         quietSince = System.nanoTime();
       }
     }
+  }
+
+  private static long healthySeries(ScriptedDownstream sink, RequestPool pool) {
+    TenantCount bad = pool.badTenantIndex() < 0 ? null : sink.counts().get(BadTenant.TENANT);
+    return sink.totalSeries() - (bad == null ? 0 : bad.series());
   }
 
   private static Optional<Duration> difference(Optional<Duration> from, Optional<Duration> to) {

@@ -5,8 +5,10 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -23,7 +25,10 @@ import picocli.CommandLine.TypeConversionException;
  * @param requests cap on measured requests; 0 for none
  * @param relayUrl the running relay's write URL, or {@code null} when a relay is spawned
  * @param spawnRelay the relay jar to spawn, or {@code null} with {@link #relayUrl()}
+ * @param relayArgs {@code key=value} settings of a spawned relay, passed as {@code -Dkey=value}
  * @param sinkPort port of the sink on 127.0.0.1; 0 for any free port
+ * @param retries how often a body answered 429 or 5xx is sent again, at most
+ * @param badTenant the misbehaving tenant, if any
  * @param helpRequested {@code --help} was given: print {@link #help()} and do nothing else
  */
 public record Options(
@@ -44,7 +49,10 @@ public record Options(
     URI relayUrl,
     Path spawnRelay,
     List<String> jvmArgs,
+    List<String> relayArgs,
     int sinkPort,
+    int retries,
+    Optional<BadTenant> badTenant,
     boolean waitForEnter,
     boolean helpRequested) {
   /** The relay jar spawned when neither {@code --relay-url} nor {@code --spawn-relay} is given. */
@@ -90,6 +98,9 @@ public record Options(
     @ArgGroup(validate = false, headingKey = "heading.requests", order = 3)
     final Requests requests = new Requests();
 
+    @ArgGroup(validate = false, headingKey = "heading.bad", order = 4)
+    final Bad bad = new Bad();
+
     @Option(
         names = {"--help", "-h"},
         usageHelp = true)
@@ -106,10 +117,13 @@ public record Options(
     @Option(names = "--jvm-args", paramLabel = "\"ARGS\"", order = 3)
     String jvmArgs = "";
 
-    @Option(names = "--sink-port", paramLabel = "PORT", order = 4)
+    @Option(names = "--relay-arg", paramLabel = "KEY=VALUE", order = 4)
+    List<String> relayArgs = new ArrayList<>();
+
+    @Option(names = "--sink-port", paramLabel = "PORT", order = 5)
     Integer sinkPort;
 
-    @Option(names = "--wait", order = 5)
+    @Option(names = "--wait", order = 6)
     boolean waitForEnter;
   }
 
@@ -134,6 +148,9 @@ public record Options(
 
     @Option(names = "--threads", paramLabel = "N", order = 7)
     int threads = 1;
+
+    @Option(names = "--retries", paramLabel = "N", order = 8)
+    int retries = 5;
   }
 
   private static final class Requests {
@@ -160,6 +177,20 @@ public record Options(
 
     @Option(names = "--seed", paramLabel = "N", order = 8)
     long seed = 42;
+  }
+
+  private static final class Bad {
+    @Option(names = "--bad-tenant", paramLabel = "429|slow|503", order = 1)
+    String kind;
+
+    @Option(names = "--bad-share", paramLabel = "F", order = 2)
+    Double share;
+
+    @Option(names = "--bad-delay", paramLabel = "D", order = 3)
+    Duration delay;
+
+    @Option(names = "--bad-retry-after", paramLabel = "D", order = 4)
+    Duration retryAfter;
   }
 
   private static CommandLine commandLine() {
@@ -193,6 +224,7 @@ public record Options(
     range("--labels", q.labels, 2, 100);
     range("--pool", q.poolSize, 1, 100_000);
     range("--sink-port", r.sinkPort == null ? 0 : r.sinkPort, 0, 65535);
+    range("--retries", l.retries, 0, 1000);
     check(l.rate >= 0 && !Double.isInfinite(l.rate), "--rate must be 0 (max rate) or a rate > 0");
     check(!l.duration.isZero(), "--duration must be more than 0");
     check(l.timeout.toMillis() >= 1, "--timeout must be at least 1ms");
@@ -206,6 +238,14 @@ public record Options(
         "--protocol v2 (PRW 2.0) is not supported: the relay and this generator speak PRW 1.0"
             + " only; use --protocol v1");
     check(List.of("v1", "1", "1.0").contains(protocol), "--protocol '" + protocol + "' must be v1");
+    Optional<BadTenant> bad = badTenant(a.bad, q);
+    for (String arg : r.relayArgs) {
+      check(
+          arg.matches("relay\\.[a-z0-9.-]+=.*"),
+          "--relay-arg '"
+              + arg
+              + "' must be a relay key and its value, e.g. relay.delivery.mode=queue");
+    }
     Path spawn = r.spawnRelay;
     if (!a.help) {
       check(
@@ -226,6 +266,9 @@ public record Options(
       check(
           r.relayUrl == null || r.jvmArgs.isBlank(),
           "--jvm-args applies only to a spawned relay, not with --relay-url");
+      check(
+          r.relayUrl == null || r.relayArgs.isEmpty(),
+          "--relay-arg applies only to a spawned relay, not with --relay-url");
     }
     return new Options(
         l.connections,
@@ -245,9 +288,44 @@ public record Options(
         r.relayUrl,
         spawn,
         r.jvmArgs.isBlank() ? List.of() : List.of(r.jvmArgs.trim().split("\\s+")),
+        List.copyOf(r.relayArgs),
         r.sinkPort != null ? r.sinkPort : r.relayUrl == null ? 0 : EXTERNAL_SINK_PORT,
+        l.retries,
+        bad,
         r.waitForEnter,
         a.help);
+  }
+
+  private static Optional<BadTenant> badTenant(Bad b, Requests q) throws UsageException {
+    if (b.kind == null) {
+      check(
+          b.share == null && b.delay == null && b.retryAfter == null,
+          "--bad-share, --bad-delay and --bad-retry-after need --bad-tenant");
+      return Optional.empty();
+    }
+    BadTenant.Kind kind;
+    try {
+      kind = BadTenant.Kind.of(b.kind);
+    } catch (IllegalArgumentException e) {
+      throw new UsageException("--bad-tenant " + e.getMessage());
+    }
+    double share = b.share == null ? 0.1 : b.share;
+    check(share > 0 && share <= 1, "--bad-share must be more than 0 and at most 1");
+    check(
+        b.delay == null || kind == BadTenant.Kind.SLOW, "--bad-delay applies to --bad-tenant slow");
+    check(
+        b.retryAfter == null || kind != BadTenant.Kind.SLOW,
+        "--bad-retry-after applies to --bad-tenant 429 or 503");
+    Duration delay = b.delay == null ? Duration.ofSeconds(2) : b.delay;
+    Duration retryAfter = b.retryAfter == null ? Duration.ofSeconds(1) : b.retryAfter;
+    check(!delay.isZero(), "--bad-delay must be more than 0");
+    check(
+        retryAfter.isZero() || retryAfter.toMillis() % 1000 == 0,
+        "--bad-retry-after must be whole seconds (Retry-After carries seconds) or 0s for none");
+    check(
+        q.encoding == Encoding.SNAPPY,
+        "--bad-tenant needs --encoding snappy: only snappy bodies are made distinct per request");
+    return Optional.of(new BadTenant(kind, share, delay, retryAfter));
   }
 
   private static void range(String name, long value, long min, long max) throws UsageException {
@@ -279,7 +357,7 @@ public record Options(
   public String describe() {
     return String.format(
         "%d connections, %s, %d series/request over %d tenants (%s), %d labels/series, %s,"
-            + " %d distinct bodies",
+            + " %d generated bodies%s%s",
         connections,
         rate == 0
             ? "max rate"
@@ -289,6 +367,8 @@ public record Options(
         tenantLabel,
         labels,
         encoding.header(),
-        poolSize);
+        poolSize,
+        retries == 0 ? ", no retries" : ", up to " + retries + " retries on 429/5xx",
+        badTenant.map(b -> "; bad tenant: " + b.describe()).orElse(""));
   }
 }

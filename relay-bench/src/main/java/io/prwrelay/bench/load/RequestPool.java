@@ -2,6 +2,7 @@ package io.prwrelay.bench.load;
 
 import com.github.luben.zstd.Zstd;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.prwrelay.testkit.WriteRequestEncoder;
@@ -12,19 +13,37 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 /**
- * Distinct compressed PRW 1.0 request bodies, generated before a run with the testkit's {@link
+ * Compressed PRW 1.0 request bodies, generated before a run with the testkit's {@link
  * WriteRequestEncoder} so that generation is not measured, with the series count of every tenant in
- * each body. Bodies are handed out round-robin; each is held once in direct memory and sent as a
- * duplicate that cannot be released, so any number of connections can send it concurrently without
- * copying. {@link #close()} frees them.
+ * each body. Each is held once in direct memory and sent through views that cannot be released, so
+ * any number of connections can send it concurrently without copying. {@link #close()} frees them.
  *
  * <p>Each series carries {@code __name__}, the tenant label (value {@code tenant-<i>}, the tenant
  * chosen at random per series) and {@code labels - 2} further labels, sorted by name as Prometheus
  * sends them, and one sample. From three labels on, the {@code instance} label is unique per body
- * and series.
+ * and series. With a {@link BadTenant}, a second set of bodies also carries {@value
+ * BadTenant#TENANT}; {@link #next()} hands those out for the configured share of the requests,
+ * evenly spread, and the other bodies round-robin otherwise.
+ *
+ * <p><b>Every request is a distinct body</b>, as Prometheus's are (their samples differ): the relay
+ * recognises a retry by the hash of the body's bytes, so a body sent again as a new request would
+ * look like a retry. A snappy body starts with a 10-byte unknown field (number 15, eight bytes, a
+ * number unique to the request), which every reader skips. The snappy block is built so that those
+ * bytes can be patched without recompressing: the rest of the request is compressed on its own and
+ * its elements follow one literal holding the field, so no copy refers back into it:
+ *
+ * <pre>
+ *   varint(10 + n) | 0x24 (literal, 10 bytes) | 0x7A 0x08 nonce[8] | elements of snappy(rest, n bytes)
+ *   \______________________ per request, 12-15 bytes _____________/ \_______ shared, read-only ______/
+ * </pre>
+ *
+ * A snappy block's copies count back from where they are written, so the elements of the rest stay
+ * valid behind the literal. Zstd bodies are sent as generated (the same bytes again each round).
  */
 public final class RequestPool implements AutoCloseable {
   private static final String[] METRICS = {
@@ -41,20 +60,37 @@ public final class RequestPool implements AutoCloseable {
     "instance", "job", "pod", "namespace", "cluster", "code", "method", "region", "le", "container"
   };
 
-  /** One request body. */
+  /** {@code WriteRequest} field 15 (unused by PRW 1.0), length-delimited, eight bytes. */
+  private static final byte[] NONCE_FIELD_HEAD = {(byte) (15 << 3 | 2), 8};
+
+  private static final int NONCE_FIELD_BYTES = NONCE_FIELD_HEAD.length + Long.BYTES;
+
+  /**
+   * A snappy literal element of {@link #NONCE_FIELD_BYTES} bytes: tag {@code (length - 1) << 2}.
+   */
+  private static final byte NONCE_LITERAL_TAG = (byte) ((NONCE_FIELD_BYTES - 1) << 2);
+
+  /** One generated body. */
   public static final class Body {
     private final ByteBuf direct;
     private final ByteBuf content;
+    private final byte[] prefix;
     private final int uncompressedBytes;
     private final int series;
+    private final boolean carriesBad;
     private final int[] tenantIndexes;
     private final int[] tenantSeries;
 
-    /** Takes ownership of {@code direct}, the compressed body. */
-    Body(ByteBuf direct, int uncompressedBytes, int[] seriesPerTenant) {
+    /**
+     * Takes ownership of {@code direct}: the whole compressed body when {@code prefix} is empty,
+     * else the snappy elements that follow {@code prefix}, whose last eight bytes are the nonce.
+     */
+    Body(ByteBuf direct, byte[] prefix, int uncompressedBytes, int[] seriesPerTenant, boolean bad) {
       this.direct = direct;
       this.content = Unpooled.unreleasableBuffer(direct);
+      this.prefix = prefix;
       this.uncompressedBytes = uncompressedBytes;
+      this.carriesBad = bad;
       this.series = Arrays.stream(seriesPerTenant).sum();
       int present = (int) Arrays.stream(seriesPerTenant).filter(n -> n > 0).count();
       this.tenantIndexes = new int[present];
@@ -67,13 +103,23 @@ public final class RequestPool implements AutoCloseable {
       }
     }
 
-    /** A view of the compressed body for one request; releasing it does nothing. */
-    public ByteBuf content() {
-      return content.duplicate();
+    /**
+     * The compressed body of the request numbered {@code nonce}: a new buffer whose release frees
+     * only the few bytes made for this request (the shared part cannot be released).
+     */
+    public ByteBuf content(long nonce) {
+      if (prefix.length == 0) {
+        return content.duplicate();
+      }
+      byte[] head = prefix.clone();
+      for (int i = 0; i < Long.BYTES; i++) {
+        head[head.length - 1 - i] = (byte) (nonce >>> (8 * i));
+      }
+      return Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(head), content.duplicate());
     }
 
     public int compressedBytes() {
-      return direct.readableBytes();
+      return prefix.length + direct.readableBytes();
     }
 
     public int uncompressedBytes() {
@@ -82,6 +128,11 @@ public final class RequestPool implements AutoCloseable {
 
     public int series() {
       return series;
+    }
+
+    /** Whether the body carries series of {@value BadTenant#TENANT}. */
+    public boolean carriesBad() {
+      return carriesBad;
     }
 
     /** Indexes into {@link RequestPool#tenants()} of the tenants in this body; do not modify. */
@@ -96,26 +147,44 @@ public final class RequestPool implements AutoCloseable {
   }
 
   private final Body[] bodies;
+  private final Body[] badBodies;
+  private final double badShare;
   private final List<String> tenants;
+  private final AtomicLong sequence = new AtomicLong();
   private final AtomicInteger next = new AtomicInteger();
+  private final AtomicInteger nextBad = new AtomicInteger();
 
-  private RequestPool(Body[] bodies, List<String> tenants) {
+  private RequestPool(Body[] bodies, Body[] badBodies, double badShare, List<String> tenants) {
     this.bodies = bodies;
+    this.badBodies = badBodies;
+    this.badShare = badShare;
     this.tenants = tenants;
   }
 
-  /** Generates {@link Options#poolSize()} bodies as the options describe. */
+  /**
+   * Generates {@link Options#poolSize()} bodies as the options describe, and with a bad tenant
+   * {@code poolSize × share} (at least one) that also carry it.
+   */
   public static RequestPool generate(Options options) {
-    List<String> tenants = new ArrayList<>(options.tenants());
+    List<String> tenants = new ArrayList<>(options.tenants() + 1);
     for (int t = 0; t < options.tenants(); t++) {
       tenants.add("tenant-" + t);
+    }
+    double share = options.badTenant().map(BadTenant::share).orElse(0.0);
+    int badCount = share == 0 ? 0 : Math.max(1, (int) Math.ceil(options.poolSize() * share));
+    if (badCount > 0) {
+      tenants.add(BadTenant.TENANT);
     }
     Labels labels = new Labels(options.tenantLabel(), options.labels() - 2);
     WriteRequestEncoder encoder = new WriteRequestEncoder(options.seriesPerRequest() * 160);
     Body[] bodies = new Body[options.poolSize()];
+    Body[] badBodies = new Body[badCount];
     try {
       for (int b = 0; b < bodies.length; b++) {
-        bodies[b] = body(options, tenants, labels, encoder, b);
+        bodies[b] = body(options, tenants, labels, encoder, b, false);
+      }
+      for (int b = 0; b < badBodies.length; b++) {
+        badBodies[b] = body(options, tenants, labels, encoder, bodies.length + b, true);
       }
     } catch (RuntimeException e) {
       for (Body body : bodies) {
@@ -123,9 +192,14 @@ public final class RequestPool implements AutoCloseable {
           body.direct.release();
         }
       }
+      for (Body body : badBodies) {
+        if (body != null) {
+          body.direct.release();
+        }
+      }
       throw e;
     }
-    return new RequestPool(bodies, Collections.unmodifiableList(tenants));
+    return new RequestPool(bodies, badBodies, share, Collections.unmodifiableList(tenants));
   }
 
   /**
@@ -159,14 +233,25 @@ public final class RequestPool implements AutoCloseable {
     }
   }
 
+  /**
+   * Body number {@code b}; with {@code bad}, {@code max(1, round(series / (tenants + 1)))} of its
+   * series, at random places, belong to the bad tenant (the last of {@code tenants}).
+   */
   private static Body body(
-      Options options, List<String> tenants, Labels labels, WriteRequestEncoder encoder, int b) {
+      Options options,
+      List<String> tenants,
+      Labels labels,
+      WriteRequestEncoder encoder,
+      int b,
+      boolean bad) {
     Random random = new Random(options.seed() * 1_000_003L + b);
+    int healthy = options.tenants();
     int[] perTenant = new int[tenants.size()];
     long timestamp = 1_700_000_000_000L + b * 15_000L;
+    boolean[] badSeries = bad ? badSeries(options.seriesPerRequest(), healthy, random) : null;
     encoder.reset();
     for (int i = 0; i < options.seriesPerRequest(); i++) {
-      int tenant = random.nextInt(tenants.size());
+      int tenant = bad && badSeries[i] ? healthy : random.nextInt(healthy);
       perTenant[tenant]++;
       labels.values[Labels.NAME] = METRICS[i % METRICS.length];
       labels.values[Labels.TENANT] = tenants.get(tenant);
@@ -179,14 +264,43 @@ public final class RequestPool implements AutoCloseable {
       }
       encoder.sample(random.nextInt(1_000_000) / 8.0, timestamp).endSeries();
     }
-    ByteBuf direct;
     if (options.encoding() == Options.Encoding.ZSTD) {
       byte[] zstd = Zstd.compress(encoder.toByteArray(), 3);
-      direct = Unpooled.directBuffer(zstd.length).writeBytes(zstd);
-    } else {
-      direct = encoder.snappy(UnpooledByteBufAllocator.DEFAULT);
+      ByteBuf direct = Unpooled.directBuffer(zstd.length).writeBytes(zstd);
+      return new Body(direct, new byte[0], encoder.size(), perTenant, bad);
     }
-    return new Body(direct, encoder.size(), perTenant);
+    ByteBuf block = encoder.snappy(UnpooledByteBufAllocator.DEFAULT);
+    // Drop the block's own length varint: the prefix carries the length of the whole request.
+    while (block.readByte() < 0) {
+      // continuation bytes of the varint
+    }
+    int total = NONCE_FIELD_BYTES + encoder.size();
+    ByteBuf prefix = Unpooled.buffer(16);
+    for (int v = total; ; v >>>= 7) {
+      if ((v & ~0x7f) == 0) {
+        prefix.writeByte(v);
+        break;
+      }
+      prefix.writeByte(v & 0x7f | 0x80);
+    }
+    prefix.writeByte(NONCE_LITERAL_TAG).writeBytes(NONCE_FIELD_HEAD).writeLong(0);
+    ByteBuf elements = Unpooled.directBuffer(block.readableBytes()).writeBytes(block);
+    block.release();
+    return new Body(elements, ByteBufUtil.getBytes(prefix), total, perTenant, bad);
+  }
+
+  /** Which of {@code series} series belong to the bad tenant: a random set of the right size. */
+  private static boolean[] badSeries(int series, int healthyTenants, Random random) {
+    int k = (int) Math.max(1, Math.min(series, Math.round(series / (healthyTenants + 1.0))));
+    boolean[] bad = new boolean[series];
+    for (int chosen = 0; chosen < k; ) {
+      int i = random.nextInt(series);
+      if (!bad[i]) {
+        bad[i] = true;
+        chosen++;
+      }
+    }
+    return bad;
   }
 
   /** A plausible value for a label; {@code instance} identifies the body and the series. */
@@ -217,37 +331,62 @@ public final class RequestPool implements AutoCloseable {
     }
   }
 
-  /** The next body, round-robin. */
-  public Body next() {
-    return bodies[Math.floorMod(next.getAndIncrement(), bodies.length)];
+  /**
+   * The next request: a body carrying the bad tenant for every request number {@code k} where
+   * {@code floor((k + 1) × share)} steps up, so exactly that share, evenly spread; otherwise the
+   * next plain body. Each body set is handed out round-robin; the request number is the nonce.
+   */
+  public Write next() {
+    long k = sequence.getAndIncrement();
+    boolean bad = badBodies.length > 0 && (long) ((k + 1) * badShare) > (long) (k * badShare);
+    Body body =
+        bad
+            ? badBodies[Math.floorMod(nextBad.getAndIncrement(), badBodies.length)]
+            : bodies[Math.floorMod(next.getAndIncrement(), bodies.length)];
+    return new Write(body, k);
   }
 
-  /** Tenant IDs; {@link Body#tenantIndexes()} index this list. */
+  /**
+   * Tenant IDs, the bad tenant last when there is one; {@link Body#tenantIndexes()} index this
+   * list.
+   */
   public List<String> tenants() {
     return tenants;
   }
 
+  /** Index of {@value BadTenant#TENANT} in {@link #tenants()}, or -1. */
+  public int badTenantIndex() {
+    return badBodies.length == 0 ? -1 : tenants.size() - 1;
+  }
+
+  /** Distinct bodies, with and without the bad tenant. */
   public int size() {
-    return bodies.length;
+    return bodies.length + badBodies.length;
   }
 
   /** Average compressed size of a body. */
   public double averageCompressedBytes() {
-    return Arrays.stream(bodies).mapToLong(Body::compressedBytes).average().orElse(0);
+    return all().mapToLong(Body::compressedBytes).average().orElse(0);
   }
 
   /** Average uncompressed size of a body. */
   public double averageUncompressedBytes() {
-    return Arrays.stream(bodies).mapToLong(Body::uncompressedBytes).average().orElse(0);
+    return all().mapToLong(Body::uncompressedBytes).average().orElse(0);
+  }
+
+  private Stream<Body> all() {
+    return Stream.concat(Arrays.stream(bodies), Arrays.stream(badBodies));
   }
 
   /** Frees the bodies; call only when no request is being written any more. */
   @Override
   public void close() {
-    for (Body body : bodies) {
-      if (body.direct.refCnt() > 0) {
-        body.direct.release();
-      }
-    }
+    all()
+        .forEach(
+            body -> {
+              if (body.direct.refCnt() > 0) {
+                body.direct.release();
+              }
+            });
   }
 }

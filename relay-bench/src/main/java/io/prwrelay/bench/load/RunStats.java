@@ -13,12 +13,40 @@ import org.HdrHistogram.Recorder;
 
 /**
  * What the sender saw during one run, updated by the connections' event loops and read by the
- * progress printer and the summary. A request belongs to the warm-up or to the measured phase by
- * the time it was sent. Answers and transport errors are counted over the whole run, warm-up
- * included, because every request must be accounted for in the per-tenant check.
+ * progress printer and the summary. An attempt belongs to the warm-up or to the measured phase by
+ * the time it was sent, and to the requests with or without the bad tenant by its body. Answers and
+ * transport errors are counted over the whole run, warm-up included, because every request must be
+ * accounted for in the per-tenant check.
+ *
+ * <p>Per tenant, a request's series count as <em>sent</em> (they must arrive exactly once) when it
+ * was finally accepted (2xx), and, for a request carrying the bad tenant that the relay answered
+ * 429 or 5xx, for every tenant but the bad one: their downstream never fails, so the relay must
+ * have delivered them, once, whatever the retries. Every other series of a request that was not
+ * accepted counts as <em>unconfirmed</em> (the relay may have delivered it).
  */
 final class RunStats {
-  /** Counters of one phase; throughput counts accepted (2xx) requests only. */
+  /** Latencies in nanoseconds, recorded by any thread, to 3 significant digits. */
+  static final class Latency {
+    private final Recorder recorder = new Recorder(3);
+    private final Histogram all = new Histogram(3);
+    private Histogram interval;
+
+    void record(long nanos) {
+      recorder.recordValue(Math.max(0, nanos));
+    }
+
+    /**
+     * Every latency recorded so far. Call from one thread only (the progress printer, then the
+     * summary); the result changes with the next call.
+     */
+    Histogram histogram() {
+      interval = recorder.getIntervalHistogram(interval);
+      all.add(interval);
+      return all;
+    }
+  }
+
+  /** Counters of one phase; throughput counts accepted (2xx) attempts only. */
   static final class Phase {
     final LongAdder accepted = new LongAdder();
     final LongAdder series = new LongAdder();
@@ -26,45 +54,45 @@ final class RunStats {
     final LongAdder uncompressedBytes = new LongAdder();
     final LongAdder failed = new LongAdder();
 
-    /** Latencies in nanoseconds, recorded by any thread, to 3 significant digits. */
-    private final Recorder recorder = new Recorder(3);
+    /** Attempts of requests without the bad tenant (all attempts when there is none). */
+    final Latency plain = new Latency();
 
-    private final Histogram latency = new Histogram(3);
-    private Histogram interval;
-
-    /**
-     * Every latency recorded so far. Call from one thread only (the progress printer, then the
-     * summary); the result changes with the next call.
-     */
-    Histogram latency() {
-      interval = recorder.getIntervalHistogram(interval);
-      latency.add(interval);
-      return latency;
-    }
+    /** Attempts of requests that carry the bad tenant. */
+    final Latency bad = new Latency();
   }
 
   final long startNanos;
   final long measureStartNanos;
   final long stopNanos;
   private final long maxMeasured;
+  private final int badTenant;
   final Phase warmup = new Phase();
   final Phase measured = new Phase();
   private final AtomicLong measuredClaimed = new AtomicLong();
   private final AtomicLong lastMeasuredAnswer = new AtomicLong();
-  private final Map<Integer, LongAdder> statuses = new ConcurrentHashMap<>();
+  private final Map<Integer, LongAdder> statusesPlain = new ConcurrentHashMap<>();
+  private final Map<Integer, LongAdder> statusesBad = new ConcurrentHashMap<>();
+  private final Map<Integer, LongAdder> retried = new ConcurrentHashMap<>();
+  private final LongAdder givenUp = new LongAdder();
+  private final LongAdder abandoned = new LongAdder();
   private final Map<String, LongAdder> transportErrors = new ConcurrentHashMap<>();
   private final Map<String, String> errorSamples = new ConcurrentHashMap<>();
-  private final AtomicLongArray acceptedSeries;
+  private final AtomicLongArray sentSeries;
   private final AtomicLongArray unconfirmedSeries;
   private final CountDownLatch connectionsLeft;
   private volatile boolean stopRequested;
 
-  RunStats(Options options, int tenants, long startNanos) {
+  /**
+   * @param tenants tenants in the pool, the bad one included
+   * @param badTenant index of the bad tenant, or -1
+   */
+  RunStats(Options options, int tenants, int badTenant, long startNanos) {
     this.startNanos = startNanos;
     this.measureStartNanos = startNanos + options.warmup().toNanos();
     this.stopNanos = measureStartNanos + options.duration().toNanos();
     this.maxMeasured = options.requests() == 0 ? Long.MAX_VALUE : options.requests();
-    this.acceptedSeries = new AtomicLongArray(tenants);
+    this.badTenant = badTenant;
+    this.sentSeries = new AtomicLongArray(tenants);
     this.unconfirmedSeries = new AtomicLongArray(tenants);
     this.connectionsLeft = new CountDownLatch(options.connections());
   }
@@ -92,23 +120,57 @@ final class RunStats {
     return sentNanos - measureStartNanos >= 0;
   }
 
-  /** An HTTP answer; 2xx means the relay delivered every tenant's series. */
-  void answered(RequestPool.Body body, boolean measuredRequest, int status, long latencyNanos) {
-    statuses.computeIfAbsent(status, s -> new LongAdder()).increment();
-    Phase phase = measuredRequest ? measured : warmup;
-    phase.recorder.recordValue(Math.max(0, latencyNanos));
-    boolean ok = status / 100 == 2;
-    if (ok) {
+  /**
+   * An HTTP answer to one attempt of {@code write}; a 2xx means the relay delivered (or queued)
+   * every tenant's series and ends the request.
+   */
+  void answered(Write write, boolean measuredAttempt, int status, long latencyNanos) {
+    RequestPool.Body body = write.body;
+    (body.carriesBad() ? statusesBad : statusesPlain)
+        .computeIfAbsent(status, s -> new LongAdder())
+        .increment();
+    Phase phase = measuredAttempt ? measured : warmup;
+    (body.carriesBad() ? phase.bad : phase.plain).record(latencyNanos);
+    if (status / 100 == 2) {
       phase.accepted.increment();
       phase.series.add(body.series());
       phase.compressedBytes.add(body.compressedBytes());
       phase.uncompressedBytes.add(body.uncompressedBytes());
+      addSeries(sentSeries, body, -1);
     } else {
       phase.failed.increment();
+      if (status == 429 || status / 100 == 5) {
+        write.answeredRetriable = true;
+      }
     }
-    addSeries(ok ? acceptedSeries : unconfirmedSeries, body);
-    if (measuredRequest) {
+    if (measuredAttempt) {
       lastMeasuredAnswer.accumulateAndGet(System.nanoTime(), Math::max);
+    }
+  }
+
+  /** {@code write} will be sent again after an answer with {@code status}. */
+  void retrying(int status) {
+    retried.computeIfAbsent(status, s -> new LongAdder()).increment();
+  }
+
+  /** {@code write} was not accepted and will not be sent again: its retries ran out or none fit. */
+  void gaveUp(Write write) {
+    givenUp.increment();
+    unaccepted(write);
+  }
+
+  /** {@code write} was waiting for a retry when the run ended. */
+  void abandoned(Write write) {
+    abandoned.increment();
+    unaccepted(write);
+  }
+
+  private void unaccepted(Write write) {
+    if (write.answeredRetriable && write.body.carriesBad()) {
+      addSeries(sentSeries, write.body, badTenant);
+      addSeries(unconfirmedSeries, write.body, -2);
+    } else {
+      addSeries(unconfirmedSeries, write.body, -1);
     }
   }
 
@@ -117,22 +179,32 @@ final class RunStats {
     errorSamples.putIfAbsent(Integer.toString(status), text);
   }
 
-  /** A request that got no HTTP answer (connect or write failure, closed connection, timeout). */
-  void transportError(RequestPool.Body body, boolean measuredRequest, String kind, String detail) {
+  /**
+   * An attempt that got no HTTP answer (connect or write failure, closed connection, timeout); the
+   * request is not sent again.
+   */
+  void transportError(Write write, boolean measuredAttempt, String kind, String detail) {
     transportErrors.computeIfAbsent(kind, k -> new LongAdder()).increment();
     errorSamples.putIfAbsent(kind, detail);
-    (measuredRequest ? measured : warmup).failed.increment();
-    addSeries(unconfirmedSeries, body);
-    if (measuredRequest) {
+    (measuredAttempt ? measured : warmup).failed.increment();
+    unaccepted(write);
+    if (measuredAttempt) {
       lastMeasuredAnswer.accumulateAndGet(System.nanoTime(), Math::max);
     }
   }
 
-  private static void addSeries(AtomicLongArray counts, RequestPool.Body body) {
+  /**
+   * Adds the body's series per tenant: all of them ({@code which == -1}), all but tenant {@code
+   * which}, or only the bad tenant's ({@code which == -2}).
+   */
+  private void addSeries(AtomicLongArray counts, RequestPool.Body body, int which) {
     int[] tenants = body.tenantIndexes();
     int[] series = body.tenantSeries();
     for (int i = 0; i < tenants.length; i++) {
-      counts.addAndGet(tenants[i], series[i]);
+      boolean add = which == -1 || (which == -2 ? tenants[i] == badTenant : tenants[i] != which);
+      if (add) {
+        counts.addAndGet(tenants[i], series[i]);
+      }
     }
   }
 
@@ -145,7 +217,7 @@ final class RunStats {
     return connectionsLeft.await(nanos, TimeUnit.NANOSECONDS);
   }
 
-  /** Accepted and failed requests so far, both phases. */
+  /** Accepted attempts so far, both phases. */
   long acceptedRequests() {
     return warmup.accepted.sum() + measured.accepted.sum();
   }
@@ -154,6 +226,7 @@ final class RunStats {
     return warmup.series.sum() + measured.series.sum();
   }
 
+  /** Attempts answered non-2xx or not answered so far, both phases. */
   long failedRequests() {
     return warmup.failed.sum() + measured.failed.sum();
   }
@@ -163,27 +236,48 @@ final class RunStats {
     return lastMeasuredAnswer.get();
   }
 
-  Map<Integer, Long> statuses() {
-    Map<Integer, Long> m = new TreeMap<>();
-    statuses.forEach((k, v) -> m.put(k, v.sum()));
-    return m;
+  /** Answers by HTTP status to requests without the bad tenant (all requests without one). */
+  Map<Integer, Long> statusesPlain() {
+    return sums(statusesPlain);
+  }
+
+  /** Answers by HTTP status to requests that carry the bad tenant. */
+  Map<Integer, Long> statusesBad() {
+    return sums(statusesBad);
+  }
+
+  /** Retries scheduled, by the status that made them necessary. */
+  Map<Integer, Long> retried() {
+    return sums(retried);
+  }
+
+  long givenUp() {
+    return givenUp.sum();
+  }
+
+  long abandoned() {
+    return abandoned.sum();
   }
 
   Map<String, Long> transportErrors() {
-    Map<String, Long> m = new TreeMap<>();
-    transportErrors.forEach((k, v) -> m.put(k, v.sum()));
-    return m;
+    return sums(transportErrors);
   }
 
   Map<String, String> errorSamples() {
     return new TreeMap<>(errorSamples);
   }
 
-  long acceptedSeries(int tenant) {
-    return acceptedSeries.get(tenant);
+  long sentSeries(int tenant) {
+    return sentSeries.get(tenant);
   }
 
   long unconfirmedSeries(int tenant) {
     return unconfirmedSeries.get(tenant);
+  }
+
+  private static <K> Map<K, Long> sums(Map<K, LongAdder> adders) {
+    Map<K, Long> m = new TreeMap<>();
+    adders.forEach((k, v) -> m.put(k, v.sum()));
+    return m;
   }
 }

@@ -1,28 +1,33 @@
 package io.prwrelay.bench.load;
 
 import java.io.PrintStream;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import org.HdrHistogram.Histogram;
 
 /**
- * The outcome of one load run: throughput and latency of the measured phase, every answer and error
- * of the whole run, the per-tenant comparison of series sent and received, and, for a spawned
- * relay, its CPU time, GC pauses and exit code. {@link #ok()} decides the exit code.
+ * The outcome of one load run: throughput and latency of the measured phase (with a bad tenant,
+ * apart for the requests with and without it), every answer, retry and error of the whole run, the
+ * per-tenant comparison of series sent and received, and, for a spawned relay, its CPU time, GC
+ * pauses, a few of its own counters and its exit code. {@link #ok()} decides the exit code.
  */
 public final class Summary {
   /**
    * One tenant's series over the whole run.
    *
    * @param tenant the tenant ID
-   * @param sent series in requests the relay answered 2xx
+   * @param sent series that must have arrived exactly once (see {@link RunStats})
    * @param unconfirmed series in requests that failed (the relay may have delivered some of them)
    * @param received series the sink received
    * @param receivedBytes uncompressed bytes the sink received
    * @param expected whether the generator sent series for this tenant at all
+   * @param bad whether this is the bad tenant, whose series are not checked
    */
   public record Tenant(
       String tenant,
@@ -30,10 +35,40 @@ public final class Summary {
       long unconfirmed,
       long received,
       long receivedBytes,
-      boolean expected) {
-    /** Received exactly the accepted series, plus at most the series of failed requests. */
+      boolean expected,
+      boolean bad) {
+    /**
+     * Received exactly the series sent, plus at most the series of failed requests; always true for
+     * the bad tenant.
+     */
     public boolean matches() {
-      return expected && received >= sent && received <= sent + unconfirmed;
+      return bad || (expected && received >= sent && received <= sent + unconfirmed);
+    }
+  }
+
+  /**
+   * Latency percentiles of a set of answers, in milliseconds.
+   *
+   * @param count answers measured
+   */
+  public record Latency(long count, double p50, double p90, double p99, double max) {
+    static final Latency NONE = new Latency(0, 0, 0, 0, 0);
+
+    static Latency of(Histogram h) {
+      return new Latency(
+          h.getTotalCount(),
+          h.getValueAtPercentile(50) / 1e6,
+          h.getValueAtPercentile(90) / 1e6,
+          h.getValueAtPercentile(99) / 1e6,
+          h.getMaxValue() / 1e6);
+    }
+
+    String describe() {
+      return count == 0
+          ? "no measured answers"
+          : String.format(
+              "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%,d answers)",
+              p50, p90, p99, max, count);
     }
   }
 
@@ -71,12 +106,16 @@ public final class Summary {
   long series;
   long compressedBytes;
   long uncompressedBytes;
-  long latencyCount;
-  double p50;
-  double p90;
-  double p99;
-  double max;
-  Map<Integer, Long> statuses = Map.of();
+  Latency latency = Latency.NONE;
+  Latency latencyBad = Latency.NONE;
+  BadTenant badTenant;
+  int retries;
+  Map<Integer, Long> statusesPlain = Map.of();
+  Map<Integer, Long> statusesBad = Map.of();
+  Map<Integer, Long> retried = Map.of();
+  long givenUp;
+  long abandoned;
+  Map<String, Double> relayMetrics = Map.of();
   Map<String, Long> transportErrors = Map.of();
   Map<String, String> errorSamples = Map.of();
   long sinkErrors;
@@ -101,23 +140,68 @@ public final class Summary {
     return series;
   }
 
-  /** Requests of the whole run answered non-2xx or not answered, plus bodies the sink refused. */
+  /** Attempts of the whole run answered non-2xx or not answered, plus bodies the sink refused. */
   public long errors() {
-    long n = sinkErrors;
-    for (Map.Entry<Integer, Long> e : statuses.entrySet()) {
-      if (e.getKey() / 100 != 2) {
-        n += e.getValue();
-      }
-    }
+    return errorsWithoutBad() + notAccepted(statusesBad);
+  }
+
+  /**
+   * Attempts of the whole run without the bad tenant answered non-2xx, attempts not answered, and
+   * bodies the sink refused: what must be zero even when a bad tenant misbehaves.
+   */
+  public long errorsWithoutBad() {
+    long n = sinkErrors + notAccepted(statusesPlain);
     for (long v : transportErrors.values()) {
       n += v;
     }
     return n;
   }
 
-  /** Answers of the whole run by HTTP status. */
+  private static long notAccepted(Map<Integer, Long> statuses) {
+    long n = 0;
+    for (Map.Entry<Integer, Long> e : statuses.entrySet()) {
+      if (e.getKey() / 100 != 2) {
+        n += e.getValue();
+      }
+    }
+    return n;
+  }
+
+  /** Answers of the whole run by HTTP status, with and without the bad tenant. */
   public Map<Integer, Long> statuses() {
-    return statuses;
+    Map<Integer, Long> all = new TreeMap<>(statusesPlain);
+    statusesBad.forEach((k, v) -> all.merge(k, v, Long::sum));
+    return all;
+  }
+
+  /** Answers of the whole run to requests without the bad tenant, by HTTP status. */
+  public Map<Integer, Long> statusesWithoutBad() {
+    return statusesPlain;
+  }
+
+  /** Answers of the whole run to requests that carry the bad tenant, by HTTP status. */
+  public Map<Integer, Long> statusesWithBad() {
+    return statusesBad;
+  }
+
+  /** Latency of the measured requests without the bad tenant (all of them without one). */
+  public Latency latency() {
+    return latency;
+  }
+
+  /** Latency of the measured requests that carry the bad tenant. */
+  public Latency latencyWithBad() {
+    return latencyBad;
+  }
+
+  /** Retries scheduled, by the status of the answer that made them necessary. */
+  public Map<Integer, Long> retried() {
+    return retried;
+  }
+
+  /** The relay's counters read at the end ({@link RelayMetricsScrape#NAMES}), when it has them. */
+  public Map<String, Double> relayMetrics() {
+    return relayMetrics;
   }
 
   /** Per-tenant comparison, generated tenants first, then any the sink saw unexpectedly. */
@@ -125,17 +209,23 @@ public final class Summary {
     return tenants;
   }
 
-  /** Series in accepted requests, by tenant. */
+  /** Series that must have arrived, by tenant, the bad tenant left out. */
   public Map<String, Long> sentPerTenant() {
     Map<String, Long> m = new LinkedHashMap<>();
-    tenants.stream().filter(Tenant::expected).forEach(t -> m.put(t.tenant(), t.sent()));
+    tenants.stream()
+        .filter(t -> t.expected() && !t.bad())
+        .forEach(t -> m.put(t.tenant(), t.sent()));
     return m;
   }
 
-  /** Series the sink received, by tenant (only tenants that received any). */
+  /**
+   * Series the sink received, by tenant (only tenants that received any), the bad tenant left out.
+   */
   public Map<String, Long> receivedPerTenant() {
     Map<String, Long> m = new LinkedHashMap<>();
-    tenants.stream().filter(t -> t.received() > 0).forEach(t -> m.put(t.tenant(), t.received()));
+    tenants.stream()
+        .filter(t -> t.received() > 0 && !t.bad())
+        .forEach(t -> m.put(t.tenant(), t.received()));
     return m;
   }
 
@@ -150,15 +240,20 @@ public final class Summary {
   }
 
   /**
-   * Success: the run completed, no request failed, every tenant received exactly its series, and a
-   * spawned relay exited 0 after SIGTERM.
+   * Success: the run completed, no request failed (with a bad tenant: no request without it, and
+   * those with it only with 429 or 5xx), every tenant but the bad one received exactly its series,
+   * and a spawned relay exited 0 after SIGTERM.
    */
   public boolean ok() {
     return abortReason == null
-        && errors() == 0
+        && (badTenant == null ? errors() == 0 : errorsWithoutBad() == 0 && badAnswersRetriable())
         && !mismatch()
         && acceptedRequests > 0
         && (relay == null || (relay.exitCode() == 0 && !relay.diedDuringRun()));
+  }
+
+  private boolean badAnswersRetriable() {
+    return statusesBad.keySet().stream().allMatch(s -> s / 100 == 2 || s == 429 || s / 100 == 5);
   }
 
   /** Prints the report. */
@@ -178,7 +273,7 @@ public final class Summary {
         out,
         "requests",
         String.format(
-            "%,d accepted (%s/s), %,d failed",
+            "%,d accepted (%s/s), %,d not accepted (attempts, retries included)",
             acceptedRequests, rate(acceptedRequests), failedRequests));
     row(out, "series", String.format("%,d (%s/s)", series, rate(series)));
     row(
@@ -190,22 +285,29 @@ public final class Summary {
             num(rateValue(compressedBytes) / 1e6),
             num(uncompressedBytes / 1e6),
             num(rateValue(uncompressedBytes) / 1e6)));
-    row(
-        out,
-        "latency",
-        latencyCount == 0
-            ? "no measured answers"
-            : String.format(
-                "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%,d answers, from %s)",
-                p50,
-                p90,
-                p99,
-                max,
-                latencyCount,
-                targetRate == 0 ? "the write" : "the scheduled send time"));
-    List<String> answers = new ArrayList<>();
-    statuses.forEach((status, n) -> answers.add(String.format("%d: %,d", status, n)));
-    row(out, "answers", (answers.isEmpty() ? "none" : String.join(", ", answers)) + " (whole run)");
+    String from = targetRate == 0 ? "from the write" : "from the scheduled send time";
+    if (badTenant == null) {
+      row(out, "latency", latency.describe() + (latency.count() == 0 ? "" : ", " + from));
+      row(out, "answers", answers(statusesPlain) + " (whole run)");
+    } else {
+      row(out, "latency", "without " + BadTenant.TENANT + ": " + latency.describe());
+      row(out, "", "with " + BadTenant.TENANT + ":    " + latencyBad.describe());
+      row(out, "", "(each attempt " + from + ")");
+      row(out, "answers", "without " + BadTenant.TENANT + ": " + answers(statusesPlain));
+      row(out, "", "with " + BadTenant.TENANT + ":    " + answers(statusesBad) + " (whole run)");
+    }
+    long resent = retried.values().stream().mapToLong(Long::longValue).sum();
+    if (resent > 0 || givenUp > 0 || abandoned > 0) {
+      List<String> by = new ArrayList<>();
+      retried.forEach((status, n) -> by.add(String.format("after %d: %,d", status, n)));
+      row(
+          out,
+          "retries",
+          String.format(
+              "%,d scheduled (%s), %,d of them still waiting when the run ended; %,d requests"
+                  + " given up (not accepted after %d retries, or not retriable)",
+              resent, by.isEmpty() ? "none" : String.join(", ", by), abandoned, givenUp, retries));
+    }
     List<String> transport = new ArrayList<>();
     transportErrors.forEach((kind, n) -> transport.add(String.format("%s: %,d", kind, n)));
     row(out, "transport errors", transport.isEmpty() ? "none" : String.join(", ", transport));
@@ -219,19 +321,27 @@ public final class Summary {
       row(out, "sink errors", String.format("%,d, first: %s", sinkErrors, sinkFirstError));
     }
     out.println();
-    out.println("per tenant, whole run (sent = series in requests answered 2xx; MB uncompressed):");
+    out.println(
+        badTenant == null
+            ? "per tenant, whole run (sent = series in requests answered 2xx; MB uncompressed):"
+            : "per tenant, whole run (sent = series in requests answered 2xx, and in requests with "
+                + BadTenant.TENANT
+                + " answered 429/5xx;\n  those must arrive exactly once; MB uncompressed):");
     out.printf("  %-24s %15s %15s %15s  %s%n", "tenant", "sent", "received", "received MB", "");
     boolean listAll = tenants.size() <= LISTED_TENANTS;
+    // With many tenants only mismatches are listed, and the bad tenant.
     int listed = 0;
     long unlisted = 0;
     for (Tenant t : tenants) {
-      if (!listAll && (t.matches() || listed == LISTED_TENANTS)) {
+      if (!listAll && ((t.matches() && !t.bad()) || listed == LISTED_TENANTS)) {
         unlisted++;
         continue;
       }
       listed++;
       String verdict;
-      if (!t.expected()) {
+      if (t.bad()) {
+        verdict = "not checked (the bad tenant)";
+      } else if (!t.expected()) {
         verdict = "MISMATCH: tenant never sent";
       } else if (!t.matches()) {
         verdict = "MISMATCH";
@@ -244,8 +354,8 @@ public final class Summary {
           "  %-24s %,15d %,15d %15s  %s%n",
           t.tenant(), t.sent(), t.received(), num(t.receivedBytes() / 1e6), verdict);
     }
-    long sentTotal = tenants.stream().mapToLong(Tenant::sent).sum();
-    long receivedTotal = tenants.stream().mapToLong(Tenant::received).sum();
+    long sentTotal = tenants.stream().filter(t -> !t.bad()).mapToLong(Tenant::sent).sum();
+    long receivedTotal = tenants.stream().filter(t -> !t.bad()).mapToLong(Tenant::received).sum();
     if (unlisted > 0) {
       long mismatches = tenants.stream().filter(t -> !t.matches()).count() - listed;
       out.printf(
@@ -254,7 +364,9 @@ public final class Summary {
           tenants.size(),
           mismatches == 0 ? "all ok" : String.format("%,d of them MISMATCH", mismatches));
     }
-    out.printf("  %-24s %,15d %,15d%n", "all", sentTotal, receivedTotal);
+    out.printf(
+        "  %-24s %,15d %,15d%n",
+        badTenant == null ? "all" : "all but " + BadTenant.TENANT, sentTotal, receivedTotal);
     if (sentTotal > 0 && receivedTotal == 0) {
       out.println(
           "  the sink received nothing: is the relay's relay.downstream.url " + sinkUrl + " ?");
@@ -268,6 +380,11 @@ public final class Summary {
     out.println();
     if (relay != null) {
       printRelay(out);
+    }
+    if (!relayMetrics.isEmpty()) {
+      List<String> m = new ArrayList<>();
+      relayMetrics.forEach((name, v) -> m.add(String.format("%s %,.0f", name, v)));
+      row(out, "relay metrics", String.join(", ", m) + " (whole run; /metrics at the end)");
     }
     generatorCpu.ifPresent(
         cpu ->
@@ -333,7 +450,11 @@ public final class Summary {
 
   private String verdict() {
     if (ok()) {
-      return "RESULT: OK - every request accepted, every tenant received exactly its series";
+      return badTenant == null
+          ? "RESULT: OK - every request accepted, every tenant received exactly its series"
+          : "RESULT: OK - every request without "
+              + BadTenant.TENANT
+              + " accepted, every other tenant received exactly its series";
     }
     List<String> why = new ArrayList<>();
     if (abortReason != null) {
@@ -342,8 +463,14 @@ public final class Summary {
     if (acceptedRequests == 0) {
       why.add("no measured request was accepted");
     }
-    if (errors() > 0) {
+    if (badTenant == null && errors() > 0) {
       why.add(String.format("%,d errors", errors()));
+    }
+    if (badTenant != null && errorsWithoutBad() > 0) {
+      why.add(String.format("%,d errors without %s", errorsWithoutBad(), BadTenant.TENANT));
+    }
+    if (badTenant != null && !badAnswersRetriable()) {
+      why.add("requests with " + BadTenant.TENANT + " answered other than 2xx, 429 or 5xx");
     }
     if (mismatch()) {
       why.add("MISMATCH between series sent and received");
@@ -368,6 +495,18 @@ public final class Summary {
 
   private static String plain(double v) {
     return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+  }
+
+  private static String answers(Map<Integer, Long> statuses) {
+    List<String> answers = new ArrayList<>();
+    statuses.forEach((status, n) -> answers.add(String.format("%d: %,d", status, n)));
+    return answers.isEmpty() ? "none" : String.join(", ", answers);
+  }
+
+  /** A fraction as a percentage: 0.1 → 10%, 0.025 → 2.5%. */
+  static String percent(double fraction) {
+    return BigDecimal.valueOf(fraction).movePointRight(2).stripTrailingZeros().toPlainString()
+        + "%";
   }
 
   /** Three significant digits at least, grouped: 1,643,210 / 821.9 / 8.23. */

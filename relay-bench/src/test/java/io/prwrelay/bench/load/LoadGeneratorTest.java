@@ -9,15 +9,20 @@ import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The generator run in-process against an in-process relay that delivers to the sink. */
 class LoadGeneratorTest {
@@ -106,6 +111,71 @@ class LoadGeneratorTest {
     assertTrue(output().contains("x-tenant-0"), output());
     assertTrue(output().contains("MISMATCH"), output());
     assertTrue(output().contains("RESULT: FAILED"), output());
+  }
+
+  @Test
+  void aThrottledTenantsRetriesDeliverEveryOtherTenantExactlyOnce() throws Exception {
+    startRelay(Map.of());
+    Summary s =
+        run(
+            "--duration 1500ms --warmup 0ms --connections 2 --tenants 4 --series-per-request 200"
+                + " --pool 8 --bad-tenant 429 --bad-retry-after 0s --bad-share 0.25 --retries 2");
+    assertTrue(s.ok(), output());
+    assertEquals(Set.of(204), s.statusesWithoutBad().keySet(), output());
+    assertEquals(Set.of(429), s.statusesWithBad().keySet(), output());
+    assertTrue(s.retried().getOrDefault(429, 0L) > 0, output());
+    assertEquals(
+        List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3"),
+        List.copyOf(s.sentPerTenant().keySet()),
+        output());
+    assertEquals(s.sentPerTenant(), s.receivedPerTenant(), output());
+    assertTrue(s.relayMetrics().get("relay_ledger_skipped_series_total") > 0, output());
+    assertEquals(0, sink.counts().get(BadTenant.TENANT).series(), output());
+    assertTrue(output().contains("with tenant-bad:"), output());
+  }
+
+  @Test
+  @org.junit.jupiter.api.Disabled(
+      "timing-dependent: a retry can be pushed past the 3 s run by the relay's Retry-After, and then no"
+          + " duplicate happens; to be rewritten with a retry the relay cannot delay")
+  void retriesThatDeliverATenantTwiceAreAMismatch() throws Exception {
+    startRelay(Map.of("relay.delivery.ledger.max-entries", "0"));
+    Summary s =
+        run(
+            "--duration 3s --warmup 0ms --connections 2 --tenants 3 --series-per-request 100"
+                + " --pool 4 --bad-tenant 503 --bad-retry-after 0s --bad-share 0.5 --retries 1");
+    assertTrue(s.retried().getOrDefault(503, 0L) > 0, output());
+    assertTrue(s.mismatch(), output());
+    assertFalse(s.ok(), output());
+    assertTrue(output().contains("MISMATCH"), output());
+  }
+
+  @Test
+  void inQueueModeASlowTenantHoldsNobodyAndArrivesLater(@TempDir Path queue) throws Exception {
+    startRelay(
+        Map.of("relay.delivery.mode", "queue", "relay.delivery.queue.dir", queue.toString()));
+    // Answers held for the slow tenant would time out: the sender gives up after 1.5 s.
+    Summary s =
+        run(
+            "--duration 1s --warmup 0ms --connections 2 --tenants 3 --series-per-request 100"
+                + " --pool 4 --bad-tenant slow --bad-delay 2s --bad-share 0.5 --timeout 1500ms");
+    assertTrue(s.ok(), output());
+    assertEquals(Set.of(204), s.statuses().keySet(), output());
+    assertTrue(s.statusesWithBad().get(204) > 0, output());
+    assertEquals(s.sentPerTenant(), s.receivedPerTenant(), output());
+    awaitEmptyQueue();
+    Summary.Tenant bad = s.tenants().stream().filter(Summary.Tenant::bad).findFirst().orElseThrow();
+    assertEquals(bad.sent(), sink.counts().get(BadTenant.TENANT).series(), output());
+  }
+
+  /** Waits (at most 20 s) until the relay has delivered every queued record. */
+  private void awaitEmptyQueue() throws InterruptedException {
+    URI url = URI.create("http://127.0.0.1:" + relay.address().getPort() + "/api/v1/write");
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (RelayMetricsScrape.read(url).getOrDefault("relay_queue_bytes", -1.0) != 0
+        && System.nanoTime() - until < 0) {
+      Thread.sleep(100);
+    }
   }
 
   @Test

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class OptionsTest {
@@ -31,7 +33,51 @@ class OptionsTest {
     assertEquals(64, o.poolSize());
     assertEquals(Options.EXTERNAL_SINK_PORT, o.sinkPort());
     assertEquals(List.of(), o.jvmArgs());
+    assertEquals(List.of(), o.relayArgs());
+    assertEquals(5, o.retries());
+    assertEquals(Optional.empty(), o.badTenant());
     assertEquals(URI.create("http://127.0.0.1:8080/api/v1/write"), o.relayUrl());
+  }
+
+  @Test
+  void aBadTenantWithItsParameters() throws Exception {
+    BadTenant throttled = Options.parse(URL, "--bad-tenant", "429").badTenant().orElseThrow();
+    assertEquals(
+        new BadTenant(BadTenant.Kind.THROTTLED, 0.1, Duration.ofSeconds(2), Duration.ofSeconds(1)),
+        throttled);
+    assertEquals(Map.of("Retry-After", "1"), throttled.reply().headers());
+    assertEquals(429, throttled.reply().status());
+    BadTenant failing =
+        Options.parse(URL, "--bad-tenant=503", "--bad-share=0.25", "--bad-retry-after=0s")
+            .badTenant()
+            .orElseThrow();
+    assertEquals(BadTenant.Kind.FAILING, failing.kind());
+    assertEquals(0.25, failing.share());
+    assertEquals(Map.of(), failing.reply().headers(), "0s: no Retry-After");
+    BadTenant slow =
+        Options.parse(URL, "--bad-tenant", "SLOW", "--bad-delay", "5s").badTenant().orElseThrow();
+    assertEquals(200, slow.reply().status());
+    assertEquals(Duration.ofSeconds(5), slow.reply().delay());
+    assertTrue(
+        Options.parse(URL, "--bad-tenant", "slow", "--bad-share", "0.025")
+            .describe()
+            .contains(
+                "bad tenant: tenant-bad in 2.5% of the requests, answered 200 after 2000 ms"));
+  }
+
+  @Test
+  void relaySettingsAreKeysAndValues() throws Exception {
+    Options o =
+        Options.parse(
+            "--spawn-relay",
+            "pom.xml",
+            "--relay-arg",
+            "relay.delivery.mode=queue",
+            "--relay-arg=relay.lanes.linger=1ms");
+    assertEquals(List.of("relay.delivery.mode=queue", "relay.lanes.linger=1ms"), o.relayArgs());
+    assertTrue(
+        error("--spawn-relay", "pom.xml", "--relay-arg", "mode=queue").contains("relay key"));
+    assertTrue(error(URL, "--relay-arg", "relay.a=b").contains("only to a spawned relay"));
   }
 
   @Test
@@ -99,6 +145,18 @@ class OptionsTest {
           "--seed=N",
           "(default 42)",
           "--help",
+          "--relay-arg=KEY=VALUE",
+          "temporary queue directory",
+          "--retries=N",
+          "(default 5; 0 = never)",
+          "bad tenant (sink answers one extra tenant, tenant-bad, badly):",
+          "--bad-tenant=429|slow|503",
+          "--bad-share=F",
+          "(default 0.1)",
+          "--bad-delay=D",
+          "(default 2s)",
+          "--bad-retry-after=D",
+          "none (default 1s)",
           "Durations take a unit: 500ms, 20s, 2m, 1h."
         }) {
       assertTrue(help.contains(option), option);
@@ -142,5 +200,17 @@ class OptionsTest {
     assertTrue(error(URL, "--wait", "--jvm-args", "-Xmx1g").contains("--jvm-args applies only"));
     assertTrue(error("--spawn-relay", "missing.jar").contains("does not exist"));
     assertTrue(error("--spawn-relay", "missing.jar", "--wait").contains("does not exist"));
+    assertTrue(error(URL, "--retries", "-1").contains("--retries -1 is out of range 0..1000"));
+    assertTrue(error(URL, "--bad-share", "0.1").contains("need --bad-tenant"));
+    assertTrue(error(URL, "--bad-tenant", "404").contains("must be 429, slow or 503"));
+    assertTrue(error(URL, "--bad-tenant", "429", "--bad-share", "0").contains("more than 0"));
+    assertTrue(error(URL, "--bad-tenant", "429", "--bad-share", "1.5").contains("at most 1"));
+    assertTrue(error(URL, "--bad-tenant", "429", "--bad-delay", "1s").contains("applies to"));
+    assertTrue(error(URL, "--bad-tenant", "slow", "--bad-retry-after", "1s").contains("429 or"));
+    assertTrue(
+        error(URL, "--bad-tenant", "503", "--bad-retry-after", "1500ms").contains("whole seconds"));
+    assertTrue(
+        error(URL, "--bad-tenant", "429", "--encoding", "zstd")
+            .contains("needs --encoding snappy"));
   }
 }

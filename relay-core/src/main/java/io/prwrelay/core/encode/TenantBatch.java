@@ -3,8 +3,12 @@ package io.prwrelay.core.encode;
 import io.netty.buffer.ByteBuf;
 
 /**
- * One tenant's share of a request: a valid, uncompressed {@code WriteRequest} holding exactly that
- * tenant's series, in request order, plus the counts the relay reports.
+ * One tenant's share of a request: a valid, uncompressed request holding exactly that tenant's
+ * series, in request order, plus the counts the relay reports (the {@code
+ * X-Prometheus-Remote-Write-*-Written} headers included). The request is a PRW 1.0 {@code
+ * WriteRequest} from {@code TenantRouter}; from {@code V2TenantRouter} it is in the router's {@link
+ * V2BatchEncoder.Format}: a PRW 2.0 {@code Request} with the tenant's own symbols table, or a PRW
+ * 1.0 {@code WriteRequest} converted from 2.0.
  *
  * <p>The batch owns {@link #content()} until {@link #takeContent()} hands it over; whatever was not
  * taken is released when the owning {@code RouteResult} is cleared. A batch object is reused across
@@ -61,7 +65,11 @@ public final class TenantBatch {
     return new SeriesCounts(series, samples, exemplars, histograms);
   }
 
-  /** Number of metadata fields copied into the batch. */
+  /**
+   * Number of metadata in the batch: PRW 1.0 {@code metadata} fields (copied, or converted from PRW
+   * 2.0 series metadata, one per distinct metadata), or for PRW 2.0 the series' {@code metadata}
+   * fields.
+   */
   public int metadata() {
     return metadata;
   }

@@ -9,9 +9,9 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * What {@link TenantRouter#route} made of one request: either an {@link #error()} or one {@link
- * TenantBatch} per tenant, plus counts of series that had no valid tenant, by {@link
- * TenantProblem}.
+ * What {@link TenantRouter#route} (PRW 1.0) or {@link V2TenantRouter#route} (PRW 2.0) made of one
+ * request: either an {@link #error()} or one {@link TenantBatch} per tenant, plus counts of series
+ * that had no valid tenant, by {@link TenantProblem}.
  *
  * <p>Owned by the router and reused: valid until the next {@code route} call on the same router.
  * The batches own their buffers until taken with {@link TenantBatch#takeContent()}; {@link
@@ -43,7 +43,10 @@ public final class RouteResult {
     return seriesIn;
   }
 
-  /** Metadata fields read from the request. */
+  /**
+   * Metadata fields read from the request: top-level {@code metadata} of PRW 1.0, the series'
+   * {@code metadata} fields of PRW 2.0.
+   */
   public int metadataIn() {
     return metadataIn;
   }

@@ -184,6 +184,19 @@ public final class TenantRouter implements WriteRequestVisitor {
   }
 
   private RequestError reject(SeriesView series, TenantProblem problem) {
+    return missingTenant(
+        labelNames, series.tenantLabel(), series.index(), series.start() - requestOffset, problem);
+  }
+
+  /**
+   * The 400 for a series without a valid tenant under {@code relay.tenant.missing=reject}, shared
+   * by the v1 and v2 routers.
+   *
+   * @param tenantLabel index in {@code labelNames} of the label whose value was invalid
+   * @param offset byte offset of the series in the request
+   */
+  static RequestError missingTenant(
+      String[] labelNames, int tenantLabel, int index, int offset, TenantProblem problem) {
     String what;
     if (problem == TenantProblem.MISSING) {
       what =
@@ -193,15 +206,15 @@ public final class TenantRouter implements WriteRequestVisitor {
     } else {
       what =
           "the value of tenant label "
-              + labelNames[series.tenantLabel()]
+              + labelNames[tenantLabel]
               + " is not a valid tenant ID ("
               + problem.tag()
               + ")";
     }
     return new RequestError(
         RequestError.Kind.NO_TENANT,
-        "timeseries[" + series.index() + "]",
-        series.start() - requestOffset,
+        "timeseries[" + index + "]",
+        offset,
         what + " and relay.tenant.missing is reject");
   }
 }

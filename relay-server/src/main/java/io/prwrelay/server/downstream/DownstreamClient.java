@@ -36,6 +36,8 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 
@@ -54,6 +56,10 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
   private static final String TENANT_PLACEHOLDER = "%7Btenant%7D";
 
   private final Map<EventExecutor, FixedChannelPool> pools = new IdentityHashMap<>();
+
+  /** Attempts not completed yet, so that {@link #close()} can complete them. */
+  private final Set<Attempt> inFlight = ConcurrentHashMap.newKeySet();
+
   private final String host;
   private final String hostHeader;
   private final String pathTemplate;
@@ -169,7 +175,8 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     if (pool == null) {
       throw new IllegalArgumentException("event loop is not one of the client's group");
     }
-    Attempt attempt = new Attempt(promise, pool);
+    Attempt attempt = new Attempt(loop, promise, pool, inFlight);
+    inFlight.add(attempt);
     attempt.timeout =
         loop.schedule(
             () ->
@@ -232,17 +239,34 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
   }
 
   /**
-   * Closes every pool and waits (up to 5 s each) until its idle connections are closed. Call it
-   * while the event loops still run, and not on one of them: a pool closes its idle connections
-   * from Netty's GlobalEventExecutor, waiting without limit for each close to run on the
-   * connection's event loop. A close handed to a loop that is already stopping can be dropped
-   * unrun; that wait then blocks the GlobalEventExecutor, which every event loop group needs to
-   * report its termination, for the rest of the process.
+   * Completes every attempt still in flight with a transport failure (its connection is closed), on
+   * its event loop, so that callers release what they lent it before the loops stop; then closes
+   * every pool and waits (up to 5 s each) until its idle connections are closed. Call it while the
+   * event loops still run, and not on one of them: a pool closes its idle connections from Netty's
+   * GlobalEventExecutor, waiting without limit for each close to run on the connection's event
+   * loop. A close handed to a loop that is already stopping can be dropped unrun; that wait then
+   * blocks the GlobalEventExecutor, which every event loop group needs to report its termination,
+   * for the rest of the process.
    */
   @Override
   public void close() {
     List<Future<Void>> closing = new ArrayList<>(pools.size());
-    for (FixedChannelPool pool : pools.values()) {
+    for (Map.Entry<EventExecutor, FixedChannelPool> e : pools.entrySet()) {
+      EventExecutor loop = e.getKey();
+      FixedChannelPool pool = e.getValue();
+      Runnable failInFlight =
+          () -> {
+            for (Attempt a : List.copyOf(inFlight)) {
+              if (a.loop == loop) {
+                a.fail("the relay is shutting down");
+              }
+            }
+          };
+      if (loop.inEventLoop()) {
+        failInFlight.run();
+      } else if (!loop.isShuttingDown()) {
+        loop.submit(failInFlight).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      }
       closing.add(pool.closeAsync());
     }
     for (Future<Void> f : closing) {
@@ -252,14 +276,22 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
 
   /** One attempt's state; completed exactly once, on the event loop. */
   static final class Attempt {
+    final EventExecutor loop;
     final Promise<AttemptOutcome> promise;
     final FixedChannelPool pool;
+    final Set<Attempt> inFlight;
     Channel channel;
     ScheduledFuture<?> timeout;
 
-    Attempt(Promise<AttemptOutcome> promise, FixedChannelPool pool) {
+    Attempt(
+        EventExecutor loop,
+        Promise<AttemptOutcome> promise,
+        FixedChannelPool pool,
+        Set<Attempt> inFlight) {
+      this.loop = loop;
       this.promise = promise;
       this.pool = pool;
+      this.inFlight = inFlight;
     }
 
     /** Completes with a response; the connection goes back to the pool or is closed. */
@@ -277,6 +309,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
       if (promise.isDone()) {
         return;
       }
+      inFlight.remove(this);
       timeout.cancel(false);
       Channel ch = channel;
       channel = null;

@@ -44,10 +44,13 @@ import java.util.concurrent.TimeUnit;
  * <p>In queue mode every fragment is compressed and appended to the tenant's on-disk {@link
  * TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or 503 when the disk
  * refuses it). The lane drains its queue in order, one downstream request at a time, merging the
- * records waiting at the head into one request of at most {@code batchMaxBytes} (one record at a
- * time after a 429). A 2xx acknowledges the records, a non-retriable 4xx drops them (counted), a
- * 429 or 5xx keeps them and backs the lane off. The state never fails a fragment fast in queue
- * mode: a backing-off tenant's data waits on disk, within the queue's bounds.
+ * records waiting at the head into one request of at most {@code batchMaxBytes}. A 2xx acknowledges
+ * the records, a non-retriable 4xx drops them (counted), a 429, 5xx or timeout keeps them and backs
+ * the lane off; from then until a send succeeds the lane sends one record at a time, so that a
+ * failing tenant's retries do not read and merge a whole batch again each time (up to {@code
+ * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
+ * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
+ * within the queue's bounds.
  */
 public final class Lane {
   /**
@@ -78,6 +81,9 @@ public final class Lane {
   private long lastActiveNanos;
   private ScheduledFuture<?> wake;
   private long wakeAt;
+
+  /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
+  private boolean closed;
 
   /** The tenant's on-disk queue in queue mode, else {@code null}. */
   private final TenantQueue queue;
@@ -121,6 +127,10 @@ public final class Lane {
   void offer(Fragment f) {
     long now = now();
     lastActiveNanos = now;
+    if (closed) {
+      finish(f, shuttingDown(f));
+      return;
+    }
     if (queue != null) {
       enqueue(f);
       return;
@@ -175,6 +185,9 @@ public final class Lane {
   }
 
   private void pump(long now) {
+    if (closed) {
+      return;
+    }
     if (queue != null) {
       drain(now);
       return;
@@ -311,6 +324,12 @@ public final class Lane {
 
   private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
     long now = ended(batch.size(), o, started);
+    if (closed && !o.success() && o.retriable()) {
+      for (Fragment f : batch) {
+        finish(f, shuttingDown(f));
+      }
+      return;
+    }
     if (o.success()) {
       for (Fragment f : batch) {
         finish(f, new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts));
@@ -421,7 +440,7 @@ public final class Lane {
 
   /** Queue mode: sends the records at the head of the queue, one request at a time. */
   private void drain(long now) {
-    if (reading || inFlight > 0 || queue.isEmpty()) {
+    if (closed || reading || inFlight > 0 || queue.isEmpty()) {
       return;
     }
     if (state != State.HEALTHY && now - untilNanos < 0) {
@@ -436,6 +455,12 @@ public final class Lane {
 
   private void read(List<QueuedRecord> records, Throwable error) {
     reading = false;
+    if (closed) {
+      if (records != null) {
+        release(records);
+      }
+      return;
+    }
     long now = now();
     if (error != null) {
       Throwable cause = error.getCause() != null ? error.getCause() : error;
@@ -524,10 +549,13 @@ public final class Lane {
       drain(now);
       return;
     }
+    if (closed) {
+      return; // the records stay queued for the next start
+    }
     failures++;
     long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
+    oneByOne = true;
     if (o.status() == 429) {
-      oneByOne = true;
       enter(State.THROTTLED, o.describe(), delay, now);
     } else {
       enter(State.BACKING_OFF, o.describe(), delay, now);
@@ -595,15 +623,22 @@ public final class Lane {
     }
   }
 
-  /** Answers everything still waiting (shutdown). */
+  /**
+   * Answers everything still waiting and stops the lane (shutdown): from now on fragments are
+   * answered 503 at once, fragments of sends still in flight are answered when their outcome comes
+   * back (never retried), and queued records read or sent are released without a new read.
+   */
   void close() {
+    closed = true;
     cancelWake();
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();
-      finish(
-          f,
-          new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts));
+      finish(f, shuttingDown(f));
     }
+  }
+
+  private static FragmentOutcome shuttingDown(Fragment f) {
+    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts);
   }
 }

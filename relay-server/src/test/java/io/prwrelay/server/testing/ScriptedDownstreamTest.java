@@ -18,6 +18,7 @@ import java.net.http.HttpResponse;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.xerial.snappy.Snappy;
 
@@ -89,6 +90,24 @@ class ScriptedDownstreamTest {
       assertEquals(1, a.requests(), "only the request answered 2xx counts as received");
       assertEquals(2, a.series());
       assertEquals(4, downstream.received().size(), "refused requests are recorded too");
+    }
+  }
+
+  @Test
+  void aTenantsRuleAnswersOnceItsScriptIsEmptyAndNullFallsThrough() throws Exception {
+    try (ScriptedDownstream downstream = new ScriptedDownstream()) {
+      AtomicBoolean throttled = new AtomicBoolean(true);
+      downstream.script("a", Reply.status(503));
+      downstream.rule("a", () -> throttled.get() ? Reply.status(429) : null);
+      downstream.script("*", Reply.status(500));
+      byte[] body = Snappy.compress(request(1, "m"));
+
+      assertEquals(503, post(downstream, "a", body).statusCode());
+      assertEquals(429, post(downstream, "a", body).statusCode());
+      assertEquals(429, post(downstream, "a", body).statusCode());
+      throttled.set(false);
+      assertEquals(500, post(downstream, "a", body).statusCode());
+      assertEquals(200, post(downstream, "a", body).statusCode());
     }
   }
 

@@ -1,0 +1,35 @@
+package io.prwrelay.bench.load;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class RelayMetricsScrapeTest {
+  @Test
+  void sumsEachMetricOverItsLabelsInReportOrder() {
+    String page =
+        String.join(
+            "\n",
+            "# HELP relay_ledger_skipped_series_total series not sent again",
+            "# TYPE relay_ledger_skipped_series_total counter",
+            "relay_ledger_skipped_series_total 1234.0",
+            "relay_tenant_downstream_requests_total{tenant=\"a\"} 10.0",
+            "relay_tenant_downstream_requests_total{tenant=\"b\"} 5.0",
+            "relay_tenant_downstream_requests_total_other 99.0",
+            "relay_requests_total{status=\"204\"} 7.0",
+            "");
+    Map<String, Double> m = RelayMetricsScrape.parse(page);
+    assertEquals(
+        List.of("relay_tenant_downstream_requests_total", "relay_ledger_skipped_series_total"),
+        List.copyOf(m.keySet()));
+    assertEquals(15.0, m.get("relay_tenant_downstream_requests_total"));
+    assertEquals(1234.0, m.get("relay_ledger_skipped_series_total"));
+  }
+
+  @Test
+  void aRelayWithoutTheseMetricsGivesNothing() {
+    assertEquals(Map.of(), RelayMetricsScrape.parse("relay_requests_total{status=\"204\"} 7.0\n"));
+  }
+}

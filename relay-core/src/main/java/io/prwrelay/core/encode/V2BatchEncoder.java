@@ -1,0 +1,386 @@
+package io.prwrelay.core.encode;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.remotewrite.SymbolTable;
+import io.prwrelay.core.remotewrite.V2SeriesView;
+import io.prwrelay.core.wire.V2ExemplarFields;
+import io.prwrelay.core.wire.V2MetadataFields;
+import io.prwrelay.core.wire.V2RequestFields;
+import io.prwrelay.core.wire.V2TimeSeriesFields;
+import io.prwrelay.core.wire.Varints;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Builds one request per tenant from the series of a PRW 2.0 request, either as PRW 2.0 with a
+ * symbols table of the tenant's own ({@link Format#V2}) or converted to PRW 1.0 ({@link Format#V1},
+ * see {@link V1FromV2Writer}).
+ *
+ * <p>While the request is read, {@link #addSeries} records each series' byte range and refs under
+ * its tenant slot. {@link #encode} then handles one slot at a time: it collects the refs the slot's
+ * series use (labels, minus a removed tenant label; exemplar labels; metadata help and unit),
+ * writes the batch into a reused scratch array, and copies it into one pooled buffer of exactly its
+ * size.
+ *
+ * <p><b>PRW 2.0 batches</b> carry only the symbols their own series reference, so no string of one
+ * tenant reaches another tenant's request. The table keeps the request's order: ref 0 ({@code ""})
+ * first, then every used symbol in ascending original ref. Each series is rewritten with its refs
+ * remapped (labels in one packed {@code labels_refs} field first, then every other field in its
+ * original order: exemplars with their refs remapped, metadata with {@code help_ref} and {@code
+ * unit_ref} remapped, samples, histograms and unknown fields byte for byte). A tenant that uses
+ * every symbol of the request keeps the request's table as is, and its series are copied byte for
+ * byte unless a label is removed: the common single-tenant request costs a copy.
+ *
+ * <pre>
+ * batch:  | 0x22 len "" | 0x22 len sym | ... | 0x2A len | 0x0A len new refs | other fields ... |
+ * </pre>
+ *
+ * <p>Scratch arrays grow to the largest request seen and are reused; after warm-up no allocation
+ * happens per series or per label, and {@link #encode} allocates one pooled buffer per tenant. A
+ * store per byte into an array, then one bulk copy, costs less than the many small writes into a
+ * pooled (direct) buffer that re-encoding every ref takes. Not thread-safe.
+ */
+public final class V2BatchEncoder {
+  /** The protocol of the batches {@link #encode} writes. */
+  public enum Format {
+    /** PRW 2.0 {@code io.prometheus.write.v2.Request}, with a minimal symbols table per tenant. */
+    V2,
+    /** PRW 1.0 {@code prometheus.WriteRequest}, for downstreams that accept only 1.0. */
+    V1
+  }
+
+  private final V2SeriesRecords records = new V2SeriesRecords();
+  private final V1FromV2Writer v1 = new V1FromV2Writer(records);
+  private final TrustedWalker walker = new TrustedWalker();
+  private final TrustedWalker inner = new TrustedWalker();
+  private final List<TenantBatch> pool = new ArrayList<>();
+
+  // Per slot: the symbols it uses (sorted original refs) and their new refs.
+  private int[] symbolStamp = new int[256];
+  private int stamp;
+  private int[] used = new int[256];
+  private int usedCount;
+  private int[] newRef = new int[256];
+  private boolean identity;
+
+  private byte[] scratch = new byte[4096];
+
+  /**
+   * Starts a request.
+   *
+   * @param array borrowed; the request bytes every later offset refers to
+   * @param symbols borrowed; the request's symbols table, valid until {@link #encode} returns
+   */
+  public void reset(byte[] array, SymbolTable symbols) {
+    records.reset(array, symbols);
+  }
+
+  /**
+   * Opens the next tenant slot and returns its number; slots are numbered from 0 in opening order.
+   */
+  public int openSlot() {
+    return records.openSlot();
+  }
+
+  /** Number of slots opened for this request. */
+  public int slots() {
+    return records.slots;
+  }
+
+  /**
+   * Adds a series to a slot.
+   *
+   * @param series borrowed view of the series; its refs are copied
+   * @param removeTenantLabel leave out the label pair that resolved the series' tenant
+   */
+  public void addSeries(int slot, V2SeriesView series, boolean removeTenantLabel) {
+    records.add(slot, series, removeTenantLabel);
+  }
+
+  /**
+   * Writes every slot's batch.
+   *
+   * @param format the protocol of the batches
+   * @param tenants tenant ID per slot
+   * @param alloc where batch buffers come from; each batch gets exactly one buffer of its final
+   *     size
+   * @param out receives one {@link TenantBatch} per slot, in slot order; the batches own their
+   *     buffers. A buffer is allocated only once its bytes are ready and its batch is added right
+   *     after, so a caller that clears {@code out} after an exception releases everything
+   */
+  public void encode(
+      Format format, String[] tenants, ByteBufAllocator alloc, List<TenantBatch> out) {
+    int first = out.size();
+    V2SeriesRecords r = records;
+    for (int slot = 0; slot < r.slots; slot++) {
+      TenantBatch b = batch(first + slot);
+      b.tenant = tenants[slot];
+      b.series = r.slotSeries[slot];
+      b.samples = r.slotSamples[slot];
+      b.exemplars = r.slotExemplars[slot];
+      b.histograms = r.slotHistograms[slot];
+      if (format == Format.V1) {
+        b.metadata = v1.encode(slot, alloc, b);
+        out.add(b);
+      } else {
+        b.metadata = r.slotMetadata[slot];
+        encodeV2(slot, alloc, b);
+        out.add(b);
+      }
+    }
+  }
+
+  private TenantBatch batch(int index) {
+    while (pool.size() <= index) {
+      pool.add(new TenantBatch());
+    }
+    return pool.get(index);
+  }
+
+  private void encodeV2(int slot, ByteBufAllocator alloc, TenantBatch b) {
+    // Slack for the label refs' length prefix, reserved a few bytes longer than it may end up.
+    int bound = collect(slot) + 16;
+    if (scratch.length < bound) {
+      scratch = new byte[Math.max(bound, scratch.length * 2)];
+    }
+    int size = write(slot, scratch);
+    ByteBuf buf = alloc.buffer(size, size);
+    buf.writeBytes(scratch, 0, size);
+    b.content = buf;
+  }
+
+  /**
+   * Finds the symbols the slot uses, sorts them and numbers them in that order.
+   *
+   * @return an upper bound of the batch size: the used symbols as fields plus the slot's series as
+   *     received (a rewritten series is never longer: every new ref is at most its old ref)
+   */
+  private int collect(int slot) {
+    V2SeriesRecords r = records;
+    SymbolTable symbols = r.symbols;
+    int symbolCount = symbols.count();
+    if (symbolStamp.length < symbolCount) {
+      int n = Math.max(symbolCount, symbolStamp.length * 2);
+      symbolStamp = new int[n];
+      used = new int[n];
+      newRef = new int[n];
+    }
+    if (++stamp == Integer.MAX_VALUE) {
+      Arrays.fill(symbolStamp, 0);
+      stamp = 1;
+    }
+    usedCount = 0;
+    if (symbolCount > 0) {
+      mark(0);
+    }
+    int bound = 0;
+    int[] refs = r.refs;
+    for (int i = r.head[slot]; i >= 0; i = r.next[i]) {
+      bound += r.end[i] - r.start[i];
+      int from = r.refStart[i];
+      int labelsEnd = from + r.refCount[i];
+      int cut = r.cut[i] < 0 ? -1 : from + 2 * r.cut[i];
+      for (int k = from; k < labelsEnd; k += 2) {
+        if (k != cut) {
+          mark(refs[k]);
+          mark(refs[k + 1]);
+        }
+      }
+      for (int k = labelsEnd, to = labelsEnd + r.nestedCount[i]; k < to; k++) {
+        mark(refs[k]);
+      }
+    }
+    Arrays.sort(used, 0, usedCount);
+    identity = usedCount == symbolCount;
+    int[] map = newRef;
+    int[] u = used;
+    for (int j = 0; j < usedCount; j++) {
+      map[u[j]] = j;
+      int length = symbols.length(u[j]);
+      bound += 1 + Varints.size32(length) + length;
+    }
+    return bound;
+  }
+
+  private void mark(int ref) {
+    if (symbolStamp[ref] != stamp) {
+      symbolStamp[ref] = stamp;
+      used[usedCount++] = ref;
+    }
+  }
+
+  /** Whether series {@code i} is copied as received: same table, no label left out. */
+  private boolean verbatim(int i) {
+    return identity && records.cut[i] < 0;
+  }
+
+  /**
+   * Writes the slot's batch into {@code d}; returns the number of bytes written. A rewritten
+   * message is written after room for its header as large as the received one's, since its content
+   * is no longer than the received content; in the rare case the length then takes fewer bytes, the
+   * content moves down. This saves a sizing pass over every series.
+   */
+  private int write(int slot, byte[] d) {
+    V2SeriesRecords r = records;
+    SymbolTable symbols = r.symbols;
+    byte[] a = r.array;
+    int o = 0;
+    for (int j = 0; j < usedCount; j++) {
+      int ref = used[j];
+      int length = symbols.length(ref);
+      d[o++] = (byte) V2RequestFields.SYMBOLS_TAG;
+      o = Varints.put32(d, o, length);
+      System.arraycopy(a, symbols.offset(ref), d, o, length);
+      o += length;
+    }
+    int[] map = newRef;
+    int[] refs = r.refs;
+    for (int i = r.head[slot]; i >= 0; i = r.next[i]) {
+      int content = r.content[i];
+      int end = r.end[i];
+      if (verbatim(i)) {
+        int length = end - r.start[i];
+        System.arraycopy(a, r.start[i], d, o, length);
+        o += length;
+        continue;
+      }
+      int headerAt = o;
+      int reserved = 1 + Varints.size32(end - content);
+      int p = o + reserved;
+      int from = r.refStart[i];
+      int to = from + r.refCount[i];
+      int cut = r.cut[i] < 0 ? -1 : from + 2 * r.cut[i];
+      if (to - from > (cut < 0 ? 0 : 2)) {
+        // The packed length takes at most size32(5 bytes per ref) bytes; shrink it after.
+        int lengthAt = p + 1;
+        int reservedLength = Varints.size32(5 * (to - from));
+        int refsAt = lengthAt + reservedLength;
+        int q = refsAt;
+        for (int k = from; k < to; k += 2) {
+          if (k != cut) {
+            q = Varints.put32(d, q, map[refs[k]]);
+            q = Varints.put32(d, q, map[refs[k + 1]]);
+          }
+        }
+        p = header(d, p, 1 + reservedLength, q, V2TimeSeriesFields.LABELS_REFS_TAG);
+      }
+      TrustedWalker w = walker.at(a, content);
+      while (w.pos < end) {
+        int fieldStart = w.pos;
+        int tag = w.tag();
+        w.skip(tag);
+        if (tag == V2TimeSeriesFields.LABELS_REFS_TAG
+            || tag == V2TimeSeriesFields.LABELS_REF_UNPACKED_TAG) {
+          continue;
+        }
+        if (tag == V2TimeSeriesFields.EXEMPLARS_TAG) {
+          p = writeExemplar(w.body, w.pos, d, p);
+        } else if (tag == V2TimeSeriesFields.METADATA_TAG) {
+          p = writeMetadata(w.body, w.pos, d, p);
+        } else {
+          int length = w.pos - fieldStart;
+          System.arraycopy(a, fieldStart, d, p, length);
+          p += length;
+        }
+      }
+      o = header(d, headerAt, reserved, p, V2RequestFields.TIMESERIES_TAG);
+    }
+    return o;
+  }
+
+  /**
+   * Completes a message written at {@code headerAt + reserved} up to {@code end}: writes its tag
+   * and length before it, moving the content down when the header is shorter than reserved.
+   *
+   * @return the index one past the message
+   */
+  private static int header(byte[] d, int headerAt, int reserved, int end, int tag) {
+    int contentAt = headerAt + reserved;
+    int length = end - contentAt;
+    int header = 1 + Varints.size32(length);
+    if (header != reserved) {
+      System.arraycopy(d, contentAt, d, headerAt + header, length);
+    }
+    d[headerAt] = (byte) tag;
+    Varints.put32(d, headerAt + 1, length);
+    return headerAt + header + length;
+  }
+
+  /** Writes an exemplar field: its refs in one packed field, then its other fields. */
+  private int writeExemplar(int from, int to, byte[] d, int o) {
+    int[] map = newRef;
+    byte[] a = records.array;
+    int reserved = 1 + Varints.size32(to - from);
+    int p = o + reserved;
+    int refBytes = 0;
+    TrustedWalker e = inner.at(a, from);
+    while (e.pos < to) {
+      int t = e.tag();
+      if (t == V2ExemplarFields.LABELS_REFS_TAG) {
+        int fieldEnd = (int) e.varint() + e.pos;
+        while (e.pos < fieldEnd) {
+          refBytes += Varints.size32(map[(int) e.varint()]);
+        }
+      } else if (t == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
+        refBytes += Varints.size32(map[(int) e.varint()]);
+      } else {
+        e.skip(t);
+      }
+    }
+    if (refBytes > 0) {
+      d[p++] = (byte) V2ExemplarFields.LABELS_REFS_TAG;
+      p = Varints.put32(d, p, refBytes);
+      e = inner.at(a, from);
+      while (e.pos < to) {
+        int t = e.tag();
+        if (t == V2ExemplarFields.LABELS_REFS_TAG) {
+          int fieldEnd = (int) e.varint() + e.pos;
+          while (e.pos < fieldEnd) {
+            p = Varints.put32(d, p, map[(int) e.varint()]);
+          }
+        } else if (t == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
+          p = Varints.put32(d, p, map[(int) e.varint()]);
+        } else {
+          e.skip(t);
+        }
+      }
+    }
+    e = inner.at(a, from);
+    while (e.pos < to) {
+      int fieldStart = e.pos;
+      int t = e.tag();
+      e.skip(t);
+      if (t != V2ExemplarFields.LABELS_REFS_TAG && t != V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
+        int length = e.pos - fieldStart;
+        System.arraycopy(a, fieldStart, d, p, length);
+        p += length;
+      }
+    }
+    return header(d, o, reserved, p, V2TimeSeriesFields.EXEMPLARS_TAG);
+  }
+
+  /** Writes a metadata field with {@code help_ref} and {@code unit_ref} remapped. */
+  private int writeMetadata(int from, int to, byte[] d, int o) {
+    int[] map = newRef;
+    byte[] a = records.array;
+    int reserved = 1 + Varints.size32(to - from);
+    int p = o + reserved;
+    TrustedWalker m = inner.at(a, from);
+    while (m.pos < to) {
+      int fieldStart = m.pos;
+      int t = m.tag();
+      if (t == V2MetadataFields.HELP_REF_TAG || t == V2MetadataFields.UNIT_REF_TAG) {
+        d[p++] = (byte) t;
+        p = Varints.put32(d, p, map[(int) m.varint()]);
+      } else {
+        m.skip(t);
+        int length = m.pos - fieldStart;
+        System.arraycopy(a, fieldStart, d, p, length);
+        p += length;
+      }
+    }
+    return header(d, o, reserved, p, V2TimeSeriesFields.METADATA_TAG);
+  }
+}

@@ -1,0 +1,86 @@
+package io.prwrelay.core.encode;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.core.remotewrite.V2RequestReader;
+import io.prwrelay.core.remotewrite.V2RequestVisitor;
+import io.prwrelay.core.remotewrite.V2SeriesView;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Converts one whole PRW 2.0 request to a PRW 1.0 {@code WriteRequest}, without routing: for a
+ * tenant batch that was written as 2.0 and must go to a downstream found to accept only 1.0 (the
+ * {@code auto} protocol falling back after a 415). The mapping is {@link V1FromV2Writer}'s; the
+ * input is validated by {@link V2RequestReader} like any request.
+ *
+ * <p>Reusable and not thread-safe: one converter per thread.
+ */
+public final class V2ToV1Converter implements V2RequestVisitor {
+  private final V2RequestReader reader = new V2RequestReader(List.of());
+  private final V2BatchEncoder encoder = new V2BatchEncoder();
+  private final List<TenantBatch> out = new ArrayList<>(1);
+  private final String[] tenant = new String[1];
+
+  /**
+   * The outcome of {@link #convert}: either {@code content} (owned by the caller, who must release
+   * it exactly once) with its counts, or an {@code error} and no content.
+   *
+   * @param content the PRW 1.0 request, or {@code null} when {@code error} is set
+   * @param counts series, samples, exemplars and histograms carried, counted from tags
+   * @param metadata number of {@code MetricMetadata} entries written
+   * @param error why the input is not a valid PRW 2.0 request, or {@code null}
+   */
+  public record Conversion(
+      ByteBuf content, SeriesCounts counts, int metadata, RequestError error) {}
+
+  /**
+   * Converts {@code request}.
+   *
+   * @param request borrowed; the decompressed PRW 2.0 request between its reader and writer index.
+   *     Read in place when it has a backing array, otherwise copied once into a temporary heap
+   *     buffer.
+   * @param alloc allocator of the result's one exact-size buffer (and the temporary copy)
+   */
+  public Conversion convert(ByteBuf request, ByteBufAllocator alloc) {
+    int length = request.readableBytes();
+    ByteBuf heap = null;
+    try {
+      byte[] array;
+      int offset;
+      if (request.hasArray()) {
+        array = request.array();
+        offset = request.arrayOffset() + request.readerIndex();
+      } else {
+        heap = alloc.heapBuffer(length, length);
+        heap.writeBytes(request, request.readerIndex(), length);
+        array = heap.array();
+        offset = heap.arrayOffset();
+      }
+      encoder.reset(array, reader.symbols());
+      encoder.openSlot();
+      RequestError error = reader.read(array, offset, length, this);
+      if (error != null) {
+        return new Conversion(null, null, 0, error);
+      }
+      try {
+        encoder.encode(V2BatchEncoder.Format.V1, tenant, alloc, out);
+        TenantBatch b = out.get(0);
+        return new Conversion(b.takeContent(), b.counts(), b.metadata(), null);
+      } finally {
+        BatchEncoder.releaseAll(out);
+      }
+    } finally {
+      if (heap != null) {
+        heap.release();
+      }
+    }
+  }
+
+  @Override
+  public boolean onSeries(V2SeriesView series) {
+    encoder.addSeries(0, series, false);
+    return true;
+  }
+}

@@ -1,0 +1,116 @@
+package io.prwrelay.core.route;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBufUtil;
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.encode.V2BatchEncoder;
+import io.prwrelay.oracle.v1.WriteRequest;
+import io.prwrelay.oracle.v2.Request;
+import io.prwrelay.oracle.v2.TimeSeries;
+import io.prwrelay.testing.V2Oracle;
+import io.prwrelay.testing.V2Oracle.ResolvedSeries;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** Checks a {@link RouteResult} of a PRW 2.0 request against the oracle's answer. */
+final class V2RouteAssertions {
+  private V2RouteAssertions() {}
+
+  /**
+   * Asserts that every tenant's batch holds exactly that tenant's series with identical resolved
+   * content, in a minimal symbols table that keeps the request's order (PRW 2.0), or equals the
+   * oracle's conversion byte for byte (PRW 1.0); and that the counts match.
+   */
+  static void assertRoutedLikeOracle(
+      Request request, TenantRules rules, RouteResult result, V2BatchEncoder.Format format)
+      throws Exception {
+    assertNull(result.error(), () -> "unexpected error: " + result.error());
+    Map<TenantProblem, Integer> problems = new EnumMap<>(TenantProblem.class);
+    Map<String, List<ResolvedSeries>> expected = V2Oracle.expectedSeries(request, rules, problems);
+    List<String> tenants = new ArrayList<>();
+    for (TenantBatch b : result.batches()) {
+      tenants.add(b.tenant());
+    }
+    assertEquals(new ArrayList<>(expected.keySet()), tenants, "tenants in order of first series");
+    for (TenantBatch b : result.batches()) {
+      List<ResolvedSeries> want = expected.get(b.tenant());
+      byte[] got = ByteBufUtil.getBytes(b.content());
+      int metadata;
+      if (format == V2BatchEncoder.Format.V2) {
+        Request batch = Request.parseFrom(got);
+        assertMinimalTable(request, batch, b.tenant());
+        List<ResolvedSeries> resolved = new ArrayList<>();
+        for (TimeSeries ts : batch.getTimeseriesList()) {
+          resolved.add(V2Oracle.resolve(ts, batch.getSymbolsList()));
+        }
+        assertEquals(want, resolved, () -> "resolved series of tenant " + b.tenant());
+        metadata = 0;
+        for (ResolvedSeries s : want) {
+          metadata += s.metadata() == null ? 0 : 1;
+        }
+      } else {
+        WriteRequest v1 = V2Oracle.toV1(want);
+        assertArrayEquals(v1.toByteArray(), got, () -> "v1 bytes of tenant " + b.tenant());
+        assertEquals(v1, WriteRequest.parseFrom(got), () -> "v1 batch of tenant " + b.tenant());
+        metadata = v1.getMetadataCount();
+      }
+      long samples = 0;
+      long exemplars = 0;
+      long histograms = 0;
+      for (ResolvedSeries s : want) {
+        samples += s.samples().size();
+        exemplars += s.exemplars().size();
+        histograms += s.histograms().size();
+      }
+      assertEquals(want.size(), b.series(), "series count of " + b.tenant());
+      assertEquals(samples, b.samples(), "samples of " + b.tenant());
+      assertEquals(exemplars, b.exemplars(), "exemplars of " + b.tenant());
+      assertEquals(histograms, b.histograms(), "histograms of " + b.tenant());
+      assertEquals(metadata, b.metadata(), "metadata of " + b.tenant());
+    }
+    assertEquals(request.getTimeseriesCount(), result.seriesIn(), "series read");
+    int metadataIn = 0;
+    for (TimeSeries ts : request.getTimeseriesList()) {
+      metadataIn += ts.hasMetadata() ? 1 : 0;
+    }
+    assertEquals(metadataIn, result.metadataIn(), "metadata read");
+    for (TenantProblem p : TenantProblem.values()) {
+      int want = problems.getOrDefault(p, 0);
+      if (rules.missing() == TenantRules.MissingPolicy.DEFAULT) {
+        assertEquals(want, result.defaulted(p), "defaulted " + p);
+        assertEquals(0, result.dropped(p), "dropped " + p);
+      } else {
+        assertEquals(want, result.dropped(p), "dropped " + p);
+        assertEquals(0, result.defaulted(p), "defaulted " + p);
+      }
+    }
+  }
+
+  /**
+   * The batch's table starts with "", holds each symbol once, only symbols the batch's own series
+   * reference (so nothing another tenant's series alone use), in the request's order.
+   */
+  static void assertMinimalTable(Request request, Request batch, String tenant) {
+    List<String> symbols = batch.getSymbolsList();
+    assertEquals("", symbols.get(0), () -> "first symbol of " + tenant);
+    assertEquals(
+        symbols.size(), new HashSet<>(symbols).size(), () -> "duplicate symbols in " + tenant);
+    Set<String> referenced = V2Oracle.referencedSymbols(batch);
+    assertEquals(referenced, new HashSet<>(symbols), () -> "symbols of " + tenant);
+    List<String> in = request.getSymbolsList();
+    int last = -1;
+    for (String s : symbols) {
+      int at = in.indexOf(s);
+      assertTrue(at > last, () -> "symbols of " + tenant + " keep the request's order");
+      last = at;
+    }
+  }
+}

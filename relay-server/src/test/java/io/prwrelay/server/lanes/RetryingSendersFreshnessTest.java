@@ -1,0 +1,213 @@
+package io.prwrelay.server.lanes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.lanes.IdRequests.Part;
+import io.prwrelay.server.lanes.RetryingSenders.Batch;
+import io.prwrelay.server.lanes.RetryingSenders.Result;
+import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.testkit.ScriptedDownstream.Reply;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Senders that retry 429 like Prometheus with {@code retry_on_http_429: true}, each batch carrying
+ * ten healthy tenants and one tenant the downstream always throttles (429 with {@code Retry-After:
+ * 1}, as Mimir answers).
+ *
+ * <p>In queue mode every batch is answered 204 once on disk, so the senders move on and the healthy
+ * tenants stay fresh, while the throttled tenant's queue fills to its bound and drops its oldest
+ * records, counted. In sync mode the relay answers 429 to every batch (one of its tenants was not
+ * accepted), so each sender retries its first batch for ever, as Prometheus does: the relay
+ * delivers that batch's healthy tenants once and each retry re-sends only the throttled tenant (the
+ * ledger), but the senders' newer samples never leave them. Healthy data is fresh at the downstream
+ * only as far as the senders hand it over; queue mode is the answer for such senders.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class RetryingSendersFreshnessTest {
+  private static final int SENDERS = 4;
+  private static final Duration RUN = Duration.ofSeconds(12);
+  private static final Duration FRESH = Duration.ofSeconds(3);
+  private static final long MAX_TENANT_BYTES = 1 << 20;
+  private static final String BAD = IsolationRun.BAD;
+
+  /** Healthy tenants with five series each; the throttled one with 100 series of 64 random hex. */
+  private static final List<Part> PARTS = parts();
+
+  @TempDir Path dir;
+
+  private static List<Part> parts() {
+    List<Part> parts = new ArrayList<>();
+    for (String tenant : IsolationRun.HEALTHY) {
+      parts.add(new Part(tenant, 5));
+    }
+    parts.add(new Part(BAD, 100, 64));
+    return List.copyOf(parts);
+  }
+
+  private static Result run(RelayFixture relay) throws Exception {
+    Reply throttled = Reply.retryAfter(429, "1");
+    relay.downstream.rule(BAD, () -> throttled);
+    Result r = new RetryingSenders(relay.relay.address(), SENDERS, PARTS).run(RUN);
+    assertEquals(List.of(), r.failures(), "sender failures");
+    return r;
+  }
+
+  private static Set<String> healthyIds(List<Batch> batches, String tenant) {
+    Set<String> ids = new HashSet<>();
+    for (Batch b : batches) {
+      ids.addAll(b.request().ids(tenant));
+    }
+    return ids;
+  }
+
+  private static void assertHealthyExactlyOnce(DeliveredSeries delivered, Result r)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    List<String> problems;
+    while (true) {
+      delivered.update();
+      problems = new ArrayList<>();
+      for (String tenant : IsolationRun.HEALTHY) {
+        problems.addAll(delivered.exactlyOnce(tenant, healthyIds(r.batches(), tenant)));
+      }
+      if (problems.isEmpty() || System.nanoTime() - deadline > 0) {
+        break;
+      }
+      Thread.sleep(100);
+    }
+    assertEquals(List.of(), problems, "healthy series at the downstream");
+  }
+
+  @Test
+  void queueModeKeepsHealthyTenantsFreshWhileTheThrottledTenantsQueueDropsItsOldest()
+      throws Exception {
+    Map<String, String> config =
+        BadTenants.settings(
+            Map.of(
+                "relay.delivery.mode",
+                "queue",
+                "relay.delivery.queue.dir",
+                dir.toString(),
+                "relay.delivery.queue.max-tenant-bytes",
+                Long.toString(MAX_TENANT_BYTES),
+                "relay.delivery.queue.segment-bytes",
+                "64KiB"));
+    try (RelayFixture relay = new RelayFixture(config)) {
+      Result r = run(relay);
+      for (Batch b : r.batches()) {
+        assertEquals(1, b.answers().size(), () -> b.request().id() + ": " + b.answers());
+        assertEquals(204, b.answers().get(0).status(), () -> b.request().id() + ": " + b.answers());
+      }
+      DeliveredSeries delivered = new DeliveredSeries(relay.downstream);
+      assertHealthyExactlyOnce(delivered, r);
+
+      long from = r.startNanos() + TimeUnit.SECONDS.toNanos(1);
+      long to = r.startNanos() + RUN.toNanos();
+      long worst = 0;
+      for (String tenant : IsolationRun.HEALTHY) {
+        long age = delivered.worstAgeMillis(tenant, from, to, r.startMillis(), r.startNanos());
+        worst = Math.max(worst, age);
+        assertTrue(
+            age <= FRESH.toMillis(),
+            () -> tenant + "'s newest sample at the downstream was " + age + " ms old");
+      }
+
+      String metrics = relay.get("/metrics").body();
+      double dropped =
+          MetricsText.value(
+              metrics,
+              "relay_tenant_series_dropped_total",
+              Map.of("tenant", BAD, "reason", "bytes"));
+      double queued = MetricsText.value(metrics, "relay_tenant_queue_bytes", Map.of("tenant", BAD));
+      double healthyQueued = 0;
+      for (String tenant : IsolationRun.HEALTHY) {
+        healthyQueued +=
+            MetricsText.value(metrics, "relay_tenant_queue_bytes", Map.of("tenant", tenant));
+      }
+      System.out.printf(
+          "queue freshness: %d batches, all 204; healthy tenants' newest sample at most %d ms old;"
+              + " bad tenant: %.0f series dropped for bytes, %.0f bytes queued (bound %d); %s%n",
+          r.batches().size(),
+          worst,
+          dropped,
+          queued,
+          MAX_TENANT_BYTES,
+          relay.downstream.counts().get(BAD));
+      assertTrue(
+          dropped > 0, "the throttled tenant's queue dropped its oldest series:\n" + metrics);
+      assertTrue(
+          queued <= MAX_TENANT_BYTES && queued >= MAX_TENANT_BYTES / 2,
+          "the throttled tenant's queue is full up to its bound: " + queued);
+      assertEquals(0, healthyQueued, "healthy queues are empty");
+    }
+  }
+
+  @Test
+  void syncModeDeliversEachHealthyBatchOnceWhileTheSendersRetryTheThrottledTenant()
+      throws Exception {
+    try (RelayFixture relay = new RelayFixture(BadTenants.settings(Map.of()))) {
+      Result r = run(relay);
+      for (Batch b : r.batches()) {
+        for (Answer a : b.answers()) {
+          assertEquals(429, a.status(), () -> b.request().id() + ": " + a);
+          assertNotNull(a.retryAfter(), () -> b.request().id() + ": " + a);
+        }
+      }
+      assertEquals(SENDERS, r.batches().size(), "each sender is still retrying its first batch");
+      DeliveredSeries delivered = new DeliveredSeries(relay.downstream);
+      assertHealthyExactlyOnce(delivered, r);
+
+      // The relay holds nothing back: each batch's healthy series arrived right after its first
+      // attempt, and every retry sent only the throttled tenant.
+      long slowest = 0;
+      for (Batch b : r.batches()) {
+        for (String tenant : IsolationRun.HEALTHY) {
+          for (String id : b.request().ids(tenant)) {
+            slowest = Math.max(slowest, delivered.firstArrivalNanos(id) - b.firstNanos());
+          }
+        }
+      }
+      long healthySeries = 5L * IsolationRun.HEALTHY.size();
+      long retries = r.attempts() - r.batches().size();
+      double skipped =
+          MetricsText.value(
+              relay.get("/metrics").body(), "relay_ledger_skipped_series_total", Map.of());
+      long to = r.startNanos() + RUN.toNanos();
+      long age =
+          delivered.worstAgeMillis(
+              IsolationRun.HEALTHY.get(0), to, to, r.startMillis(), r.startNanos());
+      System.out.printf(
+          "sync freshness: %d batches sent %d times, all 429; healthy series arrived %.1f ms at"
+              + " most after their batch's first attempt, each once; %.0f series skipped by the"
+              + " ledger; bad tenant %s; the newest healthy sample is %d ms old at the end%n",
+          r.batches().size(),
+          r.attempts(),
+          slowest / 1e6,
+          skipped,
+          relay.downstream.counts().get(BAD),
+          age);
+      assertTrue(retries >= 3L * SENDERS, "every sender retried: " + r.attempts() + " attempts");
+      assertTrue(
+          slowest <= BadTenants.ATTEMPT_TIMEOUT.toNanos(),
+          "healthy series arrived " + slowest / 1e6 + " ms after their batch's first attempt");
+      assertEquals(
+          retries * healthySeries, skipped, 0.0, "every retry skipped every healthy series");
+      assertTrue(
+          age >= RUN.minusSeconds(2).toMillis(),
+          "the senders never got past their first batch, so healthy data is stale: " + age);
+    }
+  }
+}

@@ -1,0 +1,152 @@
+package io.prwrelay.server.lanes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.lanes.BadTenants.Expectation;
+import io.prwrelay.server.lanes.BadTenants.LeakDetection;
+import io.prwrelay.server.lanes.BadTenants.Relays;
+import io.prwrelay.server.lanes.IsolationRun.Exchange;
+import io.prwrelay.server.lanes.IsolationRun.Kind;
+import io.prwrelay.server.lanes.IsolationRun.Result;
+import io.prwrelay.server.lanes.IsolationRun.Side;
+import io.prwrelay.server.lanes.SenderConnection.Answer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Sync mode, end to end over real sockets: one bad tenant among ten healthy ones changes nothing
+ * for the senders that do not carry it, and costs the senders that carry it only that tenant's own
+ * outcome; every healthy series reaches the downstream exactly once, retries of the same body
+ * included (the ledger). The relay's deadline is 3 s and one attempt's 1 s, so the slow tenant's 5
+ * s answers end in time-outs; retries back off 20 to 100 ms (the test fixture's settings).
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class SyncModeIsolationTest {
+  private static final Duration DEADLINE = BadTenants.DEADLINE;
+
+  /** {@code relay.downstream.retry.max-backoff} of the test fixture. */
+  private static final long MAX_BACKOFF_MILLIS = 100;
+
+  @BeforeAll
+  static void sampleLeaks() {
+    LeakDetection.sampled();
+  }
+
+  @AfterAll
+  static void restoreLeakDetection() {
+    LeakDetection.restored();
+  }
+
+  private static Relays relays() throws Exception {
+    return Relays.start("sync", () -> BadTenants.settings(Map.of()));
+  }
+
+  @Test
+  void aThrottledTenantIsAnswered429AsFastAsTheHealthyTenantsAndHoldsBackNoOne() throws Exception {
+    try (Relays relays = relays()) {
+      BadTenants.runAndCheck(
+          "sync 429",
+          relays,
+          BadTenants.throttled(),
+          new Expectation(
+              true,
+              r -> {
+                for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
+                  for (Answer a : e.answers()) {
+                    assertEquals(429, a.status(), () -> e.request().id() + ": " + a);
+                    assertNull(a.retryAfter(), "the downstream gave no Retry-After: none known");
+                    assertTrue(a.body().contains("tenant bad"), a.body());
+                  }
+                }
+                return null;
+              }),
+          Duration.ZERO);
+    }
+  }
+
+  @Test
+  void aSlowTenantHoldsOnlyTheRequestsThatCarryIt() throws Exception {
+    try (Relays relays = relays()) {
+      BadTenants.runAndCheck(
+          "sync slow",
+          relays,
+          BadTenants.slow(),
+          new Expectation(
+              false,
+              r -> {
+                List<Long> times = new ArrayList<>();
+                for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
+                  for (Answer a : e.answers()) {
+                    times.add(a.nanos());
+                    assertEquals(503, a.status(), () -> e.request().id() + ": " + a);
+                    assertTrue(
+                        a.nanos() <= DEADLINE.plusMillis(500).toNanos(),
+                        () -> e.request().id() + " answered after the deadline: " + a);
+                  }
+                }
+                System.out.println("sync slow: 503 answers " + new Latencies(times));
+                return null;
+              }),
+          Duration.ZERO);
+    }
+  }
+
+  @Test
+  void aTenantFailingInBurstsIsAnswered503FastWithRetryAfterAndHoldsBackNoOne() throws Exception {
+    try (Relays relays = relays()) {
+      BadTenants.runAndCheck(
+          "sync 503 bursts",
+          relays,
+          BadTenants.burstsOf503(),
+          new Expectation(false, SyncModeIsolationTest::burstAnswers),
+          Duration.ZERO);
+    }
+  }
+
+  /**
+   * Requests carrying the bad tenant are answered 2xx between its bursts and 503 with {@code
+   * Retry-After} during them. While the lane backs off the tenant's fragments are answered at once,
+   * so most 503s cost nothing beyond the healthy tenants (their median is within the control's
+   * bound); the first ones of a burst wait for the lane's two quick retries, each after at most the
+   * maximum backoff (their p99 within twice that plus the control's bound), and none waits for the
+   * deadline.
+   */
+  private static String burstAnswers(Result r) {
+    List<Long> failed = new ArrayList<>();
+    int ok = 0;
+    for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
+      for (Answer a : e.answers()) {
+        if (a.ok()) {
+          ok++;
+          continue;
+        }
+        assertEquals(503, a.status(), () -> e.request().id() + ": " + a);
+        assertNotNull(a.retryAfter(), () -> e.request().id() + ": " + a);
+        assertTrue(a.nanos() < DEADLINE.toNanos() / 2, () -> e.request().id() + ": " + a);
+        if (r.of(Side.WITH_BAD, Kind.MIXING).contains(e)) {
+          failed.add(a.nanos());
+        }
+      }
+    }
+    Latencies failures = new Latencies(failed);
+    Latencies control = r.firstAnswers(Side.CONTROL, Kind.MIXING);
+    System.out.println("sync 503 bursts: " + ok + " answers 2xx; 503 answers " + failures);
+    assertTrue(ok > 0 && failures.count() > 0, "2xx between bursts and 503 during them");
+    if (failures.p50() > 1.2 * control.p50() + BadTenants.ALLOWANCE_MILLIS
+        || failures.p99()
+            > 2 * MAX_BACKOFF_MILLIS + 1.2 * control.p99() + BadTenants.ALLOWANCE_MILLIS) {
+      return "503 answers " + failures + ", control " + control;
+    }
+    return null;
+  }
+}
