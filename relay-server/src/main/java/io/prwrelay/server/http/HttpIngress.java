@@ -4,8 +4,10 @@ import io.netty.channel.Channel;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.config.TenantConfig;
+import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
@@ -37,10 +39,28 @@ public final class HttpIngress {
       DeliveryLedger ledger,
       Duration timeout,
       RelayMetrics metrics) {
+    this(server, tenants, lanes, ledger, timeout, metrics, new DownstreamProtocol(ProtocolMode.V1));
+  }
+
+  /**
+   * @param lanes carry the tenant batches of every write request downstream
+   * @param ledger remembers tenants delivered by requests the sender will retry
+   * @param timeout deadline of one sender request in the lanes
+   * @param protocol the Remote Write version PRW 2.0 input is sent downstream in (the lanes' own)
+   */
+  public HttpIngress(
+      ServerConfig server,
+      TenantConfig tenants,
+      Lanes lanes,
+      DeliveryLedger ledger,
+      Duration timeout,
+      RelayMetrics metrics,
+      DownstreamProtocol protocol) {
     this.server = server;
     this.check = new WriteRequestCheck(server.maxRequestBytes(), tenants.trustedHeader());
     this.processor =
-        new WriteProcessor(server.maxDecompressedBytes(), tenants, lanes, ledger, timeout, metrics);
+        new WriteProcessor(
+            server.maxDecompressedBytes(), tenants, lanes, ledger, timeout, metrics, protocol);
     this.admin = new AdminHandler(metrics, state);
     this.metrics = metrics;
   }

@@ -202,6 +202,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           ctx.alloc(),
           body,
           in.accepted.encoding(),
+          in.accepted.protocol(),
           in.accepted.incomingTenant(),
           in.startNanos,
           done);
