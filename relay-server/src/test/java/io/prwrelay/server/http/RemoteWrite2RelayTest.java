@@ -29,7 +29,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A Remote Write 2.0 sender through a real relay socket to a {@link
@@ -112,10 +117,11 @@ class RemoteWrite2RelayTest {
     }
   }
 
-  @Test
-  void v2SenderToV1DownstreamGetsEachTenantsSeriesConverted() throws Exception {
+  @ParameterizedTest
+  @ValueSource(longs = {11, 21, 31})
+  void v2SenderToV1DownstreamGetsEachTenantsSeriesConverted(long seed) throws Exception {
     try (RelayFixture f = new RelayFixture()) {
-      V2RequestGenerator.Generated g = generated(11, 80);
+      V2RequestGenerator.Generated g = generated(seed, 80);
       long[] totals = totals(g.request());
       assertTrue(totals[1] > 0 && totals[2] > 0, "histograms and exemplars are part of the run");
       HttpResponse<String> r = f.writeV2(g.bytes());
@@ -148,10 +154,11 @@ class RemoteWrite2RelayTest {
     }
   }
 
-  @Test
-  void v2SenderToV2DownstreamGetsOneIsolatedRequestPerTenant() throws Exception {
+  @ParameterizedTest
+  @ValueSource(longs = {13, 23, 33})
+  void v2SenderToV2DownstreamGetsOneIsolatedRequestPerTenant(long seed) throws Exception {
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "v2"))) {
-      V2RequestGenerator.Generated g = generated(13, 80);
+      V2RequestGenerator.Generated g = generated(seed, 80);
       HttpResponse<String> r = f.writeV2(g.bytes());
       assertEquals(204, r.statusCode(), r.body());
       assertWritten(r, totals(g.request()));
@@ -243,6 +250,73 @@ class RemoteWrite2RelayTest {
       assertTrue(metrics.contains("relay_downstream_protocol{protocol=\"v1\"} 1"), metrics);
       assertTrue(metrics.contains("relay_downstream_protocol{protocol=\"v2\"} 0"), metrics);
       assertTrue(metrics.contains("relay_downstream_protocol_fallbacks_total 1"), metrics);
+    }
+  }
+
+  @Test
+  void autoInFrontOfADownstreamThatRefusesV2DeliversEveryTenantAsV1() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "auto"))) {
+      f.downstream.refuseRemoteWrite2();
+      V2RequestGenerator.Generated g = generated(17, 80);
+      HttpResponse<String> r = f.writeV2(g.bytes());
+      assertEquals(204, r.statusCode(), r.body());
+      assertWritten(r, totals(g.request()));
+      Map<String, WriteRequest> expected =
+          V2Oracle.expectedV1(g.request(), RULES, new EnumMap<>(TenantProblem.class));
+      Map<String, List<Received>> got = f.downstream.byTenant();
+      assertEquals(expected.keySet(), got.keySet());
+      for (Map.Entry<String, List<Received>> e : got.entrySet()) {
+        List<Received> list = e.getValue();
+        Received last = list.get(list.size() - 1);
+        assertEquals(V1_TYPE, last.header("Content-Type"), e.getKey());
+        assertEquals(expected.get(e.getKey()), WriteRequest.parseFrom(last.body()), e.getKey());
+        for (Received earlier : list.subList(0, list.size() - 1)) {
+          assertEquals(RelayFixture.V2_CONTENT_TYPE, earlier.header("Content-Type"));
+        }
+      }
+      int before = f.downstream.received().size();
+      assertEquals(204, f.writeV2(generated(18, 40).bytes()).statusCode());
+      for (Received rec : f.downstream.received().subList(before, f.downstream.received().size())) {
+        assertEquals(V1_TYPE, rec.header("Content-Type"), "no PRW 2.0 attempt after the fallback");
+      }
+      String metrics = f.get("/metrics").body();
+      assertTrue(metrics.contains("relay_downstream_protocol{protocol=\"v1\"} 1"), metrics);
+    }
+  }
+
+  @Test
+  void concurrentV2RequestsOfOneTenantAreNeverMerged() throws Exception {
+    String[] table = {"", "__name__", "m0", "m1", "m2", "m3", "m4", "m5", "service_id", "a"};
+    try (RelayFixture f =
+        new RelayFixture(
+            Map.of(
+                "relay.downstream.protocol", "v2",
+                "relay.lanes.max-concurrent-sends", "1"))) {
+      f.downstream.rule("a", () -> Reply.slow(Duration.ofMillis(100)));
+      List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        byte[] body = request(table, series(refs(1, 2 + i, 8, 9), sample(i, i)));
+        answers.add(
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return f.writeV2(body);
+                  } catch (Exception e) {
+                    throw new CompletionException(e);
+                  }
+                }));
+      }
+      for (CompletableFuture<HttpResponse<String>> a : answers) {
+        assertEquals(204, a.get(30, TimeUnit.SECONDS).statusCode());
+      }
+      List<Received> got = f.downstream.byTenant().get("a");
+      assertEquals(6, got.size(), "one downstream request per sender request");
+      for (Received rec : got) {
+        Request batch = Request.parseFrom(rec.body());
+        assertEquals(1, batch.getTimeseriesCount());
+        assertEquals(
+            5, batch.getSymbolsCount(), "its own table: \"\", __name__, mN, service_id, a");
+      }
     }
   }
 
