@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
 import java.util.Locale;
 import java.util.Set;
 
@@ -73,14 +74,18 @@ final class WriteRequestCheck {
     }
     long length = HttpUtil.getContentLength(head, -1L);
     if (length > maxRequestBytes) {
-      return reject(
-          413,
-          "request body of "
-              + length
-              + " bytes exceeds "
-              + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
-              + "="
-              + maxRequestBytes);
+      Rejected tooLarge =
+          reject(
+              413,
+              "request body of "
+                  + length
+                  + " bytes exceeds "
+                  + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
+                  + "="
+                  + maxRequestBytes);
+      return protocol == Protocol.V2
+          ? new Rejected(tooLarge.answer().withWritten(WrittenCounts.ZERO))
+          : tooLarge;
     }
     String tenant = trustedTenantHeader == null ? null : head.headers().get(trustedTenantHeader);
     return new Accepted(encoding, protocol, tenant, length);

@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
 import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
 import org.junit.jupiter.api.Test;
 
 /** What the head of a write request decides, before any body is read. */
@@ -114,6 +115,24 @@ class WriteRequestCheckTest {
         accepted(check.check(head("Content-Encoding", "snappy", "Content-Length", "1000")))
             .contentLength());
     assertEquals(-1, accepted(check.check(head("Content-Encoding", "snappy"))).contentLength());
+  }
+
+  @Test
+  void remoteWrite2SenderOfATooLargeBodyLearnsNothingWasWritten() {
+    Answer v2 =
+        rejected(
+            check.check(
+                head(
+                    "Content-Encoding",
+                    "snappy",
+                    "Content-Type",
+                    "application/x-protobuf;proto=io.prometheus.write.v2.Request",
+                    "Content-Length",
+                    "1001")));
+    assertEquals(413, v2.status());
+    assertEquals(WrittenCounts.ZERO, v2.written());
+    Answer v1 = rejected(check.check(head("Content-Encoding", "snappy", "Content-Length", "1001")));
+    assertNull(v1.written(), "a PRW 1.0 sender gets no Written headers");
   }
 
   @Test
