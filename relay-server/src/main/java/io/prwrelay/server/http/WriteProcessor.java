@@ -105,8 +105,9 @@ final class WriteProcessor {
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
    * @param startNanos when the request started, on {@code loop}'s ticker
-   * @param done receives the answer, on {@code loop}: also when something fails inside the relay
-   *     (500, or 503 when memory ran out), after everything the request held was released
+   * @param answer receives the answer, on {@code loop} (with the {@code *-Written} headers for a
+   *     PRW 2.0 sender): also when something fails inside the relay (500, or 503 when memory ran
+   *     out), after everything the request held was released
    */
   void process(
       EventLoop loop,
