@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.testing.RawProto;
 import io.prwrelay.testing.V2Oracle;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
@@ -88,6 +89,46 @@ class RemoteWrite2QueueModeTest {
       assertEquals(List.of("", "__name__", "up", "service_id", "a"), got.getSymbolsList());
       assertEquals(2, got.getTimeseries(0).getSamplesCount());
       assertEquals(List.of(), f.downstream.byTenant().getOrDefault("b", List.of()), "b is done");
+    }
+  }
+
+  @Test
+  void v2InputIsQueuedAndDeliveredAsV1ForAV1Downstream() throws Exception {
+    try (RelayFixture f = new RelayFixture(config("v1"))) {
+      HttpResponse<String> r = f.writeV2(BODY);
+      assertEquals(204, r.statusCode(), r.body());
+      Received rec = await(f.downstream, "a", 1).get(0);
+      assertEquals("application/x-protobuf", rec.header("Content-Type"));
+      Request sent = Request.parseFrom(BODY);
+      assertEquals(
+          V2Oracle.toV1(List.of(V2Oracle.resolve(sent.getTimeseries(0), sent.getSymbolsList()))),
+          WriteRequest.parseFrom(rec.body()));
+    }
+  }
+
+  @Test
+  void queuedV1AndV2RecordsOfATenantNeverShareADownstreamRequest() throws Exception {
+    byte[] v1 =
+        RawProto.series(
+            RawProto.label("__name__", "up"),
+            RawProto.label("service_id", "a"),
+            RawProto.sample(1, 1));
+    try (RelayFixture f =
+        new RelayFixture(config("v2"), d -> d.rule("a", () -> Reply.status(503, "down")))) {
+      assertEquals(204, f.write(v1).statusCode());
+      assertEquals(204, f.writeV2(BODY).statusCode());
+      assertEquals(204, f.write(v1).statusCode());
+      assertEquals(204, f.write(v1).statusCode());
+    }
+    try (RelayFixture f = new RelayFixture(config("v2"))) {
+      List<Received> a = await(f.downstream, "a", 3);
+      assertEquals(
+          List.of("application/x-protobuf", RelayFixture.V2_CONTENT_TYPE, "application/x-protobuf"),
+          a.stream().map(x -> x.header("Content-Type")).toList(),
+          "in queue order; the two last PRW 1.0 records merged");
+      assertEquals(1, WriteRequest.parseFrom(a.get(0).body()).getTimeseriesCount());
+      assertEquals(1, Request.parseFrom(a.get(1).body()).getTimeseriesCount());
+      assertEquals(2, WriteRequest.parseFrom(a.get(2).body()).getTimeseriesCount());
     }
   }
 
