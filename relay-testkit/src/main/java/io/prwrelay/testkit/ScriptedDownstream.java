@@ -157,6 +157,7 @@ public final class ScriptedDownstream implements AutoCloseable {
   private final String scheme;
   private final boolean recording;
   private volatile String tenantHeader;
+  private volatile boolean refusesRemoteWrite2;
   private final Map<String, Queue<Reply>> scripts = new ConcurrentHashMap<>();
   private final Map<String, Supplier<Reply>> rules = new ConcurrentHashMap<>();
   private final List<Received> received = new ArrayList<>();
@@ -234,6 +235,16 @@ public final class ScriptedDownstream implements AutoCloseable {
   /** Changes the header naming the tenant ({@code X-Scope-OrgID}), for requests from now on. */
   public ScriptedDownstream tenantHeader(String name) {
     this.tenantHeader = name;
+    return this;
+  }
+
+  /**
+   * From now on answers every PRW 2.0 request 415 before any script, as Cortex does without {@code
+   * -distributor.remote-writev2-enabled}; such answers are counted per tenant but are not {@link
+   * #errors()}.
+   */
+  public ScriptedDownstream refuseRemoteWrite2() {
+    this.refusesRemoteWrite2 = true;
     return this;
   }
 
@@ -360,6 +371,18 @@ public final class ScriptedDownstream implements AutoCloseable {
           body = ReceivedBodies.decompress(content, ctx.alloc(), MAX_DECOMPRESSED);
           String type = request.headers().get(HttpHeaderNames.CONTENT_TYPE);
           boolean v2 = type != null && type.contains("io.prometheus.write.v2.Request");
+          if (v2 && refusesRemoteWrite2) {
+            if (recording) {
+              record(request, ByteBufUtil.getBytes(body));
+            }
+            body.release();
+            tenant.answered(415);
+            answer(
+                ctx,
+                new Reply(415, Map.of(), "remote write 2.0 is not enabled", Duration.ZERO, false),
+                keepAlive);
+            return;
+          }
           series = ReceivedBodies.countSeries(body, v2);
           problem = series < 0 ? "body is not a well-formed remote-write request" : null;
         } catch (IOException e) {

@@ -15,6 +15,7 @@ import io.netty.util.concurrent.Ticker;
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.DownstreamClient;
+import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.http.HttpIngress;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.LaneLog;
@@ -84,6 +85,8 @@ public final class RelayServer implements AutoCloseable {
     if (store != null) {
       metrics.queues(store);
     }
+    DownstreamProtocol protocol = new DownstreamProtocol(config.downstream().protocol());
+    metrics.downstreamProtocol(protocol);
     this.lanes =
         new Lanes(
             group,
@@ -95,7 +98,8 @@ public final class RelayServer implements AutoCloseable {
             store == null
                 ? null
                 : new Lanes.Queues(
-                    store, System::currentTimeMillis, config.server().maxDecompressedBytes()));
+                    store, System::currentTimeMillis, config.server().maxDecompressedBytes()),
+            protocol);
     Ticker ticker = Ticker.systemTicker();
     DeliveryLedger ledger =
         new DeliveryLedger(
@@ -108,7 +112,8 @@ public final class RelayServer implements AutoCloseable {
               lanes,
               ledger,
               config.downstream().timeout(),
-              metrics);
+              metrics,
+              protocol);
     } catch (IOException | RuntimeException e) {
       lanes.close();
       if (store != null) {

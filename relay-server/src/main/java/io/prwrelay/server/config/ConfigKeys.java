@@ -150,6 +150,12 @@ public final class ConfigKeys {
           "64",
           "pooled keep-alive connections to the downstream host, split over the event loops (at"
               + " least one each)");
+  public static final ConfigKey DOWNSTREAM_PROTOCOL =
+      key(
+          "relay.downstream.protocol",
+          "v1",
+          "Remote Write version sent downstream for PRW 2.0 input: v1 (convert), v2, or auto (send"
+              + " v2, fall back to v1 on a 415 and remember); PRW 1.0 input is always sent as v1");
   public static final ConfigKey RETRY_INITIAL_BACKOFF =
       key(
           "relay.downstream.retry.initial-backoff",
@@ -336,6 +342,7 @@ public final class ConfigKeys {
           DOWNSTREAM_ATTEMPT_TIMEOUT,
           DOWNSTREAM_CONNECT_TIMEOUT,
           DOWNSTREAM_MAX_CONNECTIONS,
+          DOWNSTREAM_PROTOCOL,
           RETRY_INITIAL_BACKOFF,
           RETRY_MAX_BACKOFF,
           BASIC_AUTH_USERNAME,

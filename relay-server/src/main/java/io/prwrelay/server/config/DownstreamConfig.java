@@ -6,6 +6,7 @@ import static io.prwrelay.server.config.ConfigKeys.BEARER_TOKEN;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_ATTEMPT_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_CONNECT_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_MAX_CONNECTIONS;
+import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_PROTOCOL;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_TENANT_HEADER;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_URL;
@@ -33,6 +34,8 @@ import java.util.Optional;
  * @param maxConnections pooled connections across all event loops
  * @param initialBackoff first retry delay
  * @param maxBackoff largest retry delay (a downstream's {@code Retry-After} may ask for more)
+ * @param protocol the Remote Write version sent for PRW 2.0 input ({@code
+ *     relay.downstream.protocol})
  */
 public record DownstreamConfig(
     URI url,
@@ -44,7 +47,21 @@ public record DownstreamConfig(
     Duration initialBackoff,
     Duration maxBackoff,
     Auth auth,
-    Tls tls) {
+    Tls tls,
+    ProtocolMode protocol) {
+
+  /**
+   * What the downstream is sent for PRW 2.0 input ({@code relay.downstream.protocol}); PRW 1.0
+   * input always goes out as 1.0.
+   */
+  public enum ProtocolMode {
+    /** Convert to PRW 1.0 (the default: Cortex answers 415 to 2.0 unless enabled). */
+    V1,
+    /** Send PRW 2.0, one tenant request with its own symbols table each. */
+    V2,
+    /** Send PRW 2.0; after a 415 convert to 1.0 from then on. */
+    AUTO
+  }
 
   /** Credentials sent to the downstream: none, basic auth, or a bearer token. */
   public static final class Auth {
@@ -128,7 +145,8 @@ public record DownstreamConfig(
         initialBackoff,
         maxBackoff,
         auth(v),
-        tls(v));
+        tls(v),
+        v.choice(DOWNSTREAM_PROTOCOL, ProtocolMode.class));
   }
 
   private static Auth auth(ConfigValues v) throws ConfigException {

@@ -101,6 +101,8 @@ public record RelayConfig(
         + server.port()
         + " downstream="
         + redactedUrl()
+        + " protocol="
+        + downstream.protocol().name().toLowerCase(Locale.ROOT)
         + " tenant-header="
         + downstream.tenantHeader()
         + " tenant-labels="

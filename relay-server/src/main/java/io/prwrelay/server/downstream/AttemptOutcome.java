@@ -7,8 +7,15 @@ package io.prwrelay.server.downstream;
  *     reset, timeout)
  * @param message downstream response body (truncated) or the transport problem
  * @param retryAfterMillis delay the downstream asked for with {@code Retry-After}, or -1
+ * @param written what the downstream said it wrote (Remote Write 2.0 headers), or {@code null}
  */
-public record AttemptOutcome(int status, String message, long retryAfterMillis) {
+public record AttemptOutcome(
+    int status, String message, long retryAfterMillis, WrittenCounts written) {
+  /** An outcome without {@code *-Written} headers. */
+  public AttemptOutcome(int status, String message, long retryAfterMillis) {
+    this(status, message, retryAfterMillis, null);
+  }
+
   /** {@link #status()} when no HTTP response was received. */
   public static final int TRANSPORT_FAILURE = 0;
 

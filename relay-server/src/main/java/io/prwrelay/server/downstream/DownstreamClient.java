@@ -55,6 +55,8 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
 
   private static final String TENANT_PLACEHOLDER = "%7Btenant%7D";
 
+  private static final String REMOTE_WRITE_VERSION = "X-Prometheus-Remote-Write-Version";
+
   private final Map<EventExecutor, FixedChannelPool> pools = new IdentityHashMap<>();
 
   /** Attempts not completed yet, so that {@link #close()} can complete them. */
@@ -170,6 +172,12 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
   @Override
   public Future<AttemptOutcome> send(
       EventLoop loop, String tenant, ByteBuf body, long timeoutNanos) {
+    return send(loop, tenant, Protocol.V1, body, timeoutNanos);
+  }
+
+  @Override
+  public Future<AttemptOutcome> send(
+      EventLoop loop, String tenant, Protocol protocol, ByteBuf body, long timeoutNanos) {
     Promise<AttemptOutcome> promise = loop.newPromise();
     FixedChannelPool pool = pools.get(loop);
     if (pool == null) {
@@ -198,7 +206,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
               }
               attempt.channel = ch;
               ch.pipeline().get(ResponseHandler.class).begin(attempt);
-              ch.writeAndFlush(request(tenant, body))
+              ch.writeAndFlush(request(tenant, protocol, body))
                   .addListener(
                       w -> {
                         if (!w.isSuccess()) {
@@ -210,16 +218,16 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     return promise;
   }
 
-  private FullHttpRequest request(String tenant, ByteBuf body) {
+  private FullHttpRequest request(String tenant, Protocol protocol, ByteBuf body) {
     String path = tenantInPath ? pathTemplate.replace(TENANT_PLACEHOLDER, tenant) : pathTemplate;
     FullHttpRequest req =
         new DefaultFullHttpRequest(
             HttpVersion.HTTP_1_1, HttpMethod.POST, path, body.retainedDuplicate());
     HttpHeaders h = req.headers();
     h.set(HttpHeaderNames.HOST, hostHeader);
-    h.set(HttpHeaderNames.CONTENT_TYPE, "application/x-protobuf");
+    h.set(HttpHeaderNames.CONTENT_TYPE, protocol.contentType());
     h.set(HttpHeaderNames.CONTENT_ENCODING, "snappy");
-    h.set("X-Prometheus-Remote-Write-Version", "0.1.0");
+    h.set(REMOTE_WRITE_VERSION, protocol.version());
     h.set(HttpHeaderNames.USER_AGENT, userAgent);
     h.set(tenantHeader, tenant);
     h.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());

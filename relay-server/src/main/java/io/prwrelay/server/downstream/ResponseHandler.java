@@ -40,7 +40,9 @@ final class ResponseHandler extends SimpleChannelInboundHandler<FullHttpResponse
     long retryAfter =
         RetryPolicy.parseRetryAfter(
             response.headers().get(HttpHeaderNames.RETRY_AFTER), System.currentTimeMillis());
-    a.complete(new AttemptOutcome(status, body, retryAfter), HttpUtil.isKeepAlive(response));
+    a.complete(
+        new AttemptOutcome(status, body, retryAfter, WrittenCounts.of(response.headers())),
+        HttpUtil.isKeepAlive(response));
   }
 
   @Override

@@ -23,4 +23,20 @@ public interface TenantSender {
    *     AttemptOutcome#TRANSPORT_FAILURE}
    */
   Future<AttemptOutcome> send(EventLoop loop, String tenant, ByteBuf body, long timeoutNanos);
+
+  /**
+   * Makes one attempt with a body of {@code protocol}, sent with that protocol's {@code
+   * Content-Type} and {@code X-Prometheus-Remote-Write-Version}. A sender that speaks only PRW 1.0
+   * need not override it.
+   *
+   * @param body borrows the snappy-compressed request of {@code protocol}, as in {@link #send(
+   *     EventLoop, String, ByteBuf, long)}
+   */
+  default Future<AttemptOutcome> send(
+      EventLoop loop, String tenant, Protocol protocol, ByteBuf body, long timeoutNanos) {
+    if (protocol != Protocol.V1) {
+      throw new UnsupportedOperationException("this sender speaks Remote Write 1.0 only");
+    }
+    return send(loop, tenant, body, timeoutNanos);
+  }
 }

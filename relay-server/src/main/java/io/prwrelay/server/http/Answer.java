@@ -7,13 +7,25 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.prwrelay.server.downstream.WrittenCounts;
 import java.nio.charset.StandardCharsets;
 
 /**
  * An HTTP answer to a sender: status, plain-text message, {@code Retry-After} seconds (-1 for
- * none), and whether the connection must be closed after it.
+ * none), whether the connection must be closed after it, and for a Remote Write 2.0 sender what was
+ * written ({@code X-Prometheus-Remote-Write-*-Written}; {@code null} for a 1.0 sender).
  */
-record Answer(int status, String message, long retryAfterSeconds, boolean close) {
+record Answer(
+    int status, String message, long retryAfterSeconds, boolean close, WrittenCounts written) {
+  Answer(int status, String message, long retryAfterSeconds, boolean close) {
+    this(status, message, retryAfterSeconds, close, null);
+  }
+
+  /** This answer with the {@code *-Written} headers of {@code counts}. */
+  Answer withWritten(WrittenCounts counts) {
+    return new Answer(status, message, retryAfterSeconds, close, counts);
+  }
+
   static Answer of(int status, String message) {
     return new Answer(status, message, -1, false);
   }
@@ -24,8 +36,8 @@ record Answer(int status, String message, long retryAfterSeconds, boolean close)
 
   /**
    * The response: the message and a newline as {@code text/plain} (none for 204 or an empty
-   * message), {@code Content-Length}, and {@code Retry-After} when set. Connection headers are the
-   * caller's.
+   * message), {@code Content-Length}, {@code Retry-After} and the {@code *-Written} headers when
+   * set. Connection headers are the caller's.
    */
   FullHttpResponse toResponse() {
     ByteBuf content =
@@ -43,6 +55,12 @@ record Answer(int status, String message, long retryAfterSeconds, boolean close)
     }
     if (retryAfterSeconds >= 0) {
       r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds));
+    }
+    if (written != null) {
+      r.headers()
+          .set(WrittenCounts.SAMPLES_HEADER, Long.toString(written.samples()))
+          .set(WrittenCounts.HISTOGRAMS_HEADER, Long.toString(written.histograms()))
+          .set(WrittenCounts.EXEMPLARS_HEADER, Long.toString(written.exemplars()));
     }
     return r;
   }

@@ -1,5 +1,6 @@
 package io.prwrelay.server.http;
 
+import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.FragmentOutcome;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.lane.SenderRequest;
@@ -19,7 +20,10 @@ import java.util.List;
  *   <li>otherwise (only non-retriable 4xx) → 400.
  * </ul>
  *
- * Error bodies name each failing tenant with its series, attempts and the reason.
+ * A Remote Write 2.0 sender also gets {@link #written} in every answer: a 2xx only when every
+ * tenant's batch is safe, so never for a partial write.
+ *
+ * <p>Error bodies name each failing tenant with its series, attempts and the reason.
  */
 final class AnswerPolicy {
   private AnswerPolicy() {}
@@ -68,6 +72,25 @@ final class AnswerPolicy {
     }
     long retryAfterSeconds = retryAfterMillis < 0 ? -1 : (retryAfterMillis + 999) / 1000;
     return new Answer(allThrottled ? 429 : 503, sb.toString(), retryAfterSeconds, false);
+  }
+
+  /**
+   * What a request's tenants wrote, for a Remote Write 2.0 sender's {@code *-Written} headers: per
+   * tenant the downstream's own counts where its answer carried them, else the batch's counts when
+   * it was delivered (or durably queued, or delivered by an earlier attempt), else nothing.
+   */
+  static WrittenCounts written(List<SenderRequest.Result> results) {
+    WrittenCounts sum = WrittenCounts.ZERO;
+    for (SenderRequest.Result r : results) {
+      WrittenCounts relayed =
+          r.outcome().accepted()
+              ? new WrittenCounts(
+                  r.counts().samples(), r.counts().histograms(), r.counts().exemplars())
+              : WrittenCounts.ZERO;
+      WrittenCounts own = r.outcome().written();
+      sum = sum.plus(own == null ? relayed : own.orElse(relayed));
+    }
+    return sum;
   }
 
   private static void line(StringBuilder sb, SenderRequest.Result r) {

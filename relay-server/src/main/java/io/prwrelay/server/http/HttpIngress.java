@@ -5,8 +5,10 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.internal.PlatformDependent;
+import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.config.TenantConfig;
+import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
@@ -50,10 +52,30 @@ public final class HttpIngress {
       Duration timeout,
       RelayMetrics metrics)
       throws IOException {
+    this(server, tenants, lanes, ledger, timeout, metrics, new DownstreamProtocol(ProtocolMode.V1));
+  }
+
+  /**
+   * @param lanes carry the tenant batches of every write request downstream
+   * @param ledger remembers tenants delivered by requests the sender will retry
+   * @param timeout deadline of one sender request in the lanes
+   * @param protocol the Remote Write version PRW 2.0 input is sent downstream in (the lanes' own)
+   * @throws IOException naming the key of a TLS or token file that cannot be read or used
+   */
+  public HttpIngress(
+      ServerConfig server,
+      TenantConfig tenants,
+      Lanes lanes,
+      DeliveryLedger ledger,
+      Duration timeout,
+      RelayMetrics metrics,
+      DownstreamProtocol protocol)
+      throws IOException {
     this.server = server;
     this.check = new WriteRequestCheck(server.maxRequestBytes(), tenants.trustedHeader());
     this.processor =
-        new WriteProcessor(server.maxDecompressedBytes(), tenants, lanes, ledger, timeout, metrics);
+        new WriteProcessor(
+            server.maxDecompressedBytes(), tenants, lanes, ledger, timeout, metrics, protocol);
     this.admin = new AdminHandler(metrics, state);
     this.metrics = metrics;
     long maxDirect = PlatformDependent.maxDirectMemory();

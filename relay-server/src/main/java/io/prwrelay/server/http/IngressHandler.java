@@ -20,6 +20,8 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.ServerConfig;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -222,7 +224,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       metricsFinished(ctx, 413, in.startNanos);
       answer(
           ctx,
-          in.head,
+          in,
           Answer.closing(
               413,
               "request body exceeds "
@@ -235,7 +237,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     if (content.decoderResult().isFailure()) {
       abortIncoming();
       metricsFinished(ctx, 400, in.startNanos);
-      answer(ctx, in.head, Answer.closing(400, "malformed HTTP body"));
+      answer(ctx, in, Answer.closing(400, "malformed HTTP body"));
       return;
     }
     if (content instanceof LastHttpContent) {
@@ -258,6 +260,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           ctx.alloc(),
           body,
           in.accepted.encoding(),
+          in.accepted.protocol(),
           in.accepted.incomingTenant(),
           in.allowed,
           in.startNanos,
@@ -320,7 +323,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     metricsFinished(ctx, 408, in.startNanos);
     answer(
         ctx,
-        in.head,
+        in,
         Answer.closing(
             408,
             "request body not received within "
@@ -340,6 +343,17 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
         in.body = null;
       }
     }
+  }
+
+  /**
+   * Answers a write request whose body was not processed; a Remote Write 2.0 sender learns that
+   * nothing was written.
+   */
+  private void answer(ChannelHandlerContext ctx, Incoming in, Answer a) {
+    answer(
+        ctx,
+        in.head,
+        in.accepted.protocol() == Protocol.V2 ? a.withWritten(WrittenCounts.ZERO) : a);
   }
 
   private void answer(ChannelHandlerContext ctx, HttpRequest req, Answer a) {

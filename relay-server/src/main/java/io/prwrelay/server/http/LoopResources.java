@@ -1,19 +1,30 @@
 package io.prwrelay.server.http;
 
 import io.prwrelay.core.codec.ZstdCodec;
+import io.prwrelay.core.encode.V2BatchEncoder;
+import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
+import io.prwrelay.core.route.V2TenantRouter;
 
 /**
- * What one event loop thread reuses for every request it processes: a tenant router (flyweight, not
- * thread-safe) and a zstd decompression context.
+ * What one event loop thread reuses for every request it processes: tenant routers for PRW 1.0 and
+ * for PRW 2.0 (writing 2.0, or 1.0 for a downstream that takes only 1.0), the checks of a PRW 2.0
+ * request sent whole to a trusted tenant, and a zstd decompression context. Flyweights, not
+ * thread-safe.
  */
 final class LoopResources implements AutoCloseable {
   final TenantRouter router;
+  final V2TenantRouter v2Router;
+  final V2TenantRouter v2ToV1Router;
+  final V2ToV1Converter v2ToV1 = new V2ToV1Converter();
+  final V2Check v2Check = new V2Check();
   final ZstdCodec zstd = new ZstdCodec();
 
   LoopResources(TenantRules rules) {
     this.router = new TenantRouter(rules);
+    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2);
+    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1);
   }
 
   @Override

@@ -8,10 +8,15 @@ import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRules;
+import io.prwrelay.core.route.V2TenantRouter;
 import io.prwrelay.server.config.TenantConfig;
+import io.prwrelay.server.downstream.DownstreamProtocol;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Fragment;
 import io.prwrelay.server.lane.FragmentOutcome;
@@ -36,6 +41,11 @@ import java.util.logging.Logger;
  * When the answer asks the sender to retry, the tenants that were delivered are written to the
  * ledger under the body's hash, so the retry sends only the rest. Decompression and routing run on
  * the connection's event loop, which owns a {@link LoopResources}.
+ *
+ * <p>A PRW 2.0 request is routed into PRW 2.0 tenant requests (each with its own symbols table) or
+ * straight into PRW 1.0 ones, as {@link DownstreamProtocol} says the downstream takes; an invalid
+ * one is answered 400 with the reader's message. Every answer to a PRW 2.0 sender carries the
+ * {@code *-Written} headers ({@link AnswerPolicy#written}).
  */
 final class WriteProcessor {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
@@ -46,11 +56,13 @@ final class WriteProcessor {
   private final DeliveryLedger ledger;
   private final long timeoutNanos;
   private final RelayMetrics metrics;
+  private final DownstreamProtocol protocol;
   private final FastThreadLocal<LoopResources> resources;
 
   /**
    * @param maxDecompressedBytes largest decompressed request; larger is answered 400
    * @param timeout deadline of a sender request in the lanes, from its start
+   * @param protocol the Remote Write version PRW 2.0 input is sent downstream in
    */
   WriteProcessor(
       int maxDecompressedBytes,
@@ -58,7 +70,9 @@ final class WriteProcessor {
       Lanes lanes,
       DeliveryLedger ledger,
       Duration timeout,
-      RelayMetrics metrics) {
+      RelayMetrics metrics,
+      DownstreamProtocol protocol) {
+    this.protocol = protocol;
     this.maxDecompressedBytes = maxDecompressedBytes;
     this.tenants = tenants;
     this.lanes = lanes;
@@ -80,32 +94,40 @@ final class WriteProcessor {
         };
   }
 
-  /** One tenant's uncompressed batch, before it becomes a fragment. */
-  private record Batch(String tenant, ByteBuf content, SeriesCounts counts) {}
+  /** One tenant's uncompressed batch of {@code protocol}, before it becomes a fragment. */
+  private record Batch(String tenant, Protocol protocol, ByteBuf content, SeriesCounts counts) {}
 
   /**
    * Processes one request.
    *
    * @param body takes ownership; the compressed request body
+   * @param input the message the body holds
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
    * @param allowed tenants the request's credentials may write; a series of another one makes the
    *     whole request 403, with nothing delivered
    * @param startNanos when the request started, on {@code loop}'s ticker
-   * @param done receives the answer, on {@code loop}: also when something fails inside the relay
-   *     (500, or 503 when memory ran out), after everything the request held was released
+   * @param answer receives the answer, on {@code loop} (with the {@code *-Written} headers for a
+   *     PRW 2.0 sender): also when something fails inside the relay (500, or 503 when memory ran
+   *     out), after everything the request held was released
    */
   void process(
       EventLoop loop,
       ByteBufAllocator alloc,
       ByteBuf body,
       BodyEncoding encoding,
+      Protocol input,
       String incomingTenant,
       TenantAllowList allowed,
       long startNanos,
-      Consumer<Answer> done) {
+      Consumer<Answer> answer) {
+    // A PRW 2.0 sender learns what was written from every answer, failures included.
+    Consumer<Answer> done =
+        input == Protocol.V2
+            ? a -> answer.accept(a.written() != null ? a : a.withWritten(WrittenCounts.ZERO))
+            : answer;
     try {
-      processOrThrow(loop, alloc, body, encoding, incomingTenant, allowed, startNanos, done);
+      processOrThrow(loop, alloc, body, encoding, input, incomingTenant, allowed, startNanos, done);
     } catch (RuntimeException | OutOfMemoryError e) {
       // Last resort. Memory running out passes; anything else is a bug worth its stack trace.
       boolean memory = e instanceof OutOfMemoryError;
@@ -127,6 +149,7 @@ final class WriteProcessor {
       ByteBufAllocator alloc,
       ByteBuf body,
       BodyEncoding encoding,
+      Protocol input,
       String incomingTenant,
       TenantAllowList allowed,
       long startNanos,
@@ -169,11 +192,26 @@ final class WriteProcessor {
                       + " ), at most 150 bytes)"));
           return;
         }
-        batches.add(new Batch(tenant, decoded, SeriesCounts.NONE));
+        if (input == Protocol.V1) {
+          batches.add(new Batch(tenant, Protocol.V1, decoded, SeriesCounts.NONE));
+        } else {
+          RequestError error = wholeV2(res, alloc, tenant, decoded, batches);
+          if (error != null) {
+            metrics.rejectedSeries("malformed", 0);
+            body.release();
+            done.accept(Answer.of(400, error.message()));
+            return;
+          }
+        }
       } else {
         RouteResult result = null;
+        V2TenantRouter v2 =
+            input == Protocol.V1
+                ? null
+                : protocol.forV2Input() == Protocol.V2 ? res.v2Router : res.v2ToV1Router;
+        Protocol output = v2 == res.v2Router ? Protocol.V2 : Protocol.V1;
         try {
-          result = res.router.route(decoded, alloc);
+          result = v2 == null ? res.router.route(decoded, alloc) : v2.route(decoded, alloc);
           RequestError error = result.error();
           if (error != null) {
             metrics.rejectedSeries(
@@ -185,7 +223,7 @@ final class WriteProcessor {
           }
           metrics.routed(result);
           for (TenantBatch b : result.batches()) {
-            batches.add(new Batch(b.tenant(), b.takeContent(), b.counts()));
+            batches.add(new Batch(b.tenant(), output, b.takeContent(), b.counts()));
           }
         } finally {
           if (result != null) {
@@ -208,7 +246,36 @@ final class WriteProcessor {
     if (refusedTenant(allowed, body, batches, done)) {
       return;
     }
-    deliver(loop, body, batches, startNanos, done);
+    deliver(loop, body, input, batches, startNanos, done);
+  }
+
+  /**
+   * A PRW 2.0 request for one trusted tenant, as a batch in the downstream's protocol: converted to
+   * PRW 1.0, or checked and kept whole.
+   *
+   * @param decoded takes ownership, also when an error is returned
+   * @return why the request is invalid, or {@code null} when the batch was added
+   */
+  private RequestError wholeV2(
+      LoopResources res, ByteBufAllocator alloc, String tenant, ByteBuf decoded, List<Batch> out) {
+    try {
+      if (protocol.forV2Input() == Protocol.V1) {
+        V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc);
+        if (c.error() != null) {
+          return c.error();
+        }
+        out.add(new Batch(tenant, Protocol.V1, c.content(), c.counts()));
+        return null;
+      }
+      V2Check check = res.v2Check.check(decoded, alloc);
+      if (check.error() != null) {
+        return check.error();
+      }
+      out.add(new Batch(tenant, Protocol.V2, decoded.retain(), check.counts()));
+      return null;
+    } finally {
+      decoded.release();
+    }
   }
 
   /**
@@ -245,7 +312,12 @@ final class WriteProcessor {
    * @param batches takes ownership of every batch's content
    */
   private void deliver(
-      EventLoop loop, ByteBuf body, List<Batch> batches, long startNanos, Consumer<Answer> done) {
+      EventLoop loop,
+      ByteBuf body,
+      Protocol input,
+      List<Batch> batches,
+      long startNanos,
+      Consumer<Answer> done) {
     if (batches.isEmpty()) {
       body.release();
       done.accept(AnswerPolicy.fromResults(List.of()));
@@ -275,6 +347,9 @@ final class WriteProcessor {
             batches.size(),
             results -> {
               Answer answer = AnswerPolicy.fromResults(results);
+              if (input == Protocol.V2) {
+                answer = answer.withWritten(AnswerPolicy.written(results));
+              }
               if (answer.status() >= 300 && (key != null || keptBody != null)) {
                 remember(key != null ? key : LedgerKey.of(keptBody), results);
               }
@@ -298,7 +373,8 @@ final class WriteProcessor {
                 Kind.DELIVERED, 200, "delivered by an earlier attempt of this request", -1, 0));
         continue;
       }
-      fragments.add(new Fragment(b.tenant(), b.content(), b.counts(), deadline, request));
+      fragments.add(
+          new Fragment(b.tenant(), b.protocol(), b.content(), b.counts(), deadline, request));
     }
     if (!fragments.isEmpty()) {
       lanes.submit(fragments);

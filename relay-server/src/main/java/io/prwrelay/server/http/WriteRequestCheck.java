@@ -4,16 +4,18 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
 import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
 import java.util.Locale;
 import java.util.Set;
 
 /**
  * Decides from the head of a write request, before its body is read, whether the relay takes it:
- * the {@code Content-Encoding} gives the body's {@link BodyEncoding}, the {@code Content-Type} must
- * be Remote Write 1.0 protobuf, a declared {@code Content-Length} must be within the body limit,
- * and a trusted tenant header is read. Pure: a request head in, {@link Accepted} or {@link
- * Rejected} out. A rejection closes the connection, since the body it leaves unread cannot be told
- * from the next request.
+ * the {@code Content-Encoding} gives the body's {@link BodyEncoding}, the {@code Content-Type} its
+ * {@link Protocol} (Remote Write 1.0 or 2.0 protobuf), a declared {@code Content-Length} must be
+ * within the body limit, and a trusted tenant header is read. Pure: a request head in, {@link
+ * Accepted} or {@link Rejected} out. A rejection closes the connection, since the body it leaves
+ * unread cannot be told from the next request.
  */
 final class WriteRequestCheck {
   /** Paths that take remote write requests (the last for cortex-tenant compatibility). */
@@ -25,10 +27,12 @@ final class WriteRequestCheck {
   /**
    * The body may be read.
    *
+   * @param protocol the message the body holds, from the {@code Content-Type}
    * @param incomingTenant value of the trusted tenant header, or {@code null}
    * @param contentLength declared body length, or -1 (chunked)
    */
-  record Accepted(BodyEncoding encoding, String incomingTenant, long contentLength)
+  record Accepted(
+      BodyEncoding encoding, Protocol protocol, String incomingTenant, long contentLength)
       implements Result {}
 
   /** The request is answered without reading its body. */
@@ -63,50 +67,74 @@ final class WriteRequestCheck {
         return reject(
             415, "unsupported Content-Encoding '" + contentEncoding + "': use snappy (or zstd)");
     }
-    String typeProblem = contentTypeProblem(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
-    if (typeProblem != null) {
-      return reject(415, typeProblem);
+    String contentType = head.headers().get(HttpHeaderNames.CONTENT_TYPE);
+    Protocol protocol = protocol(contentType);
+    if (protocol == null) {
+      return reject(415, contentTypeProblem(contentType));
     }
     long length = HttpUtil.getContentLength(head, -1L);
     if (length > maxRequestBytes) {
-      return reject(
-          413,
-          "request body of "
-              + length
-              + " bytes exceeds "
-              + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
-              + "="
-              + maxRequestBytes);
+      Rejected tooLarge =
+          reject(
+              413,
+              "request body of "
+                  + length
+                  + " bytes exceeds "
+                  + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
+                  + "="
+                  + maxRequestBytes);
+      return protocol == Protocol.V2
+          ? new Rejected(tooLarge.answer().withWritten(WrittenCounts.ZERO))
+          : tooLarge;
     }
     String tenant = trustedTenantHeader == null ? null : head.headers().get(trustedTenantHeader);
-    return new Accepted(encoding, tenant, length);
+    return new Accepted(encoding, protocol, tenant, length);
   }
 
   private static Rejected reject(int status, String message) {
     return new Rejected(Answer.closing(status, message));
   }
 
-  /** Why a Content-Type cannot be relayed, or null when it is PRW 1.0 protobuf (or absent). */
-  static String contentTypeProblem(String contentType) {
+  /**
+   * The protocol of a Content-Type: {@code application/x-protobuf} alone (or no Content-Type) is
+   * Remote Write 1.0, as the spec says; its {@code proto} parameter names the message otherwise.
+   * {@code null} for anything else.
+   */
+  static Protocol protocol(String contentType) {
     if (contentType == null || contentType.isBlank()) {
-      return null;
+      return Protocol.V1;
     }
     String[] parts = contentType.split(";");
-    String media = parts[0].trim().toLowerCase(Locale.ROOT);
-    if (!media.equals("application/x-protobuf")) {
-      return "unsupported Content-Type '" + contentType + "': use application/x-protobuf";
+    if (!parts[0].trim().equalsIgnoreCase("application/x-protobuf")) {
+      return null;
     }
     for (int i = 1; i < parts.length; i++) {
       String p = parts[i].trim();
       if (p.toLowerCase(Locale.ROOT).startsWith("proto=")) {
-        String proto = p.substring(6).trim();
-        if (!proto.equals("prometheus.WriteRequest")) {
-          return "unsupported Content-Type '"
-              + contentType
-              + "': this relay accepts Remote Write 1.0 (prometheus.WriteRequest)";
-        }
+        return Protocol.ofMessage(unquote(p.substring(6).trim()));
       }
     }
-    return null;
+    return Protocol.V1;
+  }
+
+  private static String unquote(String s) {
+    return s.length() >= 2 && s.startsWith("\"") && s.endsWith("\"")
+        ? s.substring(1, s.length() - 1)
+        : s;
+  }
+
+  /** Why a Content-Type that {@link #protocol} did not accept cannot be relayed. */
+  static String contentTypeProblem(String contentType) {
+    String[] parts = contentType.split(";");
+    if (!parts[0].trim().equalsIgnoreCase("application/x-protobuf")) {
+      return "unsupported Content-Type '" + contentType + "': use application/x-protobuf";
+    }
+    return "unsupported Content-Type '"
+        + contentType
+        + "': proto= must be "
+        + Protocol.V1.message()
+        + " (Remote Write 1.0) or "
+        + Protocol.V2.message()
+        + " (Remote Write 2.0)";
   }
 }

@@ -1,5 +1,7 @@
 package io.prwrelay.server.lane;
 
+import io.prwrelay.server.downstream.WrittenCounts;
+
 /**
  * How one {@link Fragment} ended.
  *
@@ -10,9 +12,22 @@ package io.prwrelay.server.lane;
  *     reason
  * @param retryAfterMillis how long the sender should wait before retrying, or -1 when unknown
  * @param attempts downstream attempts that carried this fragment
+ * @param written what the downstream said it wrote of this fragment alone ({@code *-Written}
+ *     headers of an answer to a request that carried only this fragment), or {@code null}
  */
 public record FragmentOutcome(
-    Kind kind, int status, String message, long retryAfterMillis, int attempts) {
+    Kind kind,
+    int status,
+    String message,
+    long retryAfterMillis,
+    int attempts,
+    WrittenCounts written) {
+  /** An outcome without the downstream's own written counts. */
+  public FragmentOutcome(
+      Kind kind, int status, String message, long retryAfterMillis, int attempts) {
+    this(kind, status, message, retryAfterMillis, attempts, null);
+  }
+
   /** The kinds of outcome, in the order the sender's answer ranks them. */
   public enum Kind {
     /** Accepted downstream (2xx). */

@@ -6,7 +6,10 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
+import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.QueuedRecord;
 import io.prwrelay.server.queue.TenantQueue;
@@ -51,6 +54,12 @@ import java.util.concurrent.TimeUnit;
  * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
  * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
  * within the queue's bounds.
+ *
+ * <p>PRW 2.0 fragments (and queued records) each carry their own symbols table, so they are never
+ * concatenated: each goes downstream alone, and PRW 1.0 and 2.0 bytes never share a request. When
+ * the downstream takes only PRW 1.0 ({@link io.prwrelay.server.downstream.DownstreamProtocol}), a
+ * PRW 2.0 fragment is converted just before it is sent; in {@code auto} mode a 415 to a PRW 2.0
+ * request switches the relay to 1.0 and the same fragments are sent again, converted.
  */
 public final class Lane {
   /**
@@ -244,18 +253,28 @@ public final class Lane {
   }
 
   private void send(long now) {
-    List<Fragment> batch = new ArrayList<>(Math.min(pending.size(), 16));
-    long bytes = 0;
-    long left = Long.MAX_VALUE;
-    do {
+    Fragment head = pending.poll();
+    pendingBytes -= head.size();
+    if (!inDownstreamProtocol(head)) {
+      return;
+    }
+    List<Fragment> batch = new ArrayList<>(Math.min(pending.size() + 1, 16));
+    batch.add(head);
+    long bytes = head.size();
+    long left = head.deadlineNanos() - now;
+    // A PRW 2.0 fragment's series refer to its own symbols table: it travels alone.
+    while (head.protocol() == Protocol.V1
+        && !oneByOne
+        && !pending.isEmpty()
+        && pending.peek().protocol() == Protocol.V1
+        && bytes + pending.peek().size() <= ctx.settings.batchMaxBytes()) {
       Fragment f = pending.poll();
+      pendingBytes -= f.size();
       batch.add(f);
       bytes += f.size();
       left = Math.min(left, f.deadlineNanos() - now);
-    } while (!oneByOne
-        && !pending.isEmpty()
-        && bytes + pending.peek().size() <= ctx.settings.batchMaxBytes());
-    pendingBytes -= bytes;
+    }
+    Protocol protocol = head.protocol();
     long timeout = Math.min(ctx.attemptTimeoutNanos, left);
     ByteBuf compressed;
     try {
@@ -278,12 +297,49 @@ public final class Lane {
     }
     inFlight++;
     long started = now;
-    Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, compressed, timeout);
+    Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, protocol, compressed, timeout);
     result.addListener(
         x -> {
           compressed.release();
-          outcome(batch, result.getNow(), started);
+          outcome(batch, protocol, result.getNow(), started);
         });
+  }
+
+  /**
+   * Converts a PRW 2.0 fragment to 1.0 when the downstream takes only 1.0. False when it cannot be
+   * converted; the fragment is answered (400) then.
+   */
+  private boolean inDownstreamProtocol(Fragment f) {
+    if (f.protocol() == Protocol.V1 || ctx.protocol.forV2Input() == Protocol.V2) {
+      return true;
+    }
+    V2ToV1Converter.Conversion c;
+    try {
+      c = V1Conversion.of(f.body(), ctx.alloc);
+    } catch (RuntimeException e) {
+      finish(
+          f,
+          new FragmentOutcome(
+              Kind.UNAVAILABLE,
+              500,
+              "cannot convert the batch to Remote Write 1.0: " + e.getMessage(),
+              -1,
+              f.attempts));
+      return false;
+    }
+    if (c.error() != null) {
+      finish(
+          f,
+          new FragmentOutcome(
+              Kind.REJECTED,
+              400,
+              "cannot convert the batch to Remote Write 1.0: " + c.error().message(),
+              -1,
+              f.attempts));
+      return false;
+    }
+    f.convertedToV1(c.content());
+    return true;
   }
 
   private ByteBuf compress(List<Fragment> batch, long bytes) {
@@ -322,8 +378,19 @@ public final class Lane {
     return now;
   }
 
-  private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
+  private void outcome(List<Fragment> batch, Protocol sent, AttemptOutcome o, long started) {
     long now = ended(batch.size(), o, started);
+    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
+      // The downstream takes only PRW 1.0: the same fragments go again, converted.
+      ctx.protocol.fallBack(o);
+      for (int i = batch.size() - 1; i >= 0; i--) {
+        requeue(batch.get(i));
+      }
+      pump(now);
+      return;
+    }
+    // The downstream's own written counts belong to a fragment only when it travelled alone.
+    WrittenCounts written = batch.size() == 1 ? o.written() : null;
     if (closed && !o.success() && o.retriable()) {
       for (Fragment f : batch) {
         finish(f, shuttingDown(f));
@@ -332,11 +399,13 @@ public final class Lane {
     }
     if (o.success()) {
       for (Fragment f : batch) {
-        finish(f, new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts));
+        finish(f, new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written));
       }
     } else if (!o.retriable()) {
       for (Fragment f : batch) {
-        finish(f, new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, f.attempts));
+        finish(
+            f,
+            new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
       }
     } else if (o.status() == 429) {
       oneByOne = true;
@@ -350,7 +419,10 @@ public final class Lane {
         if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
           requeue(f);
         } else {
-          finish(f, new FragmentOutcome(Kind.THROTTLED, 429, o.describe(), retryAfter, f.attempts));
+          finish(
+              f,
+              new FragmentOutcome(
+                  Kind.THROTTLED, 429, o.describe(), retryAfter, f.attempts, written));
         }
       }
     } else {
@@ -366,7 +438,7 @@ public final class Lane {
           finish(
               f,
               new FragmentOutcome(
-                  Kind.UNAVAILABLE, o.status(), o.describe(), retryAfter, f.attempts));
+                  Kind.UNAVAILABLE, o.status(), o.describe(), retryAfter, f.attempts, written));
         }
       }
     }
@@ -413,7 +485,11 @@ public final class Lane {
     appending++;
     try {
       queue
-          .append(compressed, f.counts().series(), ctx.wallMillis.getAsLong())
+          .append(
+              compressed,
+              f.counts().series(),
+              f.protocol() == Protocol.V2,
+              ctx.wallMillis.getAsLong())
           .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
     } finally {
       compressed.release();
@@ -477,10 +553,33 @@ public final class Lane {
       return;
     }
     List<QueuedRecord> batch = records;
+    QueuedRecord first = records.get(0);
+    Protocol protocol = Protocol.V1;
     ByteBuf body;
     try {
-      if (records.size() == 1) {
-        body = records.get(0).payload().retainedDuplicate();
+      if (first.remoteWrite2()) {
+        // A PRW 2.0 record has its own symbols table: it goes alone, converted if need be.
+        batch = records.subList(0, 1);
+        if (ctx.protocol.forV2Input() == Protocol.V2) {
+          protocol = Protocol.V2;
+          body = first.payload().retainedDuplicate();
+        } else {
+          body = convertedRecord(first);
+          if (body == null) {
+            release(records);
+            queue.ack(batch);
+            ctx.observer.drained(
+                tenant,
+                1,
+                first.series(),
+                new AttemptOutcome(400, "queued PRW 2.0 batch cannot be converted to 1.0", -1));
+            drain(now);
+            return;
+          }
+        }
+      } else if (records.size() == 1 || records.get(1).remoteWrite2()) {
+        batch = records.subList(0, 1);
+        body = first.payload().retainedDuplicate();
       } else {
         body = joined(records);
         batch = records.subList(0, joinedCount);
@@ -498,16 +597,40 @@ public final class Lane {
       return;
     }
     List<QueuedRecord> sent = batch;
+    Protocol sentProtocol = protocol;
     inFlight++;
     lastActiveNanos = now;
     long started = now;
-    Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, body, ctx.attemptTimeoutNanos);
+    Future<AttemptOutcome> result =
+        ctx.sender.send(loop, tenant, protocol, body, ctx.attemptTimeoutNanos);
     result.addListener(
         x -> {
           body.release();
           release(records);
-          sentQueued(sent, result.getNow(), started);
+          sentQueued(sent, sentProtocol, result.getNow(), started);
         });
+  }
+
+  /**
+   * A queued PRW 2.0 record as a snappy-compressed PRW 1.0 request, or {@code null} when it does
+   * not convert.
+   */
+  private ByteBuf convertedRecord(QueuedRecord record) throws CodecException {
+    ByteBuf plain = SnappyCodec.decode(record.payload(), ctx.alloc, ctx.maxDecompressedBytes);
+    V2ToV1Converter.Conversion c;
+    try {
+      c = V1Conversion.of(plain, ctx.alloc);
+    } finally {
+      plain.release();
+    }
+    if (c.error() != null) {
+      return null;
+    }
+    try {
+      return SnappyCodec.encode(c.content(), ctx.alloc);
+    } finally {
+      c.content().release();
+    }
   }
 
   /** Records merged by the last {@link #joined} call. */
@@ -522,6 +645,9 @@ public final class Lane {
     try {
       int n = 0;
       for (QueuedRecord r : records) {
+        if (r.remoteWrite2()) {
+          break; // never merged with PRW 1.0 records
+        }
         ByteBuf part = SnappyCodec.decode(r.payload(), ctx.alloc, ctx.maxDecompressedBytes);
         try {
           if (n > 0
@@ -541,8 +667,15 @@ public final class Lane {
     }
   }
 
-  private void sentQueued(List<QueuedRecord> records, AttemptOutcome o, long started) {
+  private void sentQueued(
+      List<QueuedRecord> records, Protocol sent, AttemptOutcome o, long started) {
     long now = ended(records.size(), o, started);
+    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
+      // The records stay at the head and are read again, converted to PRW 1.0.
+      ctx.protocol.fallBack(o);
+      drain(now);
+      return;
+    }
     if (o.success() || !o.retriable()) {
       queue.ack(records);
       ctx.observer.drained(tenant, records.size(), series(records), o);

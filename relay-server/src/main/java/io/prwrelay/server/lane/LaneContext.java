@@ -1,6 +1,7 @@
 package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.queue.QueueStore;
@@ -25,12 +26,17 @@ final class LaneContext {
   /** Largest decompressed size of a merged queued batch. */
   final int maxDecompressedBytes;
 
+  /** The Remote Write version PRW 2.0 batches go downstream in. */
+  final DownstreamProtocol protocol;
+
   LaneContext(
       LaneSettings settings,
       TenantSender sender,
       ByteBufAllocator alloc,
       LaneObserver observer,
-      Lanes.Queues queues) {
+      Lanes.Queues queues,
+      DownstreamProtocol protocol) {
+    this.protocol = protocol;
     this.store = queues == null ? null : queues.store();
     this.wallMillis = queues == null ? System::currentTimeMillis : queues.wallMillis();
     this.maxDecompressedBytes = queues == null ? 0 : queues.maxDecompressedBytes();

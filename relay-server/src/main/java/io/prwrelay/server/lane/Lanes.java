@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
+import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.QueueStore;
@@ -71,7 +73,22 @@ public final class Lanes implements AutoCloseable {
       ByteBufAllocator alloc,
       LaneObserver observer,
       Queues queues) {
-    this.ctx = new LaneContext(settings, sender, alloc, observer, queues);
+    this(loops, settings, sender, alloc, observer, queues, new DownstreamProtocol(ProtocolMode.V1));
+  }
+
+  /**
+   * Lanes as {@link #Lanes(Iterable, LaneSettings, TenantSender, ByteBufAllocator, LaneObserver,
+   * Queues)}, sending PRW 2.0 fragments in the version {@code protocol} says.
+   */
+  public Lanes(
+      Iterable<? extends EventExecutor> loops,
+      LaneSettings settings,
+      TenantSender sender,
+      ByteBufAllocator alloc,
+      LaneObserver observer,
+      Queues queues,
+      DownstreamProtocol protocol) {
+    this.ctx = new LaneContext(settings, sender, alloc, observer, queues, protocol);
     List<Shard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
       list.add(new Shard((EventLoop) e));

@@ -1,6 +1,7 @@
 package io.prwrelay.server.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
@@ -13,6 +14,8 @@ import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.DownstreamProtocol;
+import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.lane.Fragment;
 import io.prwrelay.server.lane.FragmentOutcome;
 import io.prwrelay.server.lane.Lane;
@@ -129,6 +132,24 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
           .description("tenant lanes whose last downstream answer put them in backoff")
           .register(registry);
     }
+  }
+
+  /**
+   * Registers {@code relay_downstream_protocol{protocol}} (1 for the Remote Write version PRW 2.0
+   * input is sent in now, 0 for the other) and {@code relay_downstream_protocol_fallbacks_total}
+   * (PRW 2.0 requests answered 415 and re-sent as 1.0 in auto mode).
+   */
+  public void downstreamProtocol(DownstreamProtocol protocol) {
+    for (Protocol p : Protocol.values()) {
+      Gauge.builder("relay.downstream.protocol", protocol, d -> d.forV2Input() == p ? 1 : 0)
+          .tag("protocol", p.name().toLowerCase(Locale.ROOT))
+          .description("Remote Write version PRW 2.0 input is sent downstream in (1 = in use)")
+          .register(registry);
+    }
+    FunctionCounter.builder(
+            "relay.downstream.protocol.fallbacks", protocol, DownstreamProtocol::fallbacks)
+        .description("PRW 2.0 requests the downstream answered 415, re-sent as PRW 1.0 (auto)")
+        .register(registry);
   }
 
   /** Registry for tests and for serving. */

@@ -329,7 +329,8 @@ public final class QueueStore implements AutoCloseable {
 
   // ---------------------------------------------------------------- appends (group commit)
 
-  CompletableFuture<Void> append(TenantQueue q, ByteBuf payload, int series, long nowMillis) {
+  CompletableFuture<Void> append(
+      TenantQueue q, ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
     if (series < 0) {
       throw new IllegalArgumentException("series must not be negative: " + series);
     }
@@ -349,7 +350,12 @@ public final class QueueStore implements AutoCloseable {
                   + limits.maxRecordBytes()
                   + " bytes"));
     }
-    PendingAppend p = new PendingAppend(q.log, payload.retainedSlice(), series, nowMillis);
+    PendingAppend p =
+        new PendingAppend(
+            q.log,
+            payload.retainedSlice(),
+            RecordLayout.seriesField(series, remoteWrite2),
+            nowMillis);
     pending.add(p);
     if (flushScheduled.compareAndSet(false, true)) {
       try {

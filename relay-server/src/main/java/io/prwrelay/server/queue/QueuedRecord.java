@@ -15,6 +15,7 @@ public final class QueuedRecord {
   private final long offset;
   private final long appendMillis;
   private final int series;
+  private final boolean remoteWrite2;
   private final ByteBuf payload;
 
   QueuedRecord(
@@ -23,7 +24,9 @@ public final class QueuedRecord {
       long offset,
       long appendMillis,
       int series,
+      boolean remoteWrite2,
       ByteBuf payload) {
+    this.remoteWrite2 = remoteWrite2;
     this.queue = queue;
     this.segmentId = segmentId;
     this.offset = offset;
@@ -45,6 +48,11 @@ public final class QueuedRecord {
   /** Series count given to {@link TenantQueue#append} for this record. */
   public int series() {
     return series;
+  }
+
+  /** Whether the payload is a Remote Write 2.0 request (else 1.0), as given to append. */
+  public boolean remoteWrite2() {
+    return remoteWrite2;
   }
 
   /** The payload bytes as appended (readable bytes), owned by the caller: release once. */

@@ -14,7 +14,7 @@ import java.util.zip.CRC32C;
  * segment header
  *   0         4         8
  *   +---------+---------+
- *   |  magic  | version |   magic = "PRWQ" (0x50525751), version = 1
+ *   |  magic  | version |   magic = "PRWQ" (0x50525751), version = 2 (1 is read too)
  *   +---------+---------+
  *
  * record
@@ -24,7 +24,9 @@ import java.util.zip.CRC32C;
  *   |  (u32)  |  (u32)  |       (i64)       |  (i32)  |  (length - 12)    |
  *   +---------+---------+-------------------+---------+-------------------+
  *   length = the bytes after the crc32c field (12 + payload length);
- *   crc32c = CRC-32C over those same bytes.
+ *   crc32c = CRC-32C over those same bytes;
+ *   series = the series count in bits 0-30; bit 31 set when the payload is Remote Write 2.0
+ *            (version 2 only: a version 1 segment holds Remote Write 1.0 records only).
  *
  * head file "head"
  *   0                   8                   16        20
@@ -33,16 +35,26 @@ import java.util.zip.CRC32C;
  *   +-------------------+-------------------+---------+
  * </pre>
  *
- * <p>The payload is opaque to the queue (a snappy-compressed Remote Write batch). A record is valid
- * when its length is at least 12, the whole record lies inside the file, and its CRC matches; the
- * first record that is not marks the end of the segment's valid data.
+ * <p>The payload is opaque to the queue (a snappy-compressed Remote Write batch, of the protocol
+ * the series field's top bit names). A record is valid when its length is at least 12, the whole
+ * record lies inside the file, and its CRC matches; the first record that is not marks the end of
+ * the segment's valid data.
  */
 final class RecordLayout {
   /** "PRWQ": the first four bytes of every segment file. */
   static final int SEGMENT_MAGIC = 0x50525751;
 
-  /** Segment format version written by this code; a higher one stops {@code open}. */
-  static final int SEGMENT_VERSION = 1;
+  /**
+   * Segment format version written by this code; a higher one stops {@code open}. Version 2 added
+   * the Remote Write 2.0 bit of the series field; version 1 segments are read as all 1.0.
+   */
+  static final int SEGMENT_VERSION = 2;
+
+  /** Oldest segment format version still read. */
+  static final int OLDEST_SEGMENT_VERSION = 1;
+
+  /** Bit of the series field set when the record's payload is Remote Write 2.0. */
+  static final int REMOTE_WRITE_2_BIT = 0x80000000;
 
   /** Bytes before the first record of a segment. */
   static final int SEGMENT_HEADER_BYTES = 8;
@@ -71,6 +83,21 @@ final class RecordLayout {
   static final String TEMP_SUFFIX = ".tmp";
 
   private RecordLayout() {}
+
+  /** The series field of a record of {@code series} series (not negative). */
+  static int seriesField(int series, boolean remoteWrite2) {
+    return remoteWrite2 ? series | REMOTE_WRITE_2_BIT : series;
+  }
+
+  /** The series count in a series field. */
+  static int seriesOf(int seriesField) {
+    return seriesField & ~REMOTE_WRITE_2_BIT;
+  }
+
+  /** Whether a series field marks a Remote Write 2.0 payload. */
+  static boolean isRemoteWrite2(int seriesField) {
+    return (seriesField & REMOTE_WRITE_2_BIT) != 0;
+  }
 
   /** On-disk bytes of a record carrying {@code payloadBytes}. */
   static int recordBytes(int payloadBytes) {
@@ -125,7 +152,7 @@ final class RecordLayout {
    * @param payload the payload bytes from position to limit; read through duplicates, not consumed
    */
   static void putRecordHeader(
-      ByteBuffer header, CRC32C crc, long appendMillis, int series, ByteBuffer[] payload) {
+      ByteBuffer header, CRC32C crc, long appendMillis, int seriesField, ByteBuffer[] payload) {
     int payloadBytes = 0;
     for (ByteBuffer b : payload) {
       payloadBytes += b.remaining();
@@ -133,7 +160,7 @@ final class RecordLayout {
     header.clear();
     header.putInt(LENGTH_OFFSET, lengthField(recordBytes(payloadBytes)));
     header.putLong(MILLIS_OFFSET, appendMillis);
-    header.putInt(SERIES_OFFSET, series);
+    header.putInt(SERIES_OFFSET, seriesField);
     crc.reset();
     crc.update(header.duplicate().position(MILLIS_OFFSET).limit(RECORD_HEADER_BYTES));
     for (ByteBuffer b : payload) {

@@ -44,8 +44,12 @@ final class Segment {
     this.size = size;
   }
 
-  /** Indexes a record that ends the segment's valid data. */
-  void add(long offset, int recordBytes, long appendMillis, int seriesCount) {
+  /**
+   * Indexes a record that ends the segment's valid data.
+   *
+   * @param seriesField the record's series field (count and protocol bit, {@link RecordLayout})
+   */
+  void add(long offset, int recordBytes, long appendMillis, int seriesField) {
     if (count == offsets.length) {
       int n = count * 2;
       offsets = Arrays.copyOf(offsets, n);
@@ -56,7 +60,7 @@ final class Segment {
     offsets[count] = offset;
     sizes[count] = recordBytes;
     millis[count] = appendMillis;
-    series[count] = seriesCount;
+    series[count] = seriesField;
     count++;
   }
 
@@ -90,7 +94,12 @@ final class Segment {
   }
 
   int series(int i) {
-    return series[i];
+    return RecordLayout.seriesOf(series[i]);
+  }
+
+  /** Whether record {@code i}'s payload is Remote Write 2.0. */
+  boolean remoteWrite2(int i) {
+    return RecordLayout.isRemoteWrite2(series[i]);
   }
 
   /** Index of the first record that starts at or after {@code offset}. */

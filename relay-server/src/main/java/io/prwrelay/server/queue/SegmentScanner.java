@@ -54,11 +54,11 @@ final class SegmentScanner {
       }
       int storedCrc = window.getInt(at + CRC_OFFSET);
       long millis = window.getLong(at + MILLIS_OFFSET);
-      int series = window.getInt(at + SERIES_OFFSET);
+      int seriesField = window.getInt(at + SERIES_OFFSET);
       if (checksum(pos + MILLIS_OFFSET, recordBytes - MILLIS_OFFSET) != storedCrc) {
         return "bad CRC";
       }
-      segment.add(pos, (int) recordBytes, millis, series);
+      segment.add(pos, (int) recordBytes, millis, seriesField);
       pos += recordBytes;
       segment.size = pos;
     }

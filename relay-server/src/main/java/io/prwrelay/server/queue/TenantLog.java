@@ -170,7 +170,7 @@ final class TenantLog {
         return null;
       }
       int version = header.getInt(4);
-      if (version != RecordLayout.SEGMENT_VERSION) {
+      if (version < RecordLayout.OLDEST_SEGMENT_VERSION || version > RecordLayout.SEGMENT_VERSION) {
         throw new IOException(
             "queue segment "
                 + path
@@ -239,7 +239,7 @@ final class TenantLog {
    *
    * @param sources record header and payload, consumed by the write
    */
-  void append(Segment segment, ByteBuffer[] sources, int recordBytes, long millis, int seriesCount)
+  void append(Segment segment, ByteBuffer[] sources, int recordBytes, long millis, int seriesField)
       throws IOException {
     long at = segment.size;
     try {
@@ -258,9 +258,9 @@ final class TenantLog {
       discardIfEmpty(segment);
       throw failure("cannot write queue segment", segment.path, e);
     }
-    segment.add(at, recordBytes, millis, seriesCount);
+    segment.add(at, recordBytes, millis, seriesField);
     segment.size = at + recordBytes;
-    addCounts(recordBytes, 1, seriesCount);
+    addCounts(recordBytes, 1, RecordLayout.seriesOf(seriesField));
     normalizeHead();
   }
 
@@ -371,7 +371,14 @@ final class TenantLog {
             continue segmentsLoop; // cut: the rest of this segment is gone
           }
           out.add(
-              new QueuedRecord(owner, s.id, s.offset(i), s.appendMillis(i), s.series(i), payload));
+              new QueuedRecord(
+                  owner,
+                  s.id,
+                  s.offset(i),
+                  s.appendMillis(i),
+                  s.series(i),
+                  s.remoteWrite2(i),
+                  payload));
           payloadBytes += size;
         }
       }

@@ -53,7 +53,19 @@ public final class TenantQueue {
    *     duplicate of the sender's retry, never as a loss
    */
   public CompletableFuture<Void> append(ByteBuf payload, int series, long nowMillis) {
-    return store.append(this, payload, series, nowMillis);
+    return store.append(this, payload, series, false, nowMillis);
+  }
+
+  /**
+   * Appends a record as {@link #append(ByteBuf, int, long)} does, marked with the protocol of its
+   * payload: {@link QueuedRecord#remoteWrite2()} says it back on reads.
+   *
+   * @param payload borrowed, as in {@link #append(ByteBuf, int, long)}
+   * @param remoteWrite2 whether the payload is a Remote Write 2.0 request (else 1.0)
+   */
+  public CompletableFuture<Void> append(
+      ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
+    return store.append(this, payload, series, remoteWrite2, nowMillis);
   }
 
   /**

@@ -46,6 +46,7 @@ class RelayConfigTest {
     assertEquals(Duration.ofSeconds(10), c.downstream().timeout());
     assertEquals(Duration.ofSeconds(5), c.downstream().attemptTimeout());
     assertEquals(64, c.downstream().maxConnections());
+    assertEquals(DownstreamConfig.ProtocolMode.V1, c.downstream().protocol());
     assertEquals(DeliveryConfig.Mode.SYNC, c.delivery().mode());
     assertNull(c.delivery().queueDir());
     assertEquals(4, c.delivery().lanes().maxConcurrentSends());
@@ -228,6 +229,16 @@ class RelayConfigTest {
     assertEquals(DeliveryConfig.Mode.QUEUE, c.delivery().mode());
     assertEquals(Path.of("/var/lib/prw-relay"), c.delivery().queueDir());
     assertEquals(512 * 1024, c.delivery().lanes().maxPendingBytes());
+  }
+
+  @Test
+  void downstreamProtocolIsV1V2OrAuto() throws Exception {
+    assertEquals(
+        "relay.downstream.protocol '2.0' must be one of v1, v2, auto"
+            + " (from -Drelay.downstream.protocol)",
+        error(Map.of("relay.downstream.protocol", "2.0")).getMessage());
+    RelayConfig c = RelayConfig.load(null, Map.of("relay.downstream.protocol", "auto"), Map.of());
+    assertEquals(DownstreamConfig.ProtocolMode.AUTO, c.downstream().protocol());
   }
 
   @Test

@@ -58,8 +58,10 @@ public final class ScriptedSender implements TenantSender {
    * One call of {@link #send}.
    *
    * @param body the batch as sent, decompressed
+   * @param protocol the protocol it was sent as
    */
-  public record Call(String tenant, long atNanos, long timeoutNanos, byte[] body) {
+  public record Call(
+      String tenant, long atNanos, long timeoutNanos, byte[] body, Protocol protocol) {
     /** The decompressed body as text (for tests whose batches are text). */
     public String text() {
       return new String(body, StandardCharsets.UTF_8);
@@ -95,12 +97,18 @@ public final class ScriptedSender implements TenantSender {
   }
 
   @Override
-  public synchronized Future<AttemptOutcome> send(
+  public Future<AttemptOutcome> send(
       EventLoop loop, String tenant, ByteBuf body, long timeoutNanos) {
+    return send(loop, tenant, Protocol.V1, body, timeoutNanos);
+  }
+
+  @Override
+  public synchronized Future<AttemptOutcome> send(
+      EventLoop loop, String tenant, Protocol protocol, ByteBuf body, long timeoutNanos) {
     if (body.refCnt() <= 0) {
       releasedBodies.add(tenant);
     }
-    calls.add(new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body)));
+    calls.add(new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body), protocol));
     Reply reply = scripts.getOrDefault(tenant, new ArrayDeque<>()).poll();
     if (reply == null) {
       reply = always.getOrDefault(tenant, Reply.status(200));

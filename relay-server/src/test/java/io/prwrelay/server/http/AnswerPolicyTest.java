@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.FragmentOutcome;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.lane.SenderRequest;
@@ -51,6 +52,38 @@ class AnswerPolicyTest {
     assertEquals("", a.message());
     assertEquals(-1, a.retryAfterSeconds());
     assertFalse(a.close());
+  }
+
+  @Test
+  void writtenCountsSumDownstreamHeadersAndDeliveredOrQueuedBatchesOnly() {
+    SeriesCounts counts = new SeriesCounts(2, 10, 3, 1);
+    List<SenderRequest.Result> results =
+        List.of(
+            new SenderRequest.Result(
+                "delivered", counts, new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1)),
+            new SenderRequest.Result(
+                "queued", counts, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0)),
+            new SenderRequest.Result(
+                "own headers",
+                counts,
+                new FragmentOutcome(Kind.DELIVERED, 204, "", -1, 1, new WrittenCounts(7, -1, 0))),
+            new SenderRequest.Result(
+                "failed", counts, new FragmentOutcome(Kind.UNAVAILABLE, 500, "down", -1, 3)),
+            new SenderRequest.Result(
+                "partly written",
+                counts,
+                new FragmentOutcome(Kind.REJECTED, 400, "bad", -1, 1, new WrittenCounts(4, 0, 0))));
+    // samples 10 + 10 + 7 + 0 + 4; histograms 1 + 1 + 1 (relay's, header absent) + 0 + 0.
+    assertEquals(new WrittenCounts(31, 3, 6), AnswerPolicy.written(results));
+    Answer a = AnswerPolicy.fromResults(results).withWritten(AnswerPolicy.written(results));
+    assertEquals(503, a.status());
+    io.netty.handler.codec.http.FullHttpResponse r = a.toResponse();
+    try {
+      assertEquals("31", r.headers().get("X-Prometheus-Remote-Write-Samples-Written"));
+      assertEquals("3", r.headers().get("X-Prometheus-Remote-Write-Histograms-Written"));
+    } finally {
+      r.release();
+    }
   }
 
   @Test

@@ -227,15 +227,25 @@ class IngressHandlerTest {
   }
 
   @Test
-  void remoteWrite2ContentTypeIs415() {
+  void unknownProtoIs415NamingBothProtocols() {
+    FullHttpResponse r =
+        exchange(write(new byte[] {1}, "Content-Type", "application/x-protobuf;proto=foo.Request"));
+    assertEquals(415, r.status().code());
+    String body = body(r);
+    assertTrue(body.contains("Remote Write 1.0") && body.contains("Remote Write 2.0"), body);
+  }
+
+  @Test
+  void remoteWrite2BodyThatIsNotARequestIs400() {
     FullHttpResponse r =
         exchange(
             write(
                 new byte[] {1},
                 "Content-Type",
                 "application/x-protobuf;proto=io.prometheus.write.v2.Request"));
-    assertEquals(415, r.status().code());
-    assertTrue(body(r).contains("Remote Write 1.0"));
+    assertEquals(400, r.status().code());
+    assertEquals("0", r.headers().get("X-Prometheus-Remote-Write-Samples-Written"));
+    r.release();
   }
 
   @Test

@@ -9,6 +9,8 @@ import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
 import org.junit.jupiter.api.Test;
 
 /** What the head of a write request decides, before any body is read. */
@@ -52,28 +54,54 @@ class WriteRequestCheckTest {
   }
 
   @Test
-  void onlyRemoteWrite1ProtobufIsAccepted() {
-    accepted(check.check(head("Content-Encoding", "snappy")));
-    accepted(
-        check.check(
-            head(
-                "Content-Encoding",
-                "snappy",
-                "Content-Type",
-                "application/x-protobuf; proto=prometheus.WriteRequest")));
+  void theContentTypeChoosesTheProtocol() {
+    assertEquals(Protocol.V1, accepted(check.check(head("Content-Encoding", "snappy"))).protocol());
+    assertEquals(
+        Protocol.V1,
+        accepted(
+                check.check(
+                    head(
+                        "Content-Encoding",
+                        "snappy",
+                        "Content-Type",
+                        "application/x-protobuf; proto=prometheus.WriteRequest")))
+            .protocol());
+    assertEquals(
+        Protocol.V1,
+        accepted(
+                check.check(
+                    head("Content-Encoding", "snappy", "Content-Type", "application/x-protobuf")))
+            .protocol());
+    assertEquals(
+        Protocol.V2,
+        accepted(
+                check.check(
+                    head(
+                        "Content-Encoding",
+                        "zstd",
+                        "Content-Type",
+                        "application/x-protobuf;proto=io.prometheus.write.v2.Request")))
+            .protocol());
     Answer json =
         rejected(
             check.check(head("Content-Encoding", "snappy", "Content-Type", "application/json")));
     assertEquals(415, json.status());
-    Answer v2 =
+    assertEquals(
+        "unsupported Content-Type 'application/json': use application/x-protobuf", json.message());
+    Answer other =
         rejected(
             check.check(
                 head(
                     "Content-Encoding",
                     "snappy",
                     "Content-Type",
-                    "application/x-protobuf;proto=io.prometheus.write.v2.Request")));
-    assertTrue(v2.message().contains("Remote Write 1.0"), v2.message());
+                    "application/x-protobuf;proto=io.prometheus.write.v3.Request")));
+    assertEquals(415, other.status());
+    assertEquals(
+        "unsupported Content-Type 'application/x-protobuf;proto=io.prometheus.write.v3.Request':"
+            + " proto= must be prometheus.WriteRequest (Remote Write 1.0) or"
+            + " io.prometheus.write.v2.Request (Remote Write 2.0)",
+        other.message());
   }
 
   @Test
@@ -87,6 +115,24 @@ class WriteRequestCheckTest {
         accepted(check.check(head("Content-Encoding", "snappy", "Content-Length", "1000")))
             .contentLength());
     assertEquals(-1, accepted(check.check(head("Content-Encoding", "snappy"))).contentLength());
+  }
+
+  @Test
+  void remoteWrite2SenderOfATooLargeBodyLearnsNothingWasWritten() {
+    Answer v2 =
+        rejected(
+            check.check(
+                head(
+                    "Content-Encoding",
+                    "snappy",
+                    "Content-Type",
+                    "application/x-protobuf;proto=io.prometheus.write.v2.Request",
+                    "Content-Length",
+                    "1001")));
+    assertEquals(413, v2.status());
+    assertEquals(WrittenCounts.ZERO, v2.written());
+    Answer v1 = rejected(check.check(head("Content-Encoding", "snappy", "Content-Length", "1001")));
+    assertNull(v1.written(), "a PRW 1.0 sender gets no Written headers");
   }
 
   @Test

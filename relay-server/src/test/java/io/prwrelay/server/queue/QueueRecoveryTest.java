@@ -171,7 +171,7 @@ class QueueRecoveryTest {
     Path dir = tmp.resolve("q");
     fill(dir, QueueLimits.DEFAULTS, 1);
     Path seg = segmentFiles(dir.resolve("t")).get(0);
-    flipByte(seg, 7); // version 1 → 0x41
+    flipByte(seg, 7); // version 2 → 0x42
     IOException e =
         assertThrows(
             IOException.class,

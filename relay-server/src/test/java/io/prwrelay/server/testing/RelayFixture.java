@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.xerial.snappy.Snappy;
 
 /**
@@ -22,7 +23,17 @@ public final class RelayFixture implements AutoCloseable {
 
   /** Starts a relay with short test timeouts, overridden by {@code overrides} (config keys). */
   public RelayFixture(Map<String, String> overrides) throws Exception {
+    this(overrides, d -> {});
+  }
+
+  /**
+   * Starts a relay as {@link #RelayFixture(Map)} does, after {@code script} has set up the
+   * downstream (for what the relay sends as soon as it starts, such as queued records).
+   */
+  public RelayFixture(Map<String, String> overrides, Consumer<ScriptedDownstream> script)
+      throws Exception {
     downstream = new ScriptedDownstream();
+    script.accept(downstream);
     Map<String, String> props = new HashMap<>();
     props.put("relay.server.host", "127.0.0.1");
     props.put("relay.server.port", "0");
@@ -66,6 +77,35 @@ public final class RelayFixture implements AutoCloseable {
     }
     b.POST(HttpRequest.BodyPublishers.ofByteArray(Snappy.compress(request)));
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The Content-Type of a PRW 2.0 request. */
+  public static final String V2_CONTENT_TYPE =
+      "application/x-protobuf;proto=io.prometheus.write.v2.Request";
+
+  /**
+   * POSTs an already compressed body with the headers a PRW 2.0 sender sends: {@code
+   * contentEncoding} ({@code snappy} or {@code zstd}) and the PRW 2.0 Content-Type.
+   */
+  public HttpResponse<String> writeV2Compressed(
+      byte[] compressed, String contentEncoding, String... extraHeaders) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri("/api/v1/write"))
+            .timeout(Duration.ofSeconds(30))
+            .header("Content-Type", V2_CONTENT_TYPE)
+            .header("Content-Encoding", contentEncoding)
+            .header("X-Prometheus-Remote-Write-Version", "2.0.0")
+            .header("User-Agent", "test-sender");
+    for (int i = 0; i < extraHeaders.length; i += 2) {
+      b.header(extraHeaders[i], extraHeaders[i + 1]);
+    }
+    b.POST(HttpRequest.BodyPublishers.ofByteArray(compressed));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** POSTs an uncompressed PRW 2.0 request, snappy-compressed. */
+  public HttpResponse<String> writeV2(byte[] request, String... extraHeaders) throws Exception {
+    return writeV2Compressed(Snappy.compress(request), "snappy", extraHeaders);
   }
 
   public HttpResponse<String> get(String path) throws Exception {

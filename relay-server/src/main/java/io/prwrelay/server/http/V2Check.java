@@ -1,0 +1,71 @@
+package io.prwrelay.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.core.remotewrite.V2RequestReader;
+import io.prwrelay.core.remotewrite.V2RequestVisitor;
+import io.prwrelay.core.remotewrite.V2SeriesView;
+import java.util.List;
+
+/**
+ * Validates a whole PRW 2.0 request that goes unchanged to one tenant (a trusted tenant header) and
+ * counts what it carries, with {@link V2RequestReader}'s checks: the request is forwarded only if
+ * Cortex could accept it. Reusable, not thread-safe: one per event loop.
+ */
+final class V2Check implements V2RequestVisitor {
+  private final V2RequestReader reader = new V2RequestReader(List.of());
+  private int series;
+  private long samples;
+  private long exemplars;
+  private long histograms;
+  private RequestError error;
+
+  /**
+   * Checks {@code request}.
+   *
+   * @param request borrowed; the decompressed request between its reader and writer index
+   * @param alloc source of a temporary heap copy when {@code request} has no backing array
+   * @return {@code this}: read {@link #error()} and {@link #counts()}
+   */
+  V2Check check(ByteBuf request, ByteBufAllocator alloc) {
+    series = 0;
+    samples = 0;
+    exemplars = 0;
+    histograms = 0;
+    int length = request.readableBytes();
+    if (request.hasArray()) {
+      error =
+          reader.read(request.array(), request.arrayOffset() + request.readerIndex(), length, this);
+      return this;
+    }
+    ByteBuf heap = alloc.heapBuffer(length, length);
+    try {
+      heap.writeBytes(request, request.readerIndex(), length);
+      error = reader.read(heap.array(), heap.arrayOffset(), length, this);
+    } finally {
+      heap.release();
+    }
+    return this;
+  }
+
+  /** Why the last request is not valid, or {@code null}. */
+  RequestError error() {
+    return error;
+  }
+
+  /** What the last request carries. */
+  SeriesCounts counts() {
+    return new SeriesCounts(series, samples, exemplars, histograms);
+  }
+
+  @Override
+  public boolean onSeries(V2SeriesView view) {
+    series++;
+    samples += view.samples();
+    exemplars += view.exemplars();
+    histograms += view.histograms();
+    return true;
+  }
+}

@@ -1,0 +1,30 @@
+package io.prwrelay.server.lane;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.FastThreadLocal;
+import io.prwrelay.core.encode.V2ToV1Converter;
+
+/**
+ * Converts a PRW 2.0 tenant batch to PRW 1.0 for a downstream that takes only 1.0 (the {@code auto}
+ * protocol after a 415), with one reusable {@link V2ToV1Converter} per event loop thread.
+ */
+final class V1Conversion {
+  private static final FastThreadLocal<V2ToV1Converter> CONVERTER =
+      new FastThreadLocal<>() {
+        @Override
+        protected V2ToV1Converter initialValue() {
+          return new V2ToV1Converter();
+        }
+      };
+
+  private V1Conversion() {}
+
+  /**
+   * @param v2 borrows the uncompressed PRW 2.0 request
+   * @return the conversion, whose content the caller owns
+   */
+  static V2ToV1Converter.Conversion of(ByteBuf v2, ByteBufAllocator alloc) {
+    return CONVERTER.get().convert(v2, alloc);
+  }
+}
