@@ -23,4 +23,12 @@ public interface TenantSender {
    *     AttemptOutcome#TRANSPORT_FAILURE}
    */
   Future<AttemptOutcome> send(EventLoop loop, String tenant, ByteBuf body, long timeoutNanos);
+
+  /**
+   * How many attempts {@code loop} can have on the wire at once (its connections); more wait for a
+   * connection inside the sender. Unbounded unless the sender says otherwise.
+   */
+  default int connections(EventLoop loop) {
+    return Integer.MAX_VALUE;
+  }
 }

@@ -13,6 +13,7 @@ import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -81,6 +82,15 @@ public final class Lane {
   private long lastActiveNanos;
   private ScheduledFuture<?> wake;
   private long wakeAt;
+  private boolean pumpScheduled;
+
+  /** The connections of the lane's loop, shared with the other lanes there. */
+  private final SendSlots slots;
+
+  /** Set while this lane is in {@link SendSlots}' queue. */
+  boolean waitingForSlot;
+
+  private final Runnable deferredPump = this::deferredPump;
 
   /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
   private boolean closed;
@@ -93,10 +103,11 @@ public final class Lane {
 
   private boolean reading;
 
-  Lane(String tenant, LaneContext ctx, EventLoop loop) {
+  Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots) {
     this.tenant = tenant;
     this.ctx = ctx;
     this.loop = loop;
+    this.slots = slots;
     this.lastActiveNanos = now();
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
   }
@@ -172,7 +183,31 @@ public final class Lane {
     f.queuedNanos = now;
     pending.add(f);
     pendingBytes += f.size();
-    pump(now);
+    pumpSoon();
+  }
+
+  /**
+   * Sends after the tasks already waiting on the loop instead of at once: when the loop is busy,
+   * those tasks hand this lane the same tenant's fragments of other sender requests, and they
+   * travel downstream together; when it is not, nothing waits. With many tenants per request this
+   * is what keeps the downstream requests per sender request well below one per tenant.
+   */
+  private void pumpSoon() {
+    if (pumpScheduled) {
+      return;
+    }
+    pumpScheduled = true;
+    try {
+      loop.execute(deferredPump);
+    } catch (RejectedExecutionException shuttingDown) {
+      pumpScheduled = false;
+      pump(now());
+    }
+  }
+
+  private void deferredPump() {
+    pumpScheduled = false;
+    pump(now());
   }
 
   /** True when the lane holds nothing and has nothing to remember. */
@@ -185,11 +220,32 @@ public final class Lane {
   }
 
   private void pump(long now) {
+    pump(now, false);
+  }
+
+  /** A connection of the loop is free for this lane ({@link SendSlots}): send what it holds. */
+  void slotFree() {
     if (closed) {
       return;
     }
     if (queue != null) {
-      drain(now);
+      drain(now(), true);
+    } else {
+      pump(now(), true);
+    }
+  }
+
+  /**
+   * Sends what may be sent now.
+   *
+   * @param granted a connection was set aside for this lane: one send may start without asking
+   */
+  private void pump(long now, boolean granted) {
+    if (closed) {
+      return;
+    }
+    if (queue != null) {
+      drain(now, granted);
       return;
     }
     expire(now);
@@ -203,6 +259,13 @@ public final class Lane {
           && now - pending.peek().queuedNanos < ctx.lingerNanos) {
         break;
       }
+      if (!granted && !slots.free()) {
+        // Every connection of the loop is busy: the fragments wait here, where the ones that
+        // arrive meanwhile join them, rather than as separate requests inside the sender.
+        slots.await(this);
+        break;
+      }
+      granted = false;
       send(now);
     }
     scheduleWake(now);
@@ -277,12 +340,17 @@ public final class Lane {
       f.attempts++;
     }
     inFlight++;
+    slots.take();
     long started = now;
     Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, compressed, timeout);
     result.addListener(
         x -> {
           compressed.release();
-          outcome(batch, result.getNow(), started);
+          try {
+            outcome(batch, result.getNow(), started);
+          } finally {
+            slots.release();
+          }
         });
   }
 
@@ -440,6 +508,13 @@ public final class Lane {
 
   /** Queue mode: sends the records at the head of the queue, one request at a time. */
   private void drain(long now) {
+    drain(now, false);
+  }
+
+  /**
+   * @param granted a connection was set aside for this lane ({@link SendSlots})
+   */
+  private void drain(long now, boolean granted) {
     if (closed || reading || inFlight > 0 || queue.isEmpty()) {
       return;
     }
@@ -447,6 +522,12 @@ public final class Lane {
       scheduleDrain(untilNanos - now);
       return;
     }
+    if (!granted && !slots.free()) {
+      slots.await(this);
+      return;
+    }
+    // The connection is counted from the read on, so that lanes reading at once stay within them.
+    slots.take();
     reading = true;
     queue
         .read(oneByOne ? 1 : 4096, ctx.settings.batchMaxBytes(), ctx.alloc)
@@ -455,11 +536,23 @@ public final class Lane {
 
   private void read(List<QueuedRecord> records, Throwable error) {
     reading = false;
+    boolean sending = false;
+    try {
+      sending = readAndSend(records, error);
+    } finally {
+      if (!sending) {
+        slots.release();
+      }
+    }
+  }
+
+  /** Sends what a queue read returned; false when nothing was sent. */
+  private boolean readAndSend(List<QueuedRecord> records, Throwable error) {
     if (closed) {
       if (records != null) {
         release(records);
       }
-      return;
+      return false;
     }
     long now = now();
     if (error != null) {
@@ -471,10 +564,10 @@ public final class Lane {
           ctx.retryPolicy.delayNanos(failures, -1),
           now);
       scheduleDrain(untilNanos - now);
-      return;
+      return false;
     }
     if (records.isEmpty()) {
-      return;
+      return false;
     }
     List<QueuedRecord> batch = records;
     ByteBuf body;
@@ -494,8 +587,9 @@ public final class Lane {
           records.size(),
           series(records),
           new AttemptOutcome(400, "queued batch is not valid snappy: " + e.getMessage(), -1));
-      drain(now);
-      return;
+      // Hands the connection on before looking at the queue again.
+      loop.execute(this::resume);
+      return false;
     }
     List<QueuedRecord> sent = batch;
     inFlight++;
@@ -506,8 +600,13 @@ public final class Lane {
         x -> {
           body.release();
           release(records);
-          sentQueued(sent, result.getNow(), started);
+          try {
+            sentQueued(sent, result.getNow(), started);
+          } finally {
+            slots.release();
+          }
         });
+    return true;
   }
 
   /** Records merged by the last {@link #joined} call. */

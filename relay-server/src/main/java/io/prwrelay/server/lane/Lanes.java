@@ -41,10 +41,12 @@ public final class Lanes implements AutoCloseable {
   private final class Shard {
     final EventLoop loop;
     final Map<String, Lane> lanes = new HashMap<>();
+    final SendSlots slots;
     ScheduledFuture<?> sweeper;
 
-    Shard(EventLoop loop) {
+    Shard(EventLoop loop, int connections) {
       this.loop = loop;
+      this.slots = new SendSlots(connections);
     }
   }
 
@@ -74,7 +76,8 @@ public final class Lanes implements AutoCloseable {
     this.ctx = new LaneContext(settings, sender, alloc, observer, queues);
     List<Shard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
-      list.add(new Shard((EventLoop) e));
+      EventLoop loop = (EventLoop) e;
+      list.add(new Shard(loop, sender.connections(loop)));
     }
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no event loop for the lanes");
@@ -145,6 +148,10 @@ public final class Lanes implements AutoCloseable {
 
   /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */
   private void hand(Shard s, List<Fragment> fragments) {
+    if (s.loop.inEventLoop()) {
+      offerAll(s, fragments);
+      return;
+    }
     try {
       s.loop.execute(() -> offerAll(s, fragments));
     } catch (RejectedExecutionException shuttingDown) {
@@ -190,7 +197,7 @@ public final class Lanes implements AutoCloseable {
     if (count.get() >= ctx.settings.maxLanes() && !evictOne(s)) {
       return null;
     }
-    lane = new Lane(tenant, ctx, s.loop);
+    lane = new Lane(tenant, ctx, s.loop, s.slots);
     s.lanes.put(tenant, lane);
     count.incrementAndGet();
     ctx.observer.laneCreated(tenant);
