@@ -1,15 +1,18 @@
 package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.SeriesCounts;
 
 /**
  * One tenant's share of one sender request, on its way through that tenant's {@link Lane}.
  *
  * <p>Owns {@link #body()}, an uncompressed WriteRequest holding only this tenant's series, until
- * the fragment's outcome is known; the lane releases it then, exactly once, before telling the
- * {@link Listener}. Fragments of the same tenant may travel downstream together in one coalesced
- * request, but each fragment's outcome is reported to its own listener.
+ * {@link Lanes} compresses it into one snappy block on the thread that built it; owns that block
+ * until the fragment's outcome is known. The lane releases it then, exactly once, before telling
+ * the {@link Listener}. Fragments of the same tenant may travel downstream together in one
+ * coalesced request, but each fragment's outcome is reported to its own listener.
  */
 public final class Fragment {
   /** Told the outcome of a fragment, once, on the lane's event loop. */
@@ -19,6 +22,7 @@ public final class Fragment {
 
   private final String tenant;
   private ByteBuf body;
+  private ByteBuf compressed;
   private final int size;
   private final SeriesCounts counts;
   private final long deadlineNanos;
@@ -44,9 +48,29 @@ public final class Fragment {
     return tenant;
   }
 
-  /** The uncompressed batch, or {@code null} once the outcome is known. */
+  /** The uncompressed batch, or {@code null} once compressed or once the outcome is known. */
   public ByteBuf body() {
     return body;
+  }
+
+  /** The batch as one snappy block once {@link #compress} ran, else {@code null}. */
+  ByteBuf compressed() {
+    return compressed;
+  }
+
+  /**
+   * Replaces the uncompressed body by one snappy block of it. Lanes send and queue fragments in
+   * that form and join several by {@link SnappyCodec#concat}, so each batch is compressed once, on
+   * the thread whose cache still holds its bytes. On failure the body is kept.
+   */
+  void compress(ByteBufAllocator alloc) {
+    if (body == null) {
+      return;
+    }
+    ByteBuf block = SnappyCodec.encode(body, alloc);
+    body.release();
+    body = null;
+    compressed = block;
   }
 
   /** Uncompressed bytes of the batch. */
@@ -67,6 +91,10 @@ public final class Fragment {
     if (body != null) {
       body.release();
       body = null;
+    }
+    if (compressed != null) {
+      compressed.release();
+      compressed = null;
     }
     listener.done(this, outcome);
   }

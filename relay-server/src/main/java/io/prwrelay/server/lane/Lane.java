@@ -354,20 +354,24 @@ public final class Lane {
         });
   }
 
+  /** The request body of a batch: its one block, or the blocks of its fragments joined. */
   private ByteBuf compress(List<Fragment> batch, long bytes) {
-    if (batch.size() == 1) {
-      return SnappyCodec.encode(batch.get(0).body(), ctx.alloc);
+    for (Fragment f : batch) {
+      f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
     }
-    // A concatenation of WriteRequests is itself a WriteRequest holding all their series.
-    ByteBuf joined = ctx.alloc.heapBuffer((int) bytes, (int) bytes);
+    if (batch.size() == 1) {
+      return batch.get(0).compressed().retainedDuplicate();
+    }
+    // A concatenation of WriteRequests is itself a WriteRequest holding all their series, and
+    // joined snappy blocks decompress to the concatenation of their contents.
+    List<ByteBuf> blocks = new ArrayList<>(batch.size());
+    for (Fragment f : batch) {
+      blocks.add(f.compressed());
+    }
     try {
-      for (Fragment f : batch) {
-        ByteBuf b = f.body();
-        joined.writeBytes(b, b.readerIndex(), b.readableBytes());
-      }
-      return SnappyCodec.encode(joined, ctx.alloc);
-    } finally {
-      joined.release();
+      return SnappyCodec.concat(blocks, ctx.alloc);
+    } catch (CodecException e) {
+      throw new IllegalStateException("cannot join the batch's snappy blocks", e);
     }
   }
 
@@ -466,11 +470,13 @@ public final class Lane {
     f.complete(outcome);
   }
 
-  /** Queue mode: compresses the fragment and appends it to the tenant's queue. */
+  /**
+   * Queue mode: appends the fragment's snappy block to the tenant's queue, as it will be sent (or
+   * joined with the blocks next to it).
+   */
   private void enqueue(Fragment f) {
-    ByteBuf compressed;
     try {
-      compressed = SnappyCodec.encode(f.body(), ctx.alloc);
+      f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
     } catch (RuntimeException e) {
       finish(
           f,
@@ -479,13 +485,10 @@ public final class Lane {
       return;
     }
     appending++;
-    try {
-      queue
-          .append(compressed, f.counts().series(), ctx.wallMillis.getAsLong())
-          .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
-    } finally {
-      compressed.release();
-    }
+    // The fragment keeps its block until appended() completes it, after the queue is done with it.
+    queue
+        .append(f.compressed(), f.counts().series(), ctx.wallMillis.getAsLong())
+        .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
   }
 
   private void appended(Fragment f, Throwable error) {
@@ -613,31 +616,28 @@ public final class Lane {
   private int joinedCount;
 
   /**
-   * Decompresses records from the head while they fit in {@code batchMaxBytes} (at least one),
-   * concatenates and compresses them again: a concatenation of WriteRequests is a WriteRequest.
+   * Joins the snappy blocks of records from the head while their contents fit in {@code
+   * batchMaxBytes} (at least one), without decompressing them ({@link SnappyCodec#concat}): a
+   * concatenation of WriteRequests is a WriteRequest.
    */
   private ByteBuf joined(List<QueuedRecord> records) throws CodecException {
-    ByteBuf plain = ctx.alloc.heapBuffer();
-    try {
-      int n = 0;
-      for (QueuedRecord r : records) {
-        ByteBuf part = SnappyCodec.decode(r.payload(), ctx.alloc, ctx.maxDecompressedBytes);
-        try {
-          if (n > 0
-              && plain.readableBytes() + part.readableBytes() > ctx.settings.batchMaxBytes()) {
-            break;
-          }
-          plain.writeBytes(part);
-          n++;
-        } finally {
-          part.release();
-        }
+    List<ByteBuf> blocks = new ArrayList<>(records.size());
+    long plain = 0;
+    for (QueuedRecord r : records) {
+      long size = SnappyCodec.declaredLength(r.payload());
+      if (!blocks.isEmpty() && plain + size > ctx.settings.batchMaxBytes()) {
+        break;
       }
-      joinedCount = n;
-      return SnappyCodec.encode(plain, ctx.alloc);
-    } finally {
-      plain.release();
+      if (size > ctx.maxDecompressedBytes) {
+        throw new CodecException(
+            CodecException.Problem.TOO_LARGE,
+            "record declares " + size + " decompressed bytes, more than the limit");
+      }
+      plain += size;
+      blocks.add(r.payload());
     }
+    joinedCount = blocks.size();
+    return SnappyCodec.concat(blocks, ctx.alloc);
   }
 
   private void sentQueued(List<QueuedRecord> records, AttemptOutcome o, long started) {

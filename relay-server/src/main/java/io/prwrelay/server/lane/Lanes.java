@@ -121,11 +121,16 @@ public final class Lanes implements AutoCloseable {
   }
 
   /**
-   * Hands each fragment to its tenant's lane. May be called from any thread.
+   * Compresses each fragment on the calling thread, then hands it to its tenant's lane. May be
+   * called from any thread.
    *
    * @param fragments takes ownership of every fragment
    */
   public void submit(List<Fragment> fragments) {
+    fragments = compressed(fragments);
+    if (fragments.isEmpty()) {
+      return;
+    }
     if (shards.length == 1) {
       hand(shards[0], fragments);
       return;
@@ -144,6 +149,31 @@ public final class Lanes implements AutoCloseable {
         hand(shards[i], byShard[i]);
       }
     }
+  }
+
+  /** The fragments compressed; one that cannot be is answered 500 and left out. */
+  private List<Fragment> compressed(List<Fragment> fragments) {
+    List<Fragment> out = null;
+    for (int i = 0; i < fragments.size(); i++) {
+      Fragment f = fragments.get(i);
+      try {
+        f.compress(ctx.alloc);
+      } catch (RuntimeException e) {
+        if (out == null) {
+          out = new ArrayList<>(fragments.subList(0, i));
+        }
+        FragmentOutcome o =
+            new FragmentOutcome(
+                Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, 0);
+        ctx.observer.finished(f, o);
+        f.complete(o);
+        continue;
+      }
+      if (out != null) {
+        out.add(f);
+      }
+    }
+    return out == null ? fragments : out;
   }
 
   /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */
