@@ -25,9 +25,11 @@ import java.util.concurrent.TimeUnit;
  * state:
  *
  * <ul>
- *   <li>{@link State#HEALTHY}: fragments are sent at once when a send slot is free. While a send is
+ *   <li>{@link State#HEALTHY}: fragments are sent when a send slot is free, after the tasks already
+ *       waiting on the loop (which may bring more of the tenant's fragments). While a send is
  *       already in flight, waiting fragments are coalesced for up to {@code linger} into one
- *       downstream request of at most {@code batchMaxBytes};
+ *       downstream request of at most {@code batchMaxBytes}. When every connection of the loop is
+ *       busy the lane waits in {@link SendSlots} and then sends all it holds in one request;
  *   <li>{@link State#BACKING_OFF} after a 5xx, connect error or timeout: until the backoff ends,
  *       new fragments are answered at once (503 with the time left as {@code Retry-After});
  *       fragments of the failed send are retried after the backoff at most {@link #MAX_RETRIES}
