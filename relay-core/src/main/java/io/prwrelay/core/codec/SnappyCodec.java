@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import org.xerial.snappy.Snappy;
 
 /**
@@ -123,8 +124,73 @@ public final class SnappyCodec {
     }
   }
 
+  /**
+   * Joins snappy blocks into one block that decompresses to the concatenation of theirs, without
+   * decompressing or compressing anything: a copy element's offset counts back from the position it
+   * writes at and never reaches before its own block's start, so each block's elements mean the
+   * same after the blocks before it. Only the length preamble is written anew.
+   *
+   * <pre>
+   * | len A | elements A |  +  | len B | elements B |  =  | len A + B | elements A | elements B |
+   * </pre>
+   *
+   * @param blocks borrowed; each one's readable bytes are one block (indexes unchanged)
+   * @return a heap buffer the caller owns
+   * @throws CodecException {@code CORRUPT} when a preamble is malformed, {@code TOO_LARGE} when the
+   *     joined block would declare more than 2^32 - 1 bytes
+   */
+  public static ByteBuf concat(List<ByteBuf> blocks, ByteBufAllocator alloc) throws CodecException {
+    long total = 0;
+    long elements = 0;
+    for (ByteBuf b : blocks) {
+      total += declaredLength(b);
+      elements += b.readableBytes() - preambleBytes(b);
+    }
+    if (total > 0xFFFF_FFFFL) {
+      throw new CodecException(
+          CodecException.Problem.TOO_LARGE,
+          "joined snappy blocks would declare " + total + " bytes, more than a block can");
+    }
+    long size = varintBytes(total) + elements;
+    if (size > Integer.MAX_VALUE) {
+      throw new CodecException(
+          CodecException.Problem.TOO_LARGE, "joined snappy blocks take " + size + " bytes");
+    }
+    ByteBuf out = alloc.heapBuffer((int) size, (int) size);
+    for (long v = total; ; v >>>= 7) {
+      if (v < 0x80) {
+        out.writeByte((int) v);
+        break;
+      }
+      out.writeByte((int) (v & 0x7F) | 0x80);
+    }
+    for (ByteBuf b : blocks) {
+      int skip = preambleBytes(b);
+      out.writeBytes(b, b.readerIndex() + skip, b.readableBytes() - skip);
+    }
+    return out;
+  }
+
+  /** Bytes of the block's length preamble (the block's preamble must be valid). */
+  private static int preambleBytes(ByteBuf in) {
+    int i = in.readerIndex();
+    while ((in.getByte(i) & 0x80) != 0) {
+      i++;
+    }
+    return i - in.readerIndex() + 1;
+  }
+
+  private static int varintBytes(long v) {
+    int n = 1;
+    while (v >= 0x80) {
+      v >>>= 7;
+      n++;
+    }
+    return n;
+  }
+
   /** Reads the block's declared uncompressed length (an unsigned varint of at most 32 bits). */
-  static long declaredLength(ByteBuf in) throws CodecException {
+  public static long declaredLength(ByteBuf in) throws CodecException {
     long value = 0;
     int index = in.readerIndex();
     int end = in.writerIndex();

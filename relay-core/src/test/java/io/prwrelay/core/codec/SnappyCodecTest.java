@@ -112,4 +112,39 @@ class SnappyCodecTest {
       assertFalse(e.getMessage().isEmpty());
     }
   }
+
+  @Test
+  void joinedBlocksDecompressToTheConcatenationOfTheirContents() throws Exception {
+    // Sizes around the 64 KiB fragments snappy compresses in, and an empty block; the repeated
+    // pieces make copies whose offsets reach far back inside their own block.
+    int[] sizes = {0, 1, 100, 65_535, 65_536, 70_000, 300_000};
+    java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+    java.util.List<ByteBuf> blocks = new java.util.ArrayList<>();
+    for (int i = 0; i < sizes.length; i++) {
+      byte[] plain = data(sizes[i], i);
+      expected.write(plain);
+      blocks.add(Unpooled.wrappedBuffer(Snappy.compress(plain)));
+    }
+    ByteBuf joined = SnappyCodec.concat(blocks, ALLOC);
+    try {
+      byte[] block = ByteBufUtil.getBytes(joined);
+      assertTrue(Snappy.isValidCompressedBuffer(block));
+      assertArrayEquals(expected.toByteArray(), Snappy.uncompress(block));
+      for (ByteBuf b : blocks) {
+        assertEquals(0, b.readerIndex(), "input indexes unchanged");
+      }
+    } finally {
+      joined.release();
+    }
+  }
+
+  @Test
+  void joiningABlockWithAMalformedPreambleIsATypedError() throws Exception {
+    ByteBuf good = Unpooled.wrappedBuffer(Snappy.compress(data(100, 1)));
+    ByteBuf bad = Unpooled.wrappedBuffer(new byte[] {(byte) 0x80});
+    CodecException e =
+        assertThrows(
+            CodecException.class, () -> SnappyCodec.concat(java.util.List.of(good, bad), ALLOC));
+    assertEquals(CodecException.Problem.CORRUPT, e.problem());
+  }
 }

@@ -58,6 +58,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
   private static final String REMOTE_WRITE_VERSION = "X-Prometheus-Remote-Write-Version";
 
   private final Map<EventExecutor, FixedChannelPool> pools = new IdentityHashMap<>();
+  private final Map<EventExecutor, Integer> connections = new IdentityHashMap<>();
 
   /** Attempts not completed yet, so that {@link #close()} can complete them. */
   private final Set<Attempt> inFlight = ConcurrentHashMap.newKeySet();
@@ -136,6 +137,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
               true,
               true);
       pools.put(loop, pool);
+      connections.put(loop, perLoop);
     }
   }
 
@@ -167,6 +169,12 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
    */
   static int share(int max, int loops, int index) {
     return Math.max(1, max / loops + (index < max % loops ? 1 : 0));
+  }
+
+  @Override
+  public int connections(EventLoop loop) {
+    Integer n = connections.get(loop);
+    return n == null ? Integer.MAX_VALUE : n;
   }
 
   @Override

@@ -39,4 +39,12 @@ public interface TenantSender {
     }
     return send(loop, tenant, body, timeoutNanos);
   }
+
+  /**
+   * How many attempts {@code loop} can have on the wire at once (its connections); more wait for a
+   * connection inside the sender. Unbounded unless the sender says otherwise.
+   */
+  default int connections(EventLoop loop) {
+    return Integer.MAX_VALUE;
+  }
 }

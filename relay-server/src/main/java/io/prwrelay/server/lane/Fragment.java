@@ -1,6 +1,8 @@
 package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.Protocol;
 
@@ -9,9 +11,10 @@ import io.prwrelay.server.downstream.Protocol;
  *
  * <p>Owns {@link #body()}, an uncompressed request of {@link #protocol()} (a PRW 1.0 {@code
  * WriteRequest}, or a PRW 2.0 {@code Request} with its own symbols table) holding only this
- * tenant's series, until the fragment's outcome is known; the lane releases it then, exactly once,
- * before telling the {@link Listener}. Fragments of the same tenant may travel downstream together
- * in one coalesced request, but each fragment's outcome is reported to its own listener.
+ * tenant's series, until {@link Lanes} compresses it into one snappy block on the thread that built
+ * it; owns that block until the fragment's outcome is known. The lane releases it then, exactly
+ * once, before telling the {@link Listener}. Fragments of the same tenant may travel downstream
+ * together in one coalesced request, but each fragment's outcome is reported to its own listener.
  */
 public final class Fragment {
   /** Told the outcome of a fragment, once, on the lane's event loop. */
@@ -21,6 +24,7 @@ public final class Fragment {
 
   private final String tenant;
   private ByteBuf body;
+  private ByteBuf compressed;
   private Protocol protocol;
   private int size;
   private final SeriesCounts counts;
@@ -65,26 +69,53 @@ public final class Fragment {
     return tenant;
   }
 
-  /** The uncompressed batch, or {@code null} once the outcome is known. */
+  /** The uncompressed batch, or {@code null} once compressed or once the outcome is known. */
   public ByteBuf body() {
     return body;
   }
 
-  /** The message {@link #body()} holds. */
+  /** The message {@link #body()} (or {@link #compressed()}) holds. */
   public Protocol protocol() {
     return protocol;
   }
 
   /**
-   * Replaces a PRW 2.0 body by its PRW 1.0 conversion (the old body is released).
+   * Replaces a PRW 2.0 batch, uncompressed or compressed, by its PRW 1.0 conversion (the old bytes
+   * are released).
    *
-   * @param v1 takes ownership
+   * @param v1 takes ownership; uncompressed
    */
   void convertedToV1(ByteBuf v1) {
-    body.release();
+    if (body != null) {
+      body.release();
+    }
+    if (compressed != null) {
+      compressed.release();
+      compressed = null;
+    }
     body = v1;
     size = v1.readableBytes();
     protocol = Protocol.V1;
+  }
+
+  /** The batch as one snappy block once {@link #compress} ran, else {@code null}. */
+  ByteBuf compressed() {
+    return compressed;
+  }
+
+  /**
+   * Replaces the uncompressed body by one snappy block of it. Lanes send and queue fragments in
+   * that form and join several by {@link SnappyCodec#concat}, so each batch is compressed once, on
+   * the thread whose cache still holds its bytes. On failure the body is kept.
+   */
+  void compress(ByteBufAllocator alloc) {
+    if (body == null) {
+      return;
+    }
+    ByteBuf block = SnappyCodec.encode(body, alloc);
+    body.release();
+    body = null;
+    compressed = block;
   }
 
   /** Uncompressed bytes of the batch. */
@@ -105,6 +136,10 @@ public final class Fragment {
     if (body != null) {
       body.release();
       body = null;
+    }
+    if (compressed != null) {
+      compressed.release();
+      compressed = null;
     }
     listener.done(this, outcome);
   }

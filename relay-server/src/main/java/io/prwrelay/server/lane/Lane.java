@@ -16,6 +16,7 @@ import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -27,9 +28,11 @@ import java.util.concurrent.TimeUnit;
  * state:
  *
  * <ul>
- *   <li>{@link State#HEALTHY}: fragments are sent at once when a send slot is free. While a send is
+ *   <li>{@link State#HEALTHY}: fragments are sent when a send slot is free, after the tasks already
+ *       waiting on the loop (which may bring more of the tenant's fragments). While a send is
  *       already in flight, waiting fragments are coalesced for up to {@code linger} into one
- *       downstream request of at most {@code batchMaxBytes};
+ *       downstream request of at most {@code batchMaxBytes}. When every connection of the loop is
+ *       busy the lane waits in {@link SendSlots} and then sends all it holds in one request;
  *   <li>{@link State#BACKING_OFF} after a 5xx, connect error or timeout: until the backoff ends,
  *       new fragments are answered at once (503 with the time left as {@code Retry-After});
  *       fragments of the failed send are retried after the backoff at most {@link #MAX_RETRIES}
@@ -90,6 +93,15 @@ public final class Lane {
   private long lastActiveNanos;
   private ScheduledFuture<?> wake;
   private long wakeAt;
+  private boolean pumpScheduled;
+
+  /** The connections of the lane's loop, shared with the other lanes there. */
+  private final SendSlots slots;
+
+  /** Set while this lane is in {@link SendSlots}' queue. */
+  boolean waitingForSlot;
+
+  private final Runnable deferredPump = this::deferredPump;
 
   /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
   private boolean closed;
@@ -102,10 +114,11 @@ public final class Lane {
 
   private boolean reading;
 
-  Lane(String tenant, LaneContext ctx, EventLoop loop) {
+  Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots) {
     this.tenant = tenant;
     this.ctx = ctx;
     this.loop = loop;
+    this.slots = slots;
     this.lastActiveNanos = now();
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
   }
@@ -181,7 +194,31 @@ public final class Lane {
     f.queuedNanos = now;
     pending.add(f);
     pendingBytes += f.size();
-    pump(now);
+    pumpSoon();
+  }
+
+  /**
+   * Sends after the tasks already waiting on the loop instead of at once: when the loop is busy,
+   * those tasks hand this lane the same tenant's fragments of other sender requests, and they
+   * travel downstream together; when it is not, nothing waits. With many tenants per request this
+   * is what keeps the downstream requests per sender request well below one per tenant.
+   */
+  private void pumpSoon() {
+    if (pumpScheduled) {
+      return;
+    }
+    pumpScheduled = true;
+    try {
+      loop.execute(deferredPump);
+    } catch (RejectedExecutionException shuttingDown) {
+      pumpScheduled = false;
+      pump(now());
+    }
+  }
+
+  private void deferredPump() {
+    pumpScheduled = false;
+    pump(now());
   }
 
   /** True when the lane holds nothing and has nothing to remember. */
@@ -194,11 +231,32 @@ public final class Lane {
   }
 
   private void pump(long now) {
+    pump(now, false);
+  }
+
+  /** A connection of the loop is free for this lane ({@link SendSlots}): send what it holds. */
+  void slotFree() {
     if (closed) {
       return;
     }
     if (queue != null) {
-      drain(now);
+      drain(now(), true);
+    } else {
+      pump(now(), true);
+    }
+  }
+
+  /**
+   * Sends what may be sent now.
+   *
+   * @param granted a connection was set aside for this lane: one send may start without asking
+   */
+  private void pump(long now, boolean granted) {
+    if (closed) {
+      return;
+    }
+    if (queue != null) {
+      drain(now, granted);
       return;
     }
     expire(now);
@@ -212,6 +270,13 @@ public final class Lane {
           && now - pending.peek().queuedNanos < ctx.lingerNanos) {
         break;
       }
+      if (!granted && !slots.free()) {
+        // Every connection of the loop is busy: the fragments wait here, where the ones that
+        // arrive meanwhile join them, rather than as separate requests inside the sender.
+        slots.await(this);
+        break;
+      }
+      granted = false;
       send(now);
     }
     scheduleWake(now);
@@ -296,12 +361,17 @@ public final class Lane {
       f.attempts++;
     }
     inFlight++;
+    slots.take();
     long started = now;
     Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, protocol, compressed, timeout);
     result.addListener(
         x -> {
           compressed.release();
-          outcome(batch, protocol, result.getNow(), started);
+          try {
+            outcome(batch, protocol, result.getNow(), started);
+          } finally {
+            slots.release();
+          }
         });
   }
 
@@ -315,8 +385,16 @@ public final class Lane {
     }
     V2ToV1Converter.Conversion c;
     try {
-      c = V1Conversion.of(f.body(), ctx.alloc);
-    } catch (RuntimeException e) {
+      ByteBuf plain =
+          f.body() != null
+              ? f.body().retainedDuplicate()
+              : SnappyCodec.decode(f.compressed(), ctx.alloc, ctx.maxDecompressedBytes);
+      try {
+        c = V1Conversion.of(plain, ctx.alloc);
+      } finally {
+        plain.release();
+      }
+    } catch (RuntimeException | CodecException e) {
       finish(
           f,
           new FragmentOutcome(
@@ -342,20 +420,24 @@ public final class Lane {
     return true;
   }
 
+  /** The request body of a batch: its one block, or the blocks of its fragments joined. */
   private ByteBuf compress(List<Fragment> batch, long bytes) {
-    if (batch.size() == 1) {
-      return SnappyCodec.encode(batch.get(0).body(), ctx.alloc);
+    for (Fragment f : batch) {
+      f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
     }
-    // A concatenation of WriteRequests is itself a WriteRequest holding all their series.
-    ByteBuf joined = ctx.alloc.heapBuffer((int) bytes, (int) bytes);
+    if (batch.size() == 1) {
+      return batch.get(0).compressed().retainedDuplicate();
+    }
+    // A concatenation of WriteRequests is itself a WriteRequest holding all their series, and
+    // joined snappy blocks decompress to the concatenation of their contents.
+    List<ByteBuf> blocks = new ArrayList<>(batch.size());
+    for (Fragment f : batch) {
+      blocks.add(f.compressed());
+    }
     try {
-      for (Fragment f : batch) {
-        ByteBuf b = f.body();
-        joined.writeBytes(b, b.readerIndex(), b.readableBytes());
-      }
-      return SnappyCodec.encode(joined, ctx.alloc);
-    } finally {
-      joined.release();
+      return SnappyCodec.concat(blocks, ctx.alloc);
+    } catch (CodecException e) {
+      throw new IllegalStateException("cannot join the batch's snappy blocks", e);
     }
   }
 
@@ -470,11 +552,13 @@ public final class Lane {
     f.complete(outcome);
   }
 
-  /** Queue mode: compresses the fragment and appends it to the tenant's queue. */
+  /**
+   * Queue mode: appends the fragment's snappy block to the tenant's queue, as it will be sent (or
+   * joined with the blocks next to it).
+   */
   private void enqueue(Fragment f) {
-    ByteBuf compressed;
     try {
-      compressed = SnappyCodec.encode(f.body(), ctx.alloc);
+      f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
     } catch (RuntimeException e) {
       finish(
           f,
@@ -483,17 +567,14 @@ public final class Lane {
       return;
     }
     appending++;
-    try {
-      queue
-          .append(
-              compressed,
-              f.counts().series(),
-              f.protocol() == Protocol.V2,
-              ctx.wallMillis.getAsLong())
-          .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
-    } finally {
-      compressed.release();
-    }
+    // The fragment keeps its block until appended() completes it, after the queue is done with it.
+    queue
+        .append(
+            f.compressed(),
+            f.counts().series(),
+            f.protocol() == Protocol.V2,
+            ctx.wallMillis.getAsLong())
+        .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
   }
 
   private void appended(Fragment f, Throwable error) {
@@ -516,6 +597,13 @@ public final class Lane {
 
   /** Queue mode: sends the records at the head of the queue, one request at a time. */
   private void drain(long now) {
+    drain(now, false);
+  }
+
+  /**
+   * @param granted a connection was set aside for this lane ({@link SendSlots})
+   */
+  private void drain(long now, boolean granted) {
     if (closed || reading || inFlight > 0 || queue.isEmpty()) {
       return;
     }
@@ -523,6 +611,12 @@ public final class Lane {
       scheduleDrain(untilNanos - now);
       return;
     }
+    if (!granted && !slots.free()) {
+      slots.await(this);
+      return;
+    }
+    // The connection is counted from the read on, so that lanes reading at once stay within them.
+    slots.take();
     reading = true;
     queue
         .read(oneByOne ? 1 : 4096, ctx.settings.batchMaxBytes(), ctx.alloc)
@@ -531,11 +625,23 @@ public final class Lane {
 
   private void read(List<QueuedRecord> records, Throwable error) {
     reading = false;
+    boolean sending = false;
+    try {
+      sending = readAndSend(records, error);
+    } finally {
+      if (!sending) {
+        slots.release();
+      }
+    }
+  }
+
+  /** Sends what a queue read returned; false when nothing was sent. */
+  private boolean readAndSend(List<QueuedRecord> records, Throwable error) {
     if (closed) {
       if (records != null) {
         release(records);
       }
-      return;
+      return false;
     }
     long now = now();
     if (error != null) {
@@ -547,10 +653,10 @@ public final class Lane {
           ctx.retryPolicy.delayNanos(failures, -1),
           now);
       scheduleDrain(untilNanos - now);
-      return;
+      return false;
     }
     if (records.isEmpty()) {
-      return;
+      return false;
     }
     List<QueuedRecord> batch = records;
     QueuedRecord first = records.get(0);
@@ -573,8 +679,9 @@ public final class Lane {
                 1,
                 first.series(),
                 new AttemptOutcome(400, "queued PRW 2.0 batch cannot be converted to 1.0", -1));
-            drain(now);
-            return;
+            // Hands the connection on before looking at the queue again.
+            loop.execute(this::resume);
+            return false;
           }
         }
       } else if (records.size() == 1 || records.get(1).remoteWrite2()) {
@@ -593,8 +700,9 @@ public final class Lane {
           records.size(),
           series(records),
           new AttemptOutcome(400, "queued batch is not valid snappy: " + e.getMessage(), -1));
-      drain(now);
-      return;
+      // Hands the connection on before looking at the queue again.
+      loop.execute(this::resume);
+      return false;
     }
     List<QueuedRecord> sent = batch;
     Protocol sentProtocol = protocol;
@@ -607,8 +715,13 @@ public final class Lane {
         x -> {
           body.release();
           release(records);
-          sentQueued(sent, sentProtocol, result.getNow(), started);
+          try {
+            sentQueued(sent, sentProtocol, result.getNow(), started);
+          } finally {
+            slots.release();
+          }
         });
+    return true;
   }
 
   /**
@@ -637,34 +750,31 @@ public final class Lane {
   private int joinedCount;
 
   /**
-   * Decompresses records from the head while they fit in {@code batchMaxBytes} (at least one),
-   * concatenates and compresses them again: a concatenation of WriteRequests is a WriteRequest.
+   * Joins the snappy blocks of records from the head while their contents fit in {@code
+   * batchMaxBytes} (at least one), without decompressing them ({@link SnappyCodec#concat}): a
+   * concatenation of WriteRequests is a WriteRequest.
    */
   private ByteBuf joined(List<QueuedRecord> records) throws CodecException {
-    ByteBuf plain = ctx.alloc.heapBuffer();
-    try {
-      int n = 0;
-      for (QueuedRecord r : records) {
-        if (r.remoteWrite2()) {
-          break; // never merged with PRW 1.0 records
-        }
-        ByteBuf part = SnappyCodec.decode(r.payload(), ctx.alloc, ctx.maxDecompressedBytes);
-        try {
-          if (n > 0
-              && plain.readableBytes() + part.readableBytes() > ctx.settings.batchMaxBytes()) {
-            break;
-          }
-          plain.writeBytes(part);
-          n++;
-        } finally {
-          part.release();
-        }
+    List<ByteBuf> blocks = new ArrayList<>(records.size());
+    long plain = 0;
+    for (QueuedRecord r : records) {
+      if (r.remoteWrite2()) {
+        break; // never merged with PRW 1.0 records
       }
-      joinedCount = n;
-      return SnappyCodec.encode(plain, ctx.alloc);
-    } finally {
-      plain.release();
+      long size = SnappyCodec.declaredLength(r.payload());
+      if (!blocks.isEmpty() && plain + size > ctx.settings.batchMaxBytes()) {
+        break;
+      }
+      if (size > ctx.maxDecompressedBytes) {
+        throw new CodecException(
+            CodecException.Problem.TOO_LARGE,
+            "record declares " + size + " decompressed bytes, more than the limit");
+      }
+      plain += size;
+      blocks.add(r.payload());
     }
+    joinedCount = blocks.size();
+    return SnappyCodec.concat(blocks, ctx.alloc);
   }
 
   private void sentQueued(

@@ -14,7 +14,8 @@ import java.time.Duration;
  * @param batchMaxBytes largest coalesced downstream request, in uncompressed bytes (a single larger
  *     fragment is still sent alone)
  * @param linger how long a lane that already has a send in flight waits for more fragments before
- *     opening another send; an idle lane sends at once
+ *     opening another send; an idle lane sends once its loop has handed it the fragments already
+ *     waiting there
  * @param idleTimeout a lane with nothing to do and no backoff for this long is forgotten
  * @param maxLanes lanes at most; when every lane is busy, fragments of a new tenant get 503
  * @param initialBackoff first backoff after a downstream failure (doubles per consecutive failure,

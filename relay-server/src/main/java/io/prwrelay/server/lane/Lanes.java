@@ -43,10 +43,12 @@ public final class Lanes implements AutoCloseable {
   private final class Shard {
     final EventLoop loop;
     final Map<String, Lane> lanes = new HashMap<>();
+    final SendSlots slots;
     ScheduledFuture<?> sweeper;
 
-    Shard(EventLoop loop) {
+    Shard(EventLoop loop, int connections) {
       this.loop = loop;
+      this.slots = new SendSlots(connections);
     }
   }
 
@@ -91,7 +93,8 @@ public final class Lanes implements AutoCloseable {
     this.ctx = new LaneContext(settings, sender, alloc, observer, queues, protocol);
     List<Shard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
-      list.add(new Shard((EventLoop) e));
+      EventLoop loop = (EventLoop) e;
+      list.add(new Shard(loop, sender.connections(loop)));
     }
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no event loop for the lanes");
@@ -135,11 +138,16 @@ public final class Lanes implements AutoCloseable {
   }
 
   /**
-   * Hands each fragment to its tenant's lane. May be called from any thread.
+   * Compresses each fragment on the calling thread, then hands it to its tenant's lane. May be
+   * called from any thread.
    *
    * @param fragments takes ownership of every fragment
    */
   public void submit(List<Fragment> fragments) {
+    fragments = compressed(fragments);
+    if (fragments.isEmpty()) {
+      return;
+    }
     if (shards.length == 1) {
       hand(shards[0], fragments);
       return;
@@ -160,8 +168,37 @@ public final class Lanes implements AutoCloseable {
     }
   }
 
+  /** The fragments compressed; one that cannot be is answered 500 and left out. */
+  private List<Fragment> compressed(List<Fragment> fragments) {
+    List<Fragment> out = null;
+    for (int i = 0; i < fragments.size(); i++) {
+      Fragment f = fragments.get(i);
+      try {
+        f.compress(ctx.alloc);
+      } catch (RuntimeException e) {
+        if (out == null) {
+          out = new ArrayList<>(fragments.subList(0, i));
+        }
+        FragmentOutcome o =
+            new FragmentOutcome(
+                Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, 0);
+        ctx.observer.finished(f, o);
+        f.complete(o);
+        continue;
+      }
+      if (out != null) {
+        out.add(f);
+      }
+    }
+    return out == null ? fragments : out;
+  }
+
   /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */
   private void hand(Shard s, List<Fragment> fragments) {
+    if (s.loop.inEventLoop()) {
+      offerAll(s, fragments);
+      return;
+    }
     try {
       s.loop.execute(() -> offerAll(s, fragments));
     } catch (RejectedExecutionException shuttingDown) {
@@ -207,7 +244,7 @@ public final class Lanes implements AutoCloseable {
     if (count.get() >= ctx.settings.maxLanes() && !evictOne(s)) {
       return null;
     }
-    lane = new Lane(tenant, ctx, s.loop);
+    lane = new Lane(tenant, ctx, s.loop, s.slots);
     s.lanes.put(tenant, lane);
     count.incrementAndGet();
     ctx.observer.laneCreated(tenant);

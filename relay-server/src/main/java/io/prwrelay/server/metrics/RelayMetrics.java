@@ -66,6 +66,10 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   private final int maxTenants;
   private final long rerankNanos;
   private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
+
+  /** {@code relay.downstream.responses} by code: looked up once per code, not per response. */
+  private final Map<String, Counter> responses = new ConcurrentHashMap<>();
+
   private final Map<String, LongAdder> window = new ConcurrentHashMap<>();
   private final AtomicLong nextRerank;
   private volatile Set<String> admitted = ConcurrentHashMap.newKeySet();
@@ -326,7 +330,10 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
   @Override
   public void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {
-    registry.counter("relay.downstream.responses", "code", outcome.code()).increment();
+    responses
+        .computeIfAbsent(
+            outcome.code(), code -> registry.counter("relay.downstream.responses", "code", code))
+        .increment();
     downstreamLatency.record(nanos, TimeUnit.NANOSECONDS);
     TenantMeters m = meters(tenant);
     m.downstreamRequests.increment();

@@ -30,11 +30,13 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -75,6 +77,17 @@ public final class QueueStore implements AutoCloseable {
   private final ThreadPoolExecutor executor;
   private volatile Thread ioThread;
 
+  /**
+   * Flushes the segments of one group commit at the same time. A commit of a request that carries
+   * 1,000 tenants touches 1,000 files; flushed one after another they cost one device flush each
+   * (0.3-0.5 ms here), flushed together the file system can serve them with far fewer journal
+   * commits. The threads spend their time waiting in {@code fdatasync}, not on a CPU.
+   */
+  private final ThreadPoolExecutor syncers;
+
+  /** Threads flushing segments at once, at most. */
+  static final int SYNC_THREADS = 16;
+
   // I/O thread only.
   private final ByteBuffer recordHeader =
       ByteBuffer.allocateDirect(RecordLayout.RECORD_HEADER_BYTES);
@@ -107,6 +120,20 @@ public final class QueueStore implements AutoCloseable {
               ioThread = t;
               return t;
             });
+    AtomicInteger syncerIds = new AtomicInteger();
+    this.syncers =
+        new ThreadPoolExecutor(
+            SYNC_THREADS,
+            SYNC_THREADS,
+            10,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, "prw-relay-queue-sync-" + syncerIds.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    this.syncers.allowCoreThreadTimeOut(true);
   }
 
   /**
@@ -318,6 +345,7 @@ public final class QueueStore implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+    syncers.shutdown();
     failPending(closedException());
     try {
       lock.release();
@@ -390,16 +418,13 @@ public final class QueueStore implements AutoCloseable {
       for (PendingAppend p : batch) {
         write(p, touched);
       }
+      forceAll(touched);
       for (Map.Entry<Segment, Touched> e : touched.entrySet()) {
-        Segment s = e.getKey();
-        if (s.deleted || s.channel == null) {
-          continue; // every record written to it was dropped meanwhile
-        }
-        try {
-          io.force(s.channel, false);
-        } catch (IOException ex) {
-          e.getValue().failure = TenantLog.failure("cannot flush queue segment", s.path, ex);
-          e.getValue().log.rollback(s, e.getValue().sizeBefore);
+        Touched t = e.getValue();
+        if (t.forceError != null) {
+          Segment s = e.getKey();
+          t.failure = TenantLog.failure("cannot flush queue segment", s.path, t.forceError);
+          t.log.rollback(s, t.sizeBefore);
         }
       }
       Set<TenantLog> logs = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -425,6 +450,65 @@ public final class QueueStore implements AutoCloseable {
       } else {
         p.future.complete(null);
       }
+    }
+  }
+
+  /**
+   * Flushes every touched segment to the device, several at once ({@link #syncers}), and returns
+   * when all are done; a failure is left in the segment's {@link Touched#forceError}.
+   */
+  private void forceAll(Map<Segment, Touched> touched) {
+    List<FileChannel> channels = new ArrayList<>(touched.size());
+    List<Touched> owners = new ArrayList<>(touched.size());
+    for (Map.Entry<Segment, Touched> e : touched.entrySet()) {
+      Segment s = e.getKey();
+      if (s.deleted || s.channel == null) {
+        continue; // every record written to it was dropped meanwhile
+      }
+      channels.add(s.channel);
+      owners.add(e.getValue());
+    }
+    if (channels.size() == 1) {
+      force(channels.get(0), owners.get(0));
+      return;
+    }
+    CountDownLatch done = new CountDownLatch(channels.size());
+    for (int i = 0; i < channels.size(); i++) {
+      FileChannel ch = channels.get(i);
+      Touched t = owners.get(i);
+      Runnable task =
+          () -> {
+            try {
+              force(ch, t);
+            } finally {
+              done.countDown();
+            }
+          };
+      try {
+        syncers.execute(task);
+      } catch (RejectedExecutionException e) {
+        task.run();
+      }
+    }
+    boolean interrupted = false;
+    while (true) {
+      try {
+        done.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void force(FileChannel channel, Touched t) {
+    try {
+      io.force(channel, false);
+    } catch (IOException | RuntimeException e) {
+      t.forceError = e instanceof IOException io ? io : new IOException(e.toString(), e);
     }
   }
 
@@ -598,6 +682,9 @@ public final class QueueStore implements AutoCloseable {
     final TenantLog log;
     final long sizeBefore;
     IOException failure;
+
+    /** Set by the thread that flushed the segment, read after it is done. */
+    IOException forceError;
 
     Touched(TenantLog log, long sizeBefore) {
       this.log = log;

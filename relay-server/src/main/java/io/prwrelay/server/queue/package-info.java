@@ -52,9 +52,10 @@
  *       fully consumed.
  *   <li>Threads: all file work runs on one daemon I/O thread per store. An append hands the I/O
  *       thread a retained slice of the payload (no copy on the caller's thread); the thread writes
- *       every waiting append, flushes each touched segment once ({@code FileChannel.force(false)}),
- *       then completes the futures. Reads, acknowledgements and expiry queue behind writes on the
- *       same thread.
+ *       every waiting append, flushes each touched segment once ({@code FileChannel.force(false)};
+ *       up to {@code QueueStore.SYNC_THREADS} segments at the same time, so that the file system
+ *       can serve one commit touching many tenants with few journal commits), then completes the
+ *       futures. Reads, acknowledgements and expiry queue behind writes on the same thread.
  *   <li>Failures: a failed write or flush cuts the segment back to where the batch began, fails the
  *       affected appends with an {@code IOException} naming the file, and moves later appends to a
  *       new segment.

@@ -74,6 +74,18 @@ public final class ScriptedSender implements TenantSender {
   private final List<String> releasedBodies = new ArrayList<>();
   private int inFlight;
   private int maxInFlight;
+  private int connections = Integer.MAX_VALUE;
+
+  /** How many attempts the loop can have on the wire at once, as a pooled client reports it. */
+  public synchronized ScriptedSender connections(int n) {
+    connections = n;
+    return this;
+  }
+
+  @Override
+  public synchronized int connections(EventLoop loop) {
+    return connections;
+  }
 
   /** Appends replies to {@code tenant}'s script. */
   public synchronized ScriptedSender script(String tenant, Reply... replies) {

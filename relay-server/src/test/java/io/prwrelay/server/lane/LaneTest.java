@@ -128,6 +128,54 @@ class LaneTest {
   }
 
   @Test
+  void fragmentsHandedToTheLoopBeforeItSendsTravelTogether() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    lanes.submit(List.of(fragment("a1", "a", 10 * SECOND)));
+    lanes.submit(List.of(fragment("a2", "a", 10 * SECOND), fragment("b1", "b", 10 * SECOND)));
+    run();
+    assertEquals(
+        1, downstream.callsTo("a").size(), "both sender requests in one downstream request");
+    assertEquals("a1a2", downstream.callsTo("a").get(0).text());
+    assertEquals("b1", downstream.callsTo("b").get(0).text());
+    assertEquals(3, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
+  void whenEveryConnectionIsBusyALaneWaitsAndThenSendsAllItHoldsInOneRequest() {
+    downstream.connections(1);
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(50)));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("b1", "b", 10 * SECOND));
+    submit(fragment("b2", "b", 10 * SECOND), fragment("c1", "c", 10 * SECOND));
+    submit(fragment("b3", "b", 10 * SECOND));
+    assertTrue(downstream.callsTo("b").isEmpty(), "no request queued behind the busy connection");
+    advance(50);
+    assertEquals(List.of("b1b2b3"), texts("b"), "waited, then sent everything at once");
+    assertEquals(List.of("c1"), texts("c"), "lanes get the connection in the order they asked");
+    assertEquals(5, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
+  void fragmentsWaitingForAConnectionStillEndAtTheirDeadline() {
+    downstream.connections(1);
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.always("slow", Reply.silence());
+    submit(fragment("s1", "slow", 10 * SECOND));
+    submit(fragment("b1", "b", SECOND));
+    advance(1000);
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("b1").kind());
+    assertEquals(0, outcomes.get("b1").attempts());
+    assertTrue(downstream.callsTo("b").isEmpty());
+  }
+
+  private List<String> texts(String tenant) {
+    return downstream.callsTo(tenant).stream().map(ScriptedSender.Call::text).toList();
+  }
+
+  @Test
   void coalescedRequestsStayWithinTheBatchSize() {
     lanes(settings(1, 1 << 20, 3, 5));
     downstream.script("a", Reply.status(200).after(Duration.ofMillis(50)));
@@ -241,7 +289,8 @@ class LaneTest {
   void slowTenantHoldsOnlyItsOwnFragmentsAndWaitingOnesEndAtTheirDeadline() {
     lanes(settings(2, 1 << 20, 1 << 20, 0));
     downstream.always("slow", Reply.silence());
-    submit(fragment("s1", "slow", SECOND), fragment("s2", "slow", SECOND));
+    submit(fragment("s1", "slow", SECOND));
+    submit(fragment("s2", "slow", SECOND));
     submit(fragment("s3", "slow", SECOND), fragment("ok1", "ok", SECOND));
     assertEquals(Kind.DELIVERED, outcomes.get("ok1").kind());
     assertEquals(2, downstream.callsTo("slow").size(), "the slow tenant uses only its own share");

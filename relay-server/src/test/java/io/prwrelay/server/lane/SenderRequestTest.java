@@ -1,0 +1,83 @@
+package io.prwrelay.server.lane;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.channel.DefaultEventLoop;
+import io.netty.channel.EventLoop;
+import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Outcomes reported from several event loops make one answer, on the request's own loop. */
+class SenderRequestTest {
+  private final EventLoop requestLoop = new DefaultEventLoop();
+  private final List<EventLoop> laneLoops = List.of(new DefaultEventLoop(), new DefaultEventLoop());
+
+  @AfterEach
+  void stop() {
+    requestLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
+    for (EventLoop l : laneLoops) {
+      l.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+
+  @Test
+  void outcomesFromOtherLoopsAreReportedOnceOnTheRequestsLoopWithEveryTenant() throws Exception {
+    int tenants = 1000;
+    AtomicInteger calls = new AtomicInteger();
+    CountDownLatch answered = new CountDownLatch(1);
+    List<SenderRequest.Result> seen = new ArrayList<>();
+    boolean[] onRequestLoop = new boolean[1];
+    SenderRequest request =
+        new SenderRequest(
+            requestLoop,
+            tenants + 1,
+            results -> {
+              calls.incrementAndGet();
+              onRequestLoop[0] = requestLoop.inEventLoop();
+              seen.addAll(results);
+              answered.countDown();
+            });
+    requestLoop
+        .submit(
+            () ->
+                request.settled(
+                    "known",
+                    SeriesCounts.NONE,
+                    new FragmentOutcome(Kind.DELIVERED, 200, "earlier attempt", -1, 0)))
+        .sync();
+    for (int i = 0; i < tenants; i++) {
+      String tenant = "t" + i;
+      laneLoops
+          .get(i % 2)
+          .execute(
+              () ->
+                  request.done(
+                      new Fragment(
+                          tenant,
+                          io.netty.buffer.Unpooled.EMPTY_BUFFER,
+                          SeriesCounts.NONE,
+                          0,
+                          request),
+                      new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1)));
+    }
+    assertTrue(answered.await(10, TimeUnit.SECONDS));
+    Thread.sleep(50);
+    assertEquals(1, calls.get(), "answered once");
+    assertTrue(onRequestLoop[0], "answered on the request's loop");
+    Set<String> names = new HashSet<>();
+    for (SenderRequest.Result r : seen) {
+      names.add(r.tenant());
+    }
+    assertEquals(tenants + 1, names.size(), "every tenant's outcome, each once");
+  }
+}
