@@ -388,7 +388,7 @@ public final class Lane {
       ByteBuf plain =
           f.body() != null
               ? f.body().retainedDuplicate()
-              : SnappyCodec.decode(f.compressed(), ctx.alloc, ctx.maxDecompressedBytes);
+              : SnappyCodec.decode(f.compressed(), ctx.alloc, f.size()); // our own block
       try {
         c = V1Conversion.of(plain, ctx.alloc);
       } finally {
