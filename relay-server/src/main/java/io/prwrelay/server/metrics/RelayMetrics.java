@@ -186,7 +186,10 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     }
   }
 
-  /** A write request failed inside the relay ({@code memory} or {@code exception}). */
+  /**
+   * A request failed inside the relay: {@code exception} or {@code memory} while processing a write
+   * request, {@code connection} for an error that ended a connection.
+   */
   public void internalError(String kind) {
     registry.counter("relay.internal.errors", "kind", kind).increment();
   }
