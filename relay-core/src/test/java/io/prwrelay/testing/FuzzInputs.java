@@ -1,9 +1,12 @@
 package io.prwrelay.testing;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.UnknownFieldSet;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.prwrelay.oracle.v1.Sample;
+import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
 
@@ -40,6 +43,21 @@ public final class FuzzInputs {
     } catch (InvalidProtocolBufferException e) {
       return null;
     }
+  }
+
+  /**
+   * {@code r} with the unknown fields of its samples left out. Converting PRW 2.0 to 1.0, the relay
+   * copies a sample's bytes whole, unknown fields included (DESIGN §3: copy unknown fields, never
+   * fail on them), where the oracle rebuilds samples from their value and timestamp alone.
+   */
+  public static WriteRequest withoutSampleUnknowns(WriteRequest r) {
+    WriteRequest.Builder b = r.toBuilder();
+    for (TimeSeries.Builder ts : b.getTimeseriesBuilderList()) {
+      for (Sample.Builder s : ts.getSamplesBuilderList()) {
+        s.setUnknownFields(UnknownFieldSet.getDefaultInstance());
+      }
+    }
+    return b.build();
   }
 
   /** {@link #parseV1} for a PRW 2.0 request. */

@@ -48,7 +48,10 @@ class V2ToV1ConverterFuzzTest {
         all.add(V2Oracle.resolve(ts, request.getSymbolsList()));
       }
       WriteRequest want = V2Oracle.toV1(all);
-      assertEquals(want, WriteRequest.parseFrom(ByteBufUtil.getBytes(c.content())));
+      assertEquals(
+          want,
+          FuzzInputs.withoutSampleUnknowns(
+              WriteRequest.parseFrom(ByteBufUtil.getBytes(c.content()))));
       long samples = 0;
       long exemplars = 0;
       long histograms = 0;

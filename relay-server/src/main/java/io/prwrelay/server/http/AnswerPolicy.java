@@ -19,9 +19,13 @@ import java.util.List;
  *   <li>otherwise (only non-retriable 4xx) → 400.
  * </ul>
  *
- * Error bodies name each failing tenant with its series, attempts and the reason.
+ * Error bodies name each failing tenant with its series, attempts and the reason (the first {@value
+ * #MAX_TENANT_LINES} of each kind, and how many more there are).
  */
 final class AnswerPolicy {
+  /** Failing tenants named in an answer, per kind of failure; the rest are counted. */
+  static final int MAX_TENANT_LINES = 20;
+
   private AnswerPolicy() {}
 
   /** The answer for a delivered request; keeps the connection open. */
@@ -52,22 +56,32 @@ final class AnswerPolicy {
     }
     if (!retriable.isEmpty()) {
       sb.append("; retriable failures, retry the whole request:");
-      for (SenderRequest.Result r : retriable) {
-        line(sb, r);
-      }
+      lines(sb, retriable);
     }
     if (!rejected.isEmpty()) {
       sb.append(
           retriable.isEmpty() ? "; rejected:" : "\nrejected (will be re-sent with the retry):");
-      for (SenderRequest.Result r : rejected) {
-        line(sb, r);
-      }
+      lines(sb, rejected);
     }
     if (retriable.isEmpty()) {
       return Answer.of(400, sb.toString());
     }
     long retryAfterSeconds = retryAfterMillis < 0 ? -1 : (retryAfterMillis + 999) / 1000;
     return new Answer(allThrottled ? 429 : 503, sb.toString(), retryAfterSeconds, false);
+  }
+
+  /**
+   * One line per failing tenant, at most {@link #MAX_TENANT_LINES}, then how many more there are: a
+   * request with many thousands of tenants gets an answer of a few lines, not megabytes.
+   */
+  private static void lines(StringBuilder sb, List<SenderRequest.Result> failed) {
+    int n = Math.min(failed.size(), MAX_TENANT_LINES);
+    for (int i = 0; i < n; i++) {
+      line(sb, failed.get(i));
+    }
+    if (failed.size() > n) {
+      sb.append("\n  ... and ").append(failed.size() - n).append(" more tenants");
+    }
   }
 
   private static void line(StringBuilder sb, SenderRequest.Result r) {

@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The relay's HTTP ingress as a whole: what every accepted connection's pipeline holds (idle
- * timeout, HTTP/1.1 codec, {@code 100-continue}, {@link IngressHandler}), the pieces its handlers
- * share, and the server's readiness.
+ * timeout, HTTP/1.1 codec, {@link RequestHeadTimeout}, {@code 100-continue}, {@link
+ * IngressHandler}), the pieces its handlers share, and the server's readiness.
  */
 public final class HttpIngress {
   final ServerConfig server;
@@ -50,6 +50,7 @@ public final class HttpIngress {
     ch.pipeline()
         .addLast(new IdleStateHandler(0, 0, server.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
         .addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024))
+        .addLast(new RequestHeadTimeout(server.readTimeout(), metrics))
         .addLast(new HttpServerExpectContinueHandler())
         .addLast(newHandler());
   }
