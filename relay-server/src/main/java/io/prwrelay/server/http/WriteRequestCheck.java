@@ -91,7 +91,7 @@ final class WriteRequestCheck {
     if (contentType == null || contentType.isBlank()) {
       return null;
     }
-    String[] parts = contentType.split(";");
+    String[] parts = contentType.split(";", -1);
     String media = parts[0].trim().toLowerCase(Locale.ROOT);
     if (!media.equals("application/x-protobuf")) {
       return "unsupported Content-Type '" + contentType + "': use application/x-protobuf";
