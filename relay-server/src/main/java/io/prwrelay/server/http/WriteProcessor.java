@@ -165,7 +165,15 @@ final class WriteProcessor {
                       + " ), at most 150 bytes)"));
           return;
         }
-        batches.add(new Batch(tenant, decoded, SeriesCounts.NONE));
+        RequestError error = res.counter.count(decoded, alloc);
+        if (error != null) {
+          decoded.release();
+          body.release();
+          metrics.rejectedSeries("malformed", res.counter.counts().series());
+          done.accept(Answer.of(400, error.message()));
+          return;
+        }
+        batches.add(new Batch(tenant, decoded, res.counter.counts()));
       } else {
         RouteResult result = null;
         try {

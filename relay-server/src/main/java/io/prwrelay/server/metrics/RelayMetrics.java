@@ -184,6 +184,9 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
         registry.counter("relay.series.defaulted", "reason", p.tag()).increment(defaulted);
       }
     }
+    if (result.metadataDropped() > 0) {
+      registry.counter("relay.metadata.dropped").increment(result.metadataDropped());
+    }
   }
 
   /**

@@ -68,6 +68,17 @@ class IngressFuzzTest {
   private static final RelayConfig RELAY = load();
   private static final Pattern STATUS = Pattern.compile("(?m)^HTTP/1\\.[01] (\\d{3}) ");
 
+  /** Shared by every execution: a registry per execution would churn the heap of a long run. */
+  private static final RelayMetrics METRICS = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
+
+  private static double internalErrorsSoFar() {
+    double n = 0;
+    for (Counter c : METRICS.registry().find("relay.internal.errors").counters()) {
+      n += c.count();
+    }
+    return n;
+  }
+
   private static RelayConfig load() {
     try {
       return RelayConfig.load(null, CONFIG, Map.of());
@@ -79,7 +90,8 @@ class IngressFuzzTest {
   /** One connection to an ingress of its own. */
   private static final class Connection implements AutoCloseable {
     final ScriptedSender sender = new ScriptedSender();
-    final RelayMetrics metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
+    final RelayMetrics metrics = METRICS;
+    final double internalErrorsBefore = internalErrorsSoFar();
     final SimulatedLoop sim = new SimulatedLoop();
     final EmbeddedChannel channel = sim.channel();
     final Lanes lanes;
@@ -109,12 +121,9 @@ class IngressFuzzTest {
       }
     }
 
+    /** Errors inside the relay since this connection opened. */
     double internalErrors() {
-      double n = 0;
-      for (Counter c : metrics.registry().find("relay.internal.errors").counters()) {
-        n += c.count();
-      }
-      return n;
+      return internalErrorsSoFar() - internalErrorsBefore;
     }
 
     @Override
