@@ -5,6 +5,8 @@ import com.google.protobuf.UnknownFieldSet;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.prwrelay.oracle.v1.BucketSpan;
+import io.prwrelay.oracle.v1.Histogram;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
@@ -46,15 +48,25 @@ public final class FuzzInputs {
   }
 
   /**
-   * {@code r} with the unknown fields of its samples left out. Converting PRW 2.0 to 1.0, the relay
-   * copies a sample's bytes whole, unknown fields included (DESIGN §3: copy unknown fields, never
-   * fail on them), where the oracle rebuilds samples from their value and timestamp alone.
+   * {@code r} with the unknown fields of its samples and histograms (and their spans) left out.
+   * Converting PRW 2.0 to 1.0, the relay copies a sample's or histogram's bytes whole, unknown
+   * fields included (DESIGN §3: copy unknown fields, never fail on them), where the oracle rebuilds
+   * them from their known fields alone.
    */
-  public static WriteRequest withoutSampleUnknowns(WriteRequest r) {
+  public static WriteRequest withoutCopiedUnknowns(WriteRequest r) {
     WriteRequest.Builder b = r.toBuilder();
     for (TimeSeries.Builder ts : b.getTimeseriesBuilderList()) {
       for (Sample.Builder s : ts.getSamplesBuilderList()) {
         s.setUnknownFields(UnknownFieldSet.getDefaultInstance());
+      }
+      for (Histogram.Builder h : ts.getHistogramsBuilderList()) {
+        h.setUnknownFields(UnknownFieldSet.getDefaultInstance());
+        for (BucketSpan.Builder s : h.getNegativeSpansBuilderList()) {
+          s.setUnknownFields(UnknownFieldSet.getDefaultInstance());
+        }
+        for (BucketSpan.Builder s : h.getPositiveSpansBuilderList()) {
+          s.setUnknownFields(UnknownFieldSet.getDefaultInstance());
+        }
       }
     }
     return b.build();

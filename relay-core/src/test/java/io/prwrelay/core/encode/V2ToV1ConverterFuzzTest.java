@@ -50,7 +50,7 @@ class V2ToV1ConverterFuzzTest {
       WriteRequest want = V2Oracle.toV1(all);
       assertEquals(
           want,
-          FuzzInputs.withoutSampleUnknowns(
+          FuzzInputs.withoutCopiedUnknowns(
               WriteRequest.parseFrom(ByteBufUtil.getBytes(c.content()))));
       long samples = 0;
       long exemplars = 0;

@@ -140,8 +140,8 @@ class IngressFuzzTest {
   @FuzzTest(maxDuration = "4m")
   void rawConnectionBytesGetOnlySenderErrorsAndLeakNothing(byte[] data) {
     try (Connection c = new Connection(true)) {
-      // Arrives in pieces, as from a socket.
-      for (int at = 0; at < data.length; at += 700) {
+      // Arrives in pieces, as from a socket, until the relay closes the connection.
+      for (int at = 0; at < data.length && c.channel.isOpen(); at += 700) {
         c.channel.writeInbound(Unpooled.wrappedBuffer(data, at, Math.min(700, data.length - at)));
         c.sim.runDue();
       }
