@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.concurrent.FastThreadLocal;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.oracle.v1.WriteRequest;
@@ -134,6 +135,9 @@ class IngressFuzzTest {
       sim.runDue();
       assertTrue(sender.releasedBodies().isEmpty(), "no released body sent downstream");
       assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
+      // The embedded channel runs on this thread, which would keep each execution's per-loop
+      // resources (a router, a zstd context) in its thread-locals: a long run ran out of heap.
+      FastThreadLocal.removeAll();
     }
   }
 
