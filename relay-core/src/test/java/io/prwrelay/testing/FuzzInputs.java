@@ -7,10 +7,14 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.prwrelay.oracle.v1.BucketSpan;
 import io.prwrelay.oracle.v1.Histogram;
+import io.prwrelay.oracle.v1.MetricMetadata;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
 
 /**
  * What the fuzz tests share: fuzzed bytes as the buffers the relay meets, and the oracle's reading
@@ -48,10 +52,13 @@ public final class FuzzInputs {
   }
 
   /**
-   * {@code r} with the unknown fields of its samples and histograms (and their spans) left out.
-   * Converting PRW 2.0 to 1.0, the relay copies a sample's or histogram's bytes whole, unknown
+   * {@code r} as the oracle writes a PRW 1.0 request converted from 2.0, for comparison: the
+   * unknown fields of its samples and histograms (and their spans) left out, and each distinct
+   * metadata once. Converting, the relay copies a sample's or histogram's bytes whole, unknown
    * fields included (DESIGN §3: copy unknown fields, never fail on them), where the oracle rebuilds
-   * them from their known fields alone.
+   * them from their known fields; and it writes one metadata per distinct symbol references, so a
+   * request whose symbols table repeats a string can give two equal metadata where the oracle gives
+   * one.
    */
   public static WriteRequest withoutCopiedUnknowns(WriteRequest r) {
     WriteRequest.Builder b = r.toBuilder();
@@ -69,6 +76,8 @@ public final class FuzzInputs {
         }
       }
     }
+    List<MetricMetadata> distinct = new ArrayList<>(new LinkedHashSet<>(b.getMetadataList()));
+    b.clearMetadata().addAllMetadata(distinct);
     return b.build();
   }
 

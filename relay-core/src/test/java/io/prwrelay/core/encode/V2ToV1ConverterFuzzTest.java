@@ -48,10 +48,8 @@ class V2ToV1ConverterFuzzTest {
         all.add(V2Oracle.resolve(ts, request.getSymbolsList()));
       }
       WriteRequest want = V2Oracle.toV1(all);
-      assertEquals(
-          want,
-          FuzzInputs.withoutCopiedUnknowns(
-              WriteRequest.parseFrom(ByteBufUtil.getBytes(c.content()))));
+      WriteRequest got = WriteRequest.parseFrom(ByteBufUtil.getBytes(c.content()));
+      assertEquals(want, FuzzInputs.withoutCopiedUnknowns(got));
       long samples = 0;
       long exemplars = 0;
       long histograms = 0;
@@ -62,7 +60,7 @@ class V2ToV1ConverterFuzzTest {
       }
       assertEquals(
           new SeriesCounts(want.getTimeseriesCount(), samples, exemplars, histograms), c.counts());
-      assertEquals(want.getMetadataCount(), c.metadata());
+      assertEquals(got.getMetadataCount(), c.metadata(), "metadata written");
     } finally {
       c.content().release();
     }
