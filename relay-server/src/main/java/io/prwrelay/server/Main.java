@@ -13,9 +13,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.logging.Logger;
 
 /**
- * Command line entry point: {@code java -jar prw-relay.jar [--config file] [--demo] [--help]
- * [--version]}. Exits 0 after a graceful shutdown (SIGTERM or SIGINT), 2 on a usage or
+ * Command line entry point: {@code java -jar prw-relay.jar [--config file] [--healthcheck] [--demo]
+ * [--help] [--version]}. Exits 0 after a graceful shutdown (SIGTERM or SIGINT), 2 on a usage or
  * configuration error, 1 when the relay cannot start (for example an unusable queue directory).
+ * With {@code --healthcheck} it starts nothing: it asks the relay configured the same way whether
+ * it is ready ({@link HealthCheck}) and exits 0 or 1.
  */
 public final class Main {
   private Main() {}
@@ -24,6 +26,7 @@ public final class Main {
     Logging.configure();
     Path config = null;
     boolean demo = false;
+    boolean healthcheck = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--help":
@@ -35,6 +38,9 @@ public final class Main {
           return;
         case "--demo":
           demo = true;
+          break;
+        case "--healthcheck":
+          healthcheck = true;
           break;
         case "--config":
           if (i + 1 == args.length) {
@@ -60,6 +66,10 @@ public final class Main {
     } catch (ConfigException e) {
       System.err.println("prw-relay: configuration error: " + e.getMessage());
       System.exit(2);
+      return;
+    }
+    if (healthcheck) {
+      System.exit(HealthCheck.run(cfg.server(), System.err));
       return;
     }
     Logger log = Logger.getLogger("io.prwrelay");
@@ -109,7 +119,8 @@ public final class Main {
   private static void usage(String problem) {
     System.err.println("prw-relay: " + problem);
     System.err.println(
-        "usage: java -jar prw-relay.jar [--config relay.properties] [--demo] [--help] [--version]");
+        "usage: java -jar prw-relay.jar [--config relay.properties] [--healthcheck] [--demo] [--help]"
+            + " [--version]");
     System.exit(2);
   }
 }

@@ -143,6 +143,16 @@ public final class BatchEncoder {
     lastSlot = slot;
   }
 
+  /** Bytes of the metadata fields recorded for this request, tags included. */
+  public long metadataBytes() {
+    return metaBytes;
+  }
+
+  /** Slots opened for this request: the number of batches {@link #encode} writes. */
+  public int slots() {
+    return slotCount;
+  }
+
   /** Records a metadata field {@code [start, end)} (tag included). */
   public void addMetadata(int start, int end) {
     metaBytes += end - start;

@@ -25,6 +25,7 @@ public final class RouteResult {
   RequestError error;
   int seriesIn;
   int metadataIn;
+  int metadataDropped;
 
   /**
    * {@code null} when the request was routed; otherwise why it was not (then there are no batches).
@@ -49,6 +50,14 @@ public final class RouteResult {
    */
   public int metadataIn() {
     return metadataIn;
+  }
+
+  /**
+   * PRW 1.0 metadata fields not broadcast because copying them into every tenant batch would pass
+   * {@link TenantRules#maxBroadcastMetadataBytes()}.
+   */
+  public int metadataDropped() {
+    return metadataDropped;
   }
 
   /** Series sent to the default tenant because of {@code problem}. */
@@ -78,5 +87,6 @@ public final class RouteResult {
     error = null;
     seriesIn = 0;
     metadataIn = 0;
+    metadataDropped = 0;
   }
 }

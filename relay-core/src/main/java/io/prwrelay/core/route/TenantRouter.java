@@ -104,6 +104,11 @@ public final class TenantRouter implements WriteRequestVisitor {
         return result;
       }
       boolean withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
+      if (withMetadata
+          && encoder.metadataBytes() * encoder.slots() > rules.maxBroadcastMetadataBytes()) {
+        withMetadata = false;
+        result.metadataDropped = result.metadataIn;
+      }
       try {
         encoder.encode(slotTenants, withMetadata, alloc, result.batches);
       } catch (RuntimeException | Error e) {

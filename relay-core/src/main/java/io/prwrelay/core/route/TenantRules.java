@@ -39,12 +39,16 @@ public final class TenantRules {
   /** Default bound on label values remembered across requests before the table is reset. */
   public static final int DEFAULT_MAX_CACHED_TENANTS = 100_000;
 
+  /** Default of {@code relay.metadata.max-broadcast-bytes}: 16 MiB per request. */
+  public static final long DEFAULT_MAX_BROADCAST_METADATA_BYTES = 16L << 20;
+
   private final List<String> labels;
   private final MissingPolicy missing;
   private final String defaultTenant;
   private final String prefix;
   private final boolean removeLabel;
   private final MetadataPolicy metadata;
+  private final long maxBroadcastMetadataBytes;
   private final int maxCachedTenants;
 
   private TenantRules(Builder b) {
@@ -54,6 +58,7 @@ public final class TenantRules {
     this.prefix = b.prefix;
     this.removeLabel = b.removeLabel;
     this.metadata = b.metadata;
+    this.maxBroadcastMetadataBytes = b.maxBroadcastMetadataBytes;
     this.maxCachedTenants = b.maxCachedTenants;
   }
 
@@ -93,6 +98,16 @@ public final class TenantRules {
     return metadata;
   }
 
+  /**
+   * Most metadata bytes one request may copy into its tenant batches under {@link
+   * MetadataPolicy#BROADCAST}: the request's metadata bytes times its tenants. Above it the
+   * request's metadata is dropped and counted ({@link RouteResult#metadataDropped()}), so a request
+   * with many tenants cannot multiply its metadata into memory without bound.
+   */
+  public long maxBroadcastMetadataBytes() {
+    return maxBroadcastMetadataBytes;
+  }
+
   /** Distinct tenant label values a router remembers before it starts over. */
   public int maxCachedTenants() {
     return maxCachedTenants;
@@ -119,7 +134,8 @@ public final class TenantRules {
     LABELS,
     DEFAULT,
     PREFIX,
-    MAX_CACHED_TENANTS
+    MAX_CACHED_TENANTS,
+    MAX_BROADCAST_METADATA_BYTES
   }
 
   /**
@@ -156,6 +172,7 @@ public final class TenantRules {
     private boolean removeLabel;
     private MetadataPolicy metadata = MetadataPolicy.BROADCAST;
     private int maxCachedTenants = DEFAULT_MAX_CACHED_TENANTS;
+    private long maxBroadcastMetadataBytes = DEFAULT_MAX_BROADCAST_METADATA_BYTES;
 
     private Builder() {}
 
@@ -193,6 +210,11 @@ public final class TenantRules {
       return this;
     }
 
+    public Builder maxBroadcastMetadataBytes(long maxBroadcastMetadataBytes) {
+      this.maxBroadcastMetadataBytes = maxBroadcastMetadataBytes;
+      return this;
+    }
+
     public Builder maxCachedTenants(int maxCachedTenants) {
       this.maxCachedTenants = maxCachedTenants;
       return this;
@@ -226,6 +248,10 @@ public final class TenantRules {
         throw new InvalidSettingException(
             Setting.DEFAULT,
             "'" + prefix + defaultTenant + "' is not a valid tenant ID (" + p.tag() + ")");
+      }
+      if (maxBroadcastMetadataBytes < 0) {
+        throw new InvalidSettingException(
+            Setting.MAX_BROADCAST_METADATA_BYTES, "must not be negative");
       }
       if (maxCachedTenants < 1) {
         throw new InvalidSettingException(Setting.MAX_CACHED_TENANTS, "must be at least 1");

@@ -292,6 +292,12 @@ public final class ConfigKeys {
           "relay.metadata",
           "broadcast",
           "metadata: broadcast (to every tenant of the request) or drop");
+  public static final ConfigKey METADATA_MAX_BROADCAST_BYTES =
+      key(
+          "relay.metadata.max-broadcast-bytes",
+          "16MiB",
+          "most metadata bytes times tenants one request may broadcast; above it the request's"
+              + " metadata is dropped (counted)");
 
   public static final ConfigKey METRICS_MAX_TENANTS =
       key(
@@ -372,6 +378,7 @@ public final class ConfigKeys {
           TENANT_TRUST_INCOMING_HEADER,
           TENANT_MAX_CACHED,
           METADATA,
+          METADATA_MAX_BROADCAST_BYTES,
           METRICS_MAX_TENANTS,
           LOG_FAILURE_INTERVAL);
 }

@@ -1,6 +1,7 @@
 package io.prwrelay.server.config;
 
 import static io.prwrelay.server.config.ConfigKeys.METADATA;
+import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_BROADCAST_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_DEFAULT;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_LABELS;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_CACHED;
@@ -58,6 +59,7 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
             .prefix(v.string(TENANT_PREFIX))
             .removeLabel(v.bool(TENANT_REMOVE_LABEL))
             .metadata(v.choice(METADATA, TenantRules.MetadataPolicy.class))
+            .maxBroadcastMetadataBytes(v.bytes(METADATA_MAX_BROADCAST_BYTES, 0, Long.MAX_VALUE))
             .maxCachedTenants(v.integer(TENANT_MAX_CACHED, 1, 100_000_000));
     try {
       return new TenantConfig(b.build(), trust, tenantHeader);
@@ -72,6 +74,7 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
       case DEFAULT -> TENANT_DEFAULT;
       case PREFIX -> TENANT_PREFIX;
       case MAX_CACHED_TENANTS -> TENANT_MAX_CACHED;
+      case MAX_BROADCAST_METADATA_BYTES -> METADATA_MAX_BROADCAST_BYTES;
     };
   }
 }

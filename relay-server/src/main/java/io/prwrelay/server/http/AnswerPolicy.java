@@ -23,9 +23,13 @@ import java.util.List;
  * A Remote Write 2.0 sender also gets {@link #written} in every answer: a 2xx only when every
  * tenant's batch is safe, so never for a partial write.
  *
- * <p>Error bodies name each failing tenant with its series, attempts and the reason.
+ * <p>Error bodies name each failing tenant with its series, attempts and the reason (the first
+ * {@value #MAX_TENANT_LINES} of each kind, and how many more there are).
  */
 final class AnswerPolicy {
+  /** Failing tenants named in an answer, per kind of failure; the rest are counted. */
+  static final int MAX_TENANT_LINES = 20;
+
   private AnswerPolicy() {}
 
   /** The answer for a delivered request; keeps the connection open. */
@@ -56,16 +60,12 @@ final class AnswerPolicy {
     }
     if (!retriable.isEmpty()) {
       sb.append("; retriable failures, retry the whole request:");
-      for (SenderRequest.Result r : retriable) {
-        line(sb, r);
-      }
+      lines(sb, retriable);
     }
     if (!rejected.isEmpty()) {
       sb.append(
           retriable.isEmpty() ? "; rejected:" : "\nrejected (will be re-sent with the retry):");
-      for (SenderRequest.Result r : rejected) {
-        line(sb, r);
-      }
+      lines(sb, rejected);
     }
     if (retriable.isEmpty()) {
       return Answer.of(400, sb.toString());
@@ -91,6 +91,20 @@ final class AnswerPolicy {
       sum = sum.plus(own == null ? relayed : own.orElse(relayed));
     }
     return sum;
+  }
+
+  /**
+   * One line per failing tenant, at most {@link #MAX_TENANT_LINES}, then how many more there are: a
+   * request with many thousands of tenants gets an answer of a few lines, not megabytes.
+   */
+  private static void lines(StringBuilder sb, List<SenderRequest.Result> failed) {
+    int n = Math.min(failed.size(), MAX_TENANT_LINES);
+    for (int i = 0; i < n; i++) {
+      line(sb, failed.get(i));
+    }
+    if (failed.size() > n) {
+      sb.append("\n  ... and ").append(failed.size() - n).append(" more tenants");
+    }
   }
 
   private static void line(StringBuilder sb, SenderRequest.Result r) {

@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The relay's HTTP ingress as a whole: what every accepted connection's pipeline holds (TLS when
- * configured, idle timeout, HTTP/1.1 codec, {@link IngressHandler}), the pieces its handlers share
- * (checks, auth, the {@link InflightBudget}), the bound on open connections, and the server's
- * readiness.
+ * configured, idle timeout, HTTP/1.1 codec, {@link RequestHeadTimeout}, {@link IngressHandler}),
+ * the pieces its handlers share (checks, auth, the {@link InflightBudget}), the bound on open
+ * connections, and the server's readiness.
  *
  * <p>Connections beyond {@code relay.server.max-connections} get the {@link OverloadedHandler} (503
  * to their first request); beyond twice that many they are closed as soon as accepted.
@@ -111,6 +111,7 @@ public final class HttpIngress {
     }
     p.addLast(new IdleStateHandler(0, 0, server.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
         .addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024))
+        .addLast(new RequestHeadTimeout(server.readTimeout(), metrics))
         .addLast(newHandler());
   }
 

@@ -23,11 +23,14 @@ import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The HTTP/1.1 ingress of one connection, as a state machine: takes requests one at a time, checks
@@ -47,6 +50,8 @@ import java.util.function.Consumer;
  * comes from the channel's event loop ticker.
  */
 final class IngressHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
+
   private final ServerConfig config;
   private final WriteRequestCheck check;
   private final WriteProcessor processor;
@@ -416,6 +421,12 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    // A socket error (a reset, a broken pipe) ends the connection quietly; anything else thrown
+    // while handling a request is a bug of the relay: logged with its stack trace and counted.
+    if (!(cause instanceof IOException)) {
+      metrics.internalError("connection");
+      LOG.log(Level.WARNING, "connection closed after an error inside the relay", cause);
+    }
     ctx.close();
   }
 }

@@ -3,6 +3,7 @@ package io.prwrelay.server.http;
 import io.prwrelay.core.codec.ZstdCodec;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.encode.V2ToV1Converter;
+import io.prwrelay.core.encode.WriteRequestCounter;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
@@ -10,8 +11,8 @@ import io.prwrelay.core.route.V2TenantRouter;
 /**
  * What one event loop thread reuses for every request it processes: tenant routers for PRW 1.0 and
  * for PRW 2.0 (writing 2.0, or 1.0 for a downstream that takes only 1.0), the checks of a PRW 2.0
- * request sent whole to a trusted tenant, and a zstd decompression context. Flyweights, not
- * thread-safe.
+ * request sent whole to a trusted tenant, a counter for PRW 1.0 requests forwarded whole, and a
+ * zstd decompression context. Flyweights, not thread-safe.
  */
 final class LoopResources implements AutoCloseable {
   final TenantRouter router;
@@ -20,6 +21,7 @@ final class LoopResources implements AutoCloseable {
   final V2ToV1Converter v2ToV1 = new V2ToV1Converter();
   final V2Check v2Check = new V2Check();
   final ZstdCodec zstd = new ZstdCodec();
+  final WriteRequestCounter counter = new WriteRequestCounter();
 
   LoopResources(TenantRules rules) {
     this.router = new TenantRouter(rules);

@@ -193,7 +193,15 @@ final class WriteProcessor {
           return;
         }
         if (input == Protocol.V1) {
-          batches.add(new Batch(tenant, Protocol.V1, decoded, SeriesCounts.NONE));
+          RequestError error = res.counter.count(decoded, alloc);
+          if (error != null) {
+            decoded.release();
+            body.release();
+            metrics.rejectedSeries("malformed", res.counter.counts().series());
+            done.accept(Answer.of(400, error.message()));
+            return;
+          }
+          batches.add(new Batch(tenant, Protocol.V1, decoded, res.counter.counts()));
         } else {
           RequestError error = wholeV2(res, alloc, tenant, decoded, batches);
           if (error != null) {

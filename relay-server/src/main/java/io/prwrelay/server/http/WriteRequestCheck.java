@@ -104,7 +104,7 @@ final class WriteRequestCheck {
     if (contentType == null || contentType.isBlank()) {
       return Protocol.V1;
     }
-    String[] parts = contentType.split(";");
+    String[] parts = contentType.split(";", -1);
     if (!parts[0].trim().equalsIgnoreCase("application/x-protobuf")) {
       return null;
     }

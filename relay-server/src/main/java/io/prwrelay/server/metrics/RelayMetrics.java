@@ -211,9 +211,15 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
         registry.counter("relay.series.defaulted", "reason", p.tag()).increment(defaulted);
       }
     }
+    if (result.metadataDropped() > 0) {
+      registry.counter("relay.metadata.dropped").increment(result.metadataDropped());
+    }
   }
 
-  /** A write request failed inside the relay ({@code memory} or {@code exception}). */
+  /**
+   * A request failed inside the relay: {@code exception} or {@code memory} while processing a write
+   * request, {@code connection} for an error that ended a connection.
+   */
   public void internalError(String kind) {
     registry.counter("relay.internal.errors", "kind", kind).increment();
   }

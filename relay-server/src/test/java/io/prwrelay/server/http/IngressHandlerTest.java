@@ -498,6 +498,35 @@ class IngressHandlerTest {
   }
 
   @Test
+  void requestTakenWholeUnderTheTrustedHeaderCountsItsSeriesAndSamples() throws Exception {
+    channel.finishAndReleaseAll();
+    open(Map.of("relay.tenant.trust-incoming-header", "true"));
+    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
+    assertEquals(204, r.status().code());
+    r.release();
+    String text = metrics.scrape();
+    assertTrue(text.contains("relay_tenant_series_in_total{tenant=\"team-x\"} 2.0"), text);
+    assertTrue(text.contains("relay_tenant_samples_in_total{tenant=\"team-x\"} 2.0"), text);
+  }
+
+  @Test
+  void malformedRequestUnderTheTrustedHeaderIs400AndSendsNothing() throws Exception {
+    channel.finishAndReleaseAll();
+    open(Map.of("relay.tenant.trust-incoming-header", "true"));
+    FullHttpResponse r =
+        exchange(
+            write(
+                Snappy.compress(RawProto.bytes(0x0A, 0x05, 0x01, 0x02)),
+                "X-Scope-OrgID",
+                "team-x"));
+    assertEquals(400, r.status().code());
+    assertEquals(
+        "malformed request at byte 1 in timeseries[0]: length 5 exceeds the 2 bytes left\n",
+        body(r));
+    assertTrue(sender.calls().isEmpty());
+  }
+
+  @Test
   void bodyNotReceivedWithinTheReadTimeoutIs408AndCloses() {
     HttpRequest head =
         new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write");

@@ -105,6 +105,15 @@ class WriteRequestCheckTest {
   }
 
   @Test
+  void contentTypeOfOnlySeparatorsIs415() {
+    for (String type : new String[] {";", ";;", "; proto=x"}) {
+      Answer a = rejected(check.check(head("Content-Encoding", "snappy", "Content-Type", type)));
+      assertEquals(415, a.status(), type);
+      assertTrue(a.message().contains("use application/x-protobuf"), a.message());
+    }
+  }
+
+  @Test
   void declaredLengthOverTheLimitIs413() {
     Answer a = rejected(check.check(head("Content-Encoding", "snappy", "Content-Length", "1001")));
     assertEquals(413, a.status());
