@@ -125,7 +125,7 @@ final class WriteRequestCheck {
 
   /** Why a Content-Type that {@link #protocol} did not accept cannot be relayed. */
   static String contentTypeProblem(String contentType) {
-    String[] parts = contentType.split(";");
+    String[] parts = contentType.split(";", -1);
     if (!parts[0].trim().equalsIgnoreCase("application/x-protobuf")) {
       return "unsupported Content-Type '" + contentType + "': use application/x-protobuf";
     }
