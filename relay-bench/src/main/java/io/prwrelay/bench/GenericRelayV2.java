@@ -1,7 +1,6 @@
 package io.prwrelay.bench;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import io.prwrelay.oracle.v1.BucketSpan;
 import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.MetricMetadata;
 import io.prwrelay.oracle.v1.WriteRequest;
@@ -11,9 +10,9 @@ import io.prwrelay.oracle.v2.Metadata;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.oracle.v2.Sample;
 import io.prwrelay.oracle.v2.TimeSeries;
+import io.prwrelay.testing.V2Oracle;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -56,45 +55,33 @@ final class GenericRelayV2 {
     Map<String, List<TimeSeries>> byTenant = byTenant(req, tenantLabel);
     for (Map.Entry<String, List<TimeSeries>> e : byTenant.entrySet()) {
       Request.Builder b = Request.newBuilder();
-      Map<String, Integer> refs = new HashMap<>();
-      remap(b, refs, symbols, 0);
+      SymbolsBuilder table = new SymbolsBuilder(b);
+      table.ref(symbols.get(0));
       for (TimeSeries ts : e.getValue()) {
         TimeSeries.Builder t = ts.toBuilder().clearLabelsRefs();
         for (int r : ts.getLabelsRefsList()) {
-          t.addLabelsRefs(remap(b, refs, symbols, r));
+          t.addLabelsRefs(table.ref(symbols.get(r)));
         }
         for (int i = 0; i < t.getExemplarsCount(); i++) {
           Exemplar.Builder x = t.getExemplarsBuilder(i);
           List<Integer> old = new ArrayList<>(x.getLabelsRefsList());
           x.clearLabelsRefs();
           for (int r : old) {
-            x.addLabelsRefs(remap(b, refs, symbols, r));
+            x.addLabelsRefs(table.ref(symbols.get(r)));
           }
         }
         if (ts.hasMetadata()) {
           Metadata m = ts.getMetadata();
           t.setMetadata(
               m.toBuilder()
-                  .setHelpRef(remap(b, refs, symbols, m.getHelpRef()))
-                  .setUnitRef(remap(b, refs, symbols, m.getUnitRef())));
+                  .setHelpRef(table.ref(symbols.get(m.getHelpRef())))
+                  .setUnitRef(table.ref(symbols.get(m.getUnitRef()))));
         }
         b.addTimeseries(t);
       }
       out.accept(e.getKey(), b.build().toByteArray());
     }
     return byTenant.size();
-  }
-
-  private static int remap(
-      Request.Builder b, Map<String, Integer> refs, List<String> symbols, int old) {
-    String s = symbols.get(old);
-    Integer r = refs.get(s);
-    if (r == null) {
-      r = b.getSymbolsCount();
-      b.addSymbols(s);
-      refs.put(s, r);
-    }
-    return r;
   }
 
   private static final Comparator<Label> BY_NAME = Comparator.comparing(Label::getName);
@@ -125,7 +112,7 @@ final class GenericRelayV2 {
                   .setTimestamp(x.getTimestamp()));
         }
         for (Histogram h : ts.getHistogramsList()) {
-          t.addHistograms(histogram(h));
+          t.addHistograms(V2Oracle.histogram(h));
         }
         b.addTimeseries(t);
         Metadata m = ts.getMetadata();
@@ -162,34 +149,5 @@ final class GenericRelayV2 {
     }
     labels.sort(BY_NAME);
     return labels;
-  }
-
-  private static io.prwrelay.oracle.v1.Histogram histogram(Histogram h) {
-    io.prwrelay.oracle.v1.Histogram.Builder b = io.prwrelay.oracle.v1.Histogram.newBuilder();
-    if (h.hasCountInt()) {
-      b.setCountInt(h.getCountInt());
-    } else if (h.hasCountFloat()) {
-      b.setCountFloat(h.getCountFloat());
-    }
-    b.setSum(h.getSum()).setSchema(h.getSchema()).setZeroThreshold(h.getZeroThreshold());
-    if (h.hasZeroCountInt()) {
-      b.setZeroCountInt(h.getZeroCountInt());
-    } else if (h.hasZeroCountFloat()) {
-      b.setZeroCountFloat(h.getZeroCountFloat());
-    }
-    for (io.prwrelay.oracle.v2.BucketSpan s : h.getNegativeSpansList()) {
-      b.addNegativeSpans(BucketSpan.newBuilder().setOffset(s.getOffset()).setLength(s.getLength()));
-    }
-    b.addAllNegativeDeltas(h.getNegativeDeltasList())
-        .addAllNegativeCounts(h.getNegativeCountsList());
-    for (io.prwrelay.oracle.v2.BucketSpan s : h.getPositiveSpansList()) {
-      b.addPositiveSpans(BucketSpan.newBuilder().setOffset(s.getOffset()).setLength(s.getLength()));
-    }
-    b.addAllPositiveDeltas(h.getPositiveDeltasList())
-        .addAllPositiveCounts(h.getPositiveCountsList());
-    return b.setResetHintValue(h.getResetHintValue())
-        .setTimestamp(h.getTimestamp())
-        .addAllCustomValues(h.getCustomValuesList())
-        .build();
   }
 }

@@ -42,6 +42,13 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
     this.labelNames = rules.labels().toArray(new String[0]);
   }
 
+  /**
+   * Routes one request: {@link #routeRequest} with the version's Javadoc.
+   *
+   * @param request borrowed
+   */
+  public abstract RouteResult route(ByteBuf request, ByteBufAllocator alloc);
+
   /** Forgets what the previous request left in the subclass's per-request state. */
   abstract void startRequest();
 

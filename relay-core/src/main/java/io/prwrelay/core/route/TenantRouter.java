@@ -55,6 +55,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    * @return this router's reused result, valid until the next call; the previous result is cleared
    *     first
    */
+  @Override
   public RouteResult route(ByteBuf request, ByteBufAllocator alloc) {
     return routeRequest(request, alloc);
   }

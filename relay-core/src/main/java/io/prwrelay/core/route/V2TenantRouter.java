@@ -71,6 +71,7 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
    * @return this router's reused result, valid until the next call; the previous result is cleared
    *     first. Each batch's content is a complete request in {@link #format()}.
    */
+  @Override
   public RouteResult route(ByteBuf request, ByteBufAllocator alloc) {
     return routeRequest(request, alloc);
   }
