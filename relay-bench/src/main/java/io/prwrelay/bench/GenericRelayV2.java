@@ -48,94 +48,107 @@ final class GenericRelayV2 {
     return byTenant;
   }
 
-  static int split(byte[] request, String tenantLabel, BiConsumer<String, byte[]> out)
+  /** One tenant's series encoded as a whole request. */
+  private interface TenantEncoder {
+    byte[] encode(List<String> symbols, List<TimeSeries> series);
+  }
+
+  /** Parses {@code request}, splits its series by tenant and hands each tenant's encoding out. */
+  private static int perTenant(
+      byte[] request, String tenantLabel, BiConsumer<String, byte[]> out, TenantEncoder encoder)
       throws InvalidProtocolBufferException {
     Request req = Request.parseFrom(request);
-    List<String> symbols = req.getSymbolsList();
     Map<String, List<TimeSeries>> byTenant = byTenant(req, tenantLabel);
     for (Map.Entry<String, List<TimeSeries>> e : byTenant.entrySet()) {
-      Request.Builder b = Request.newBuilder();
-      SymbolsBuilder table = new SymbolsBuilder(b);
-      table.ref(symbols.get(0));
-      for (TimeSeries ts : e.getValue()) {
-        TimeSeries.Builder t = ts.toBuilder().clearLabelsRefs();
-        for (int r : ts.getLabelsRefsList()) {
-          t.addLabelsRefs(table.ref(symbols.get(r)));
-        }
-        for (int i = 0; i < t.getExemplarsCount(); i++) {
-          Exemplar.Builder x = t.getExemplarsBuilder(i);
-          List<Integer> old = new ArrayList<>(x.getLabelsRefsList());
-          x.clearLabelsRefs();
-          for (int r : old) {
-            x.addLabelsRefs(table.ref(symbols.get(r)));
-          }
-        }
-        if (ts.hasMetadata()) {
-          Metadata m = ts.getMetadata();
-          t.setMetadata(
-              m.toBuilder()
-                  .setHelpRef(table.ref(symbols.get(m.getHelpRef())))
-                  .setUnitRef(table.ref(symbols.get(m.getUnitRef()))));
-        }
-        b.addTimeseries(t);
-      }
-      out.accept(e.getKey(), b.build().toByteArray());
+      out.accept(e.getKey(), encoder.encode(req.getSymbolsList(), e.getValue()));
     }
     return byTenant.size();
+  }
+
+  static int split(byte[] request, String tenantLabel, BiConsumer<String, byte[]> out)
+      throws InvalidProtocolBufferException {
+    return perTenant(request, tenantLabel, out, GenericRelayV2::splitOne);
+  }
+
+  private static byte[] splitOne(List<String> symbols, List<TimeSeries> series) {
+    Request.Builder b = Request.newBuilder();
+    SymbolsBuilder table = new SymbolsBuilder(b);
+    table.ref(symbols.get(0));
+    for (TimeSeries ts : series) {
+      TimeSeries.Builder t = ts.toBuilder().clearLabelsRefs();
+      for (int r : ts.getLabelsRefsList()) {
+        t.addLabelsRefs(table.ref(symbols.get(r)));
+      }
+      for (int i = 0; i < t.getExemplarsCount(); i++) {
+        Exemplar.Builder x = t.getExemplarsBuilder(i);
+        List<Integer> old = new ArrayList<>(x.getLabelsRefsList());
+        x.clearLabelsRefs();
+        for (int r : old) {
+          x.addLabelsRefs(table.ref(symbols.get(r)));
+        }
+      }
+      if (ts.hasMetadata()) {
+        Metadata m = ts.getMetadata();
+        t.setMetadata(
+            m.toBuilder()
+                .setHelpRef(table.ref(symbols.get(m.getHelpRef())))
+                .setUnitRef(table.ref(symbols.get(m.getUnitRef()))));
+      }
+      b.addTimeseries(t);
+    }
+    return b.build().toByteArray();
   }
 
   private static final Comparator<Label> BY_NAME = Comparator.comparing(Label::getName);
 
   static int toV1(byte[] request, String tenantLabel, BiConsumer<String, byte[]> out)
       throws InvalidProtocolBufferException {
-    Request req = Request.parseFrom(request);
-    List<String> symbols = req.getSymbolsList();
-    Map<String, List<TimeSeries>> byTenant = byTenant(req, tenantLabel);
-    for (Map.Entry<String, List<TimeSeries>> e : byTenant.entrySet()) {
-      WriteRequest.Builder b = WriteRequest.newBuilder();
-      Set<MetricMetadata> metadata = new LinkedHashSet<>();
-      for (TimeSeries ts : e.getValue()) {
-        io.prwrelay.oracle.v1.TimeSeries.Builder t = io.prwrelay.oracle.v1.TimeSeries.newBuilder();
-        List<Label> labels = labels(ts.getLabelsRefsList(), symbols);
-        t.addAllLabels(labels);
-        for (Sample s : ts.getSamplesList()) {
-          t.addSamples(
-              io.prwrelay.oracle.v1.Sample.newBuilder()
-                  .setValue(s.getValue())
-                  .setTimestamp(s.getTimestamp()));
-        }
-        for (Exemplar x : ts.getExemplarsList()) {
-          t.addExemplars(
-              io.prwrelay.oracle.v1.Exemplar.newBuilder()
-                  .addAllLabels(labels(x.getLabelsRefsList(), symbols))
-                  .setValue(x.getValue())
-                  .setTimestamp(x.getTimestamp()));
-        }
-        for (Histogram h : ts.getHistogramsList()) {
-          t.addHistograms(V2Oracle.histogram(h));
-        }
-        b.addTimeseries(t);
-        Metadata m = ts.getMetadata();
-        if (m.getTypeValue() != 0 || m.getHelpRef() != 0 || m.getUnitRef() != 0) {
-          String family = "";
-          for (Label l : labels) {
-            if (l.getName().equals("__name__")) {
-              family = l.getValue();
-            }
-          }
-          metadata.add(
-              MetricMetadata.newBuilder()
-                  .setTypeValue(m.getTypeValue())
-                  .setMetricFamilyName(family)
-                  .setHelp(symbols.get(m.getHelpRef()))
-                  .setUnit(symbols.get(m.getUnitRef()))
-                  .build());
-        }
+    return perTenant(request, tenantLabel, out, GenericRelayV2::toV1One);
+  }
+
+  private static byte[] toV1One(List<String> symbols, List<TimeSeries> series) {
+    WriteRequest.Builder b = WriteRequest.newBuilder();
+    Set<MetricMetadata> metadata = new LinkedHashSet<>();
+    for (TimeSeries ts : series) {
+      io.prwrelay.oracle.v1.TimeSeries.Builder t = io.prwrelay.oracle.v1.TimeSeries.newBuilder();
+      List<Label> labels = labels(ts.getLabelsRefsList(), symbols);
+      t.addAllLabels(labels);
+      for (Sample s : ts.getSamplesList()) {
+        t.addSamples(
+            io.prwrelay.oracle.v1.Sample.newBuilder()
+                .setValue(s.getValue())
+                .setTimestamp(s.getTimestamp()));
       }
-      b.addAllMetadata(metadata);
-      out.accept(e.getKey(), b.build().toByteArray());
+      for (Exemplar x : ts.getExemplarsList()) {
+        t.addExemplars(
+            io.prwrelay.oracle.v1.Exemplar.newBuilder()
+                .addAllLabels(labels(x.getLabelsRefsList(), symbols))
+                .setValue(x.getValue())
+                .setTimestamp(x.getTimestamp()));
+      }
+      for (Histogram h : ts.getHistogramsList()) {
+        t.addHistograms(V2Oracle.histogram(h));
+      }
+      b.addTimeseries(t);
+      Metadata m = ts.getMetadata();
+      if (m.getTypeValue() != 0 || m.getHelpRef() != 0 || m.getUnitRef() != 0) {
+        String family = "";
+        for (Label l : labels) {
+          if (l.getName().equals("__name__")) {
+            family = l.getValue();
+          }
+        }
+        metadata.add(
+            MetricMetadata.newBuilder()
+                .setTypeValue(m.getTypeValue())
+                .setMetricFamilyName(family)
+                .setHelp(symbols.get(m.getHelpRef()))
+                .setUnit(symbols.get(m.getUnitRef()))
+                .build());
+      }
     }
-    return byTenant.size();
+    b.addAllMetadata(metadata);
+    return b.build().toByteArray();
   }
 
   private static List<Label> labels(List<Integer> refs, List<String> symbols) {

@@ -9,6 +9,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.testing.AbstractRequestGenerator;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.LongStream;
@@ -93,6 +94,18 @@ final class RoutingProperties {
           r.nextBoolean() ? TenantRules.MetadataPolicy.BROADCAST : TenantRules.MetadataPolicy.DROP);
     }
     return b.maxCachedTenants(r.nextInt(3) == 0 ? 2 : 1000).build();
+  }
+
+  /**
+   * Draws the shape of a property test's requests from the generator's own random: labels sorted
+   * (mostly) or not, up to 40 extra labels; returns the series per request, {@code large} for every
+   * 50th seed.
+   */
+  static int randomShape(AbstractRequestGenerator gen, long seed, int large) {
+    Random r = gen.random();
+    gen.sortLabels = r.nextInt(3) != 0;
+    gen.maxExtraLabels = r.nextInt(41);
+    return seed % 50 == 0 ? large : r.nextInt(200);
   }
 
   /** The request as a heap buffer at a random offset, or a direct buffer (copied by the router). */

@@ -32,9 +32,7 @@ class TenantRouterPropertyTest {
     RequestGenerator gen = new RequestGenerator(seed);
     Random r = gen.random();
     TenantRules rules = RoutingProperties.randomRules(r, true);
-    gen.sortLabels = r.nextInt(3) != 0;
-    gen.maxExtraLabels = r.nextInt(41);
-    int series = seed % 50 == 0 ? 3000 : r.nextInt(200);
+    int series = RoutingProperties.randomShape(gen, seed, 3000);
     TenantRouter router = new TenantRouter(rules);
     // Route several requests through one router: tenants seen before must keep routing correctly.
     for (int round = 0; round < 3; round++) {

@@ -37,9 +37,7 @@ class V2TenantRouterPropertyTest {
     V2RequestGenerator gen = new V2RequestGenerator(seed);
     Random r = gen.random();
     TenantRules rules = RoutingProperties.randomRules(r, false);
-    gen.sortLabels = r.nextInt(3) != 0;
-    gen.maxExtraLabels = r.nextInt(41);
-    int series = seed % 50 == 0 ? 2000 : r.nextInt(200);
+    int series = RoutingProperties.randomShape(gen, seed, 2000);
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
       V2TenantRouter router = new V2TenantRouter(rules, format);
       // Several requests through one router: tenants seen before must keep routing correctly.
