@@ -170,15 +170,7 @@ class PrometheusRelayTest {
           List.of(),
           receiver.query("count({job=\"" + PrometheusProcess.SENDER_JOB + "\", service_id=\"\"})"),
           "every stored series carries service_id");
-      List<Series> names = receiver.query("group by (__name__, service_id) (" + FROM_SENDER + ")");
-      assertTrue(names.size() > 3, () -> "too few metric names: " + names);
-      for (Series name : names) {
-        String metric = name.label("__name__");
-        assertEquals(
-            PrometheusProcess.expectedServiceId(metric),
-            name.label(SERVICE_ID),
-            () -> "service_id of " + metric);
-      }
+      receiver.assertServiceIdPerMetricName();
 
       assertSenderAccepted(sender, System.currentTimeMillis(), deadline);
       assertEquals(
