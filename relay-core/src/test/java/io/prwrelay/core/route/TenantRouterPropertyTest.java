@@ -17,16 +17,17 @@ import org.junit.jupiter.params.provider.MethodSource;
  * batch holds exactly that tenant's series, in input order, bytes-identical (or identical minus the
  * removed label), nothing lost or duplicated, counts matching.
  *
- * <p>Each seed is independent of the others, so they run in parallel (relay-core's pom turns on
- * JUnit's parallel execution).
+ * <p>Each seed is independent of the others, so a method's seeds run in parallel (relay-core's pom
+ * turns on JUnit's parallel execution); the class still runs alone, so its leak check sees only its
+ * own buffers.
  */
-@Execution(ExecutionMode.CONCURRENT)
 class TenantRouterPropertyTest {
   static Stream<Long> seeds() {
     return RoutingProperties.seeds(300);
   }
 
   @ParameterizedTest(name = "seed {0}")
+  @Execution(ExecutionMode.CONCURRENT)
   @MethodSource("seeds")
   void everyTenantBatchEqualsTheOracle(long seed) throws Exception {
     RequestGenerator gen = new RequestGenerator(seed);
@@ -49,6 +50,7 @@ class TenantRouterPropertyTest {
   }
 
   @ParameterizedTest(name = "seed {0}")
+  @Execution(ExecutionMode.CONCURRENT)
   @MethodSource("seeds")
   void rejectPolicyFailsOnTheFirstSeriesWithoutTenantAndSendsNothing(long seed) throws Throwable {
     RequestGenerator gen = new RequestGenerator(seed);

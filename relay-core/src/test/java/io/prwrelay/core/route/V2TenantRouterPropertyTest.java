@@ -22,16 +22,17 @@ import org.junit.jupiter.params.provider.MethodSource;
  * histograms, exemplars and metadata, in a minimal symbols table of its own (PRW 2.0 output), or
  * equals the oracle's PRW 1.0 conversion byte for byte (PRW 1.0 output).
  *
- * <p>Each seed is independent of the others, so they run in parallel (relay-core's pom turns on
- * JUnit's parallel execution).
+ * <p>Each seed is independent of the others, so a method's seeds run in parallel (relay-core's pom
+ * turns on JUnit's parallel execution); the class still runs alone, so its leak check sees only its
+ * own buffers.
  */
-@Execution(ExecutionMode.CONCURRENT)
 class V2TenantRouterPropertyTest {
   static Stream<Long> seeds() {
     return RoutingProperties.seeds(200);
   }
 
   @ParameterizedTest(name = "seed {0}")
+  @Execution(ExecutionMode.CONCURRENT)
   @MethodSource("seeds")
   void everyTenantBatchEqualsTheOracleInBothFormats(long seed) throws Exception {
     V2RequestGenerator gen = new V2RequestGenerator(seed);
@@ -61,6 +62,7 @@ class V2TenantRouterPropertyTest {
   }
 
   @ParameterizedTest(name = "seed {0}")
+  @Execution(ExecutionMode.CONCURRENT)
   @MethodSource("seeds")
   void rejectPolicyFailsOnTheFirstSeriesWithoutTenantAndSendsNothing(long seed) throws Throwable {
     V2RequestGenerator gen = new V2RequestGenerator(seed);
