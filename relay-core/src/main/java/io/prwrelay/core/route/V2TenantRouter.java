@@ -39,8 +39,8 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   private final V2BatchEncoder.Format format;
   private final V2RequestReader reader;
   private final V2BatchEncoder encoder = new V2BatchEncoder();
-  // Per request: value symbol -> what TenantTable.resolve returned for it.
-  private final RequestIntMap symbolResolved = new RequestIntMap(256);
+  // Per request: value symbol -> its series' batch slot (>= 0), or the table's problem (< 0).
+  private final RequestIntMap symbolSlots = new RequestIntMap(256);
 
   /**
    * @param rules how tenants are found
@@ -78,7 +78,7 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
 
   @Override
   void startRequest() {
-    symbolResolved.clear();
+    symbolSlots.clear();
   }
 
   @Override
@@ -106,12 +106,12 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
     if (series.tenantLabel() == V2SeriesView.NO_TENANT_LABEL) {
       problem = TenantProblem.MISSING.ordinal();
     } else {
-      int resolved = resolve(series);
-      if (TenantTable.isEntry(resolved)) {
-        encoder.addSeries(slotOf(resolved), series, removeLabel);
+      int slot = slotOrProblem(series);
+      if (slot >= 0) {
+        encoder.addSeries(slot, series, removeLabel);
         return true;
       }
-      problem = TenantTable.problemOf(resolved);
+      problem = TenantTable.problemOf(slot);
     }
     int slot = unresolved(problem, series);
     if (slot >= 0) {
@@ -120,14 +120,18 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
     return slot != REJECT;
   }
 
-  /** The table's answer for the series' tenant value, looked up once per value symbol. */
-  private int resolve(V2SeriesView series) {
+  /**
+   * The batch slot of the series' tenant, or the table's (negative) answer when its tenant value is
+   * not valid: series of one tenant share the value symbol, so this is one array lookup per series
+   * and one table lookup per symbol and request.
+   */
+  private int slotOrProblem(V2SeriesView series) {
     int ref = series.valueRef();
-    int resolved = symbolResolved.get(ref);
-    if (resolved == RequestIntMap.ABSENT) {
-      resolved = slots.resolve(series.array(), series.valueOffset(), series.valueLength());
-      symbolResolved.put(ref, resolved);
+    int cached = symbolSlots.get(ref);
+    if (cached != RequestIntMap.ABSENT) {
+      return cached;
     }
-    return resolved;
+    int resolved = slots.resolve(series.array(), series.valueOffset(), series.valueLength());
+    return symbolSlots.put(ref, TenantTable.isEntry(resolved) ? slotOf(resolved) : resolved);
   }
 }
