@@ -1,7 +1,6 @@
 package io.prwrelay.bench;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import io.prwrelay.oracle.v1.BucketSpan;
 import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.MetricMetadata;
 import io.prwrelay.oracle.v1.WriteRequest;
@@ -11,9 +10,9 @@ import io.prwrelay.oracle.v2.Metadata;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.oracle.v2.Sample;
 import io.prwrelay.oracle.v2.TimeSeries;
+import io.prwrelay.testing.V2Oracle;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -49,106 +48,107 @@ final class GenericRelayV2 {
     return byTenant;
   }
 
-  static int split(byte[] request, String tenantLabel, BiConsumer<String, byte[]> out)
+  /** One tenant's series encoded as a whole request. */
+  private interface TenantEncoder {
+    byte[] encode(List<String> symbols, List<TimeSeries> series);
+  }
+
+  /** Parses {@code request}, splits its series by tenant and hands each tenant's encoding out. */
+  private static int perTenant(
+      byte[] request, String tenantLabel, BiConsumer<String, byte[]> out, TenantEncoder encoder)
       throws InvalidProtocolBufferException {
     Request req = Request.parseFrom(request);
-    List<String> symbols = req.getSymbolsList();
     Map<String, List<TimeSeries>> byTenant = byTenant(req, tenantLabel);
     for (Map.Entry<String, List<TimeSeries>> e : byTenant.entrySet()) {
-      Request.Builder b = Request.newBuilder();
-      Map<String, Integer> refs = new HashMap<>();
-      remap(b, refs, symbols, 0);
-      for (TimeSeries ts : e.getValue()) {
-        TimeSeries.Builder t = ts.toBuilder().clearLabelsRefs();
-        for (int r : ts.getLabelsRefsList()) {
-          t.addLabelsRefs(remap(b, refs, symbols, r));
-        }
-        for (int i = 0; i < t.getExemplarsCount(); i++) {
-          Exemplar.Builder x = t.getExemplarsBuilder(i);
-          List<Integer> old = new ArrayList<>(x.getLabelsRefsList());
-          x.clearLabelsRefs();
-          for (int r : old) {
-            x.addLabelsRefs(remap(b, refs, symbols, r));
-          }
-        }
-        if (ts.hasMetadata()) {
-          Metadata m = ts.getMetadata();
-          t.setMetadata(
-              m.toBuilder()
-                  .setHelpRef(remap(b, refs, symbols, m.getHelpRef()))
-                  .setUnitRef(remap(b, refs, symbols, m.getUnitRef())));
-        }
-        b.addTimeseries(t);
-      }
-      out.accept(e.getKey(), b.build().toByteArray());
+      out.accept(e.getKey(), encoder.encode(req.getSymbolsList(), e.getValue()));
     }
     return byTenant.size();
   }
 
-  private static int remap(
-      Request.Builder b, Map<String, Integer> refs, List<String> symbols, int old) {
-    String s = symbols.get(old);
-    Integer r = refs.get(s);
-    if (r == null) {
-      r = b.getSymbolsCount();
-      b.addSymbols(s);
-      refs.put(s, r);
+  static int split(byte[] request, String tenantLabel, BiConsumer<String, byte[]> out)
+      throws InvalidProtocolBufferException {
+    return perTenant(request, tenantLabel, out, GenericRelayV2::splitOne);
+  }
+
+  private static byte[] splitOne(List<String> symbols, List<TimeSeries> series) {
+    Request.Builder b = Request.newBuilder();
+    SymbolsBuilder table = new SymbolsBuilder(b);
+    table.ref(symbols.get(0));
+    for (TimeSeries ts : series) {
+      TimeSeries.Builder t = ts.toBuilder().clearLabelsRefs();
+      for (int r : ts.getLabelsRefsList()) {
+        t.addLabelsRefs(table.ref(symbols.get(r)));
+      }
+      for (int i = 0; i < t.getExemplarsCount(); i++) {
+        Exemplar.Builder x = t.getExemplarsBuilder(i);
+        List<Integer> old = new ArrayList<>(x.getLabelsRefsList());
+        x.clearLabelsRefs();
+        for (int r : old) {
+          x.addLabelsRefs(table.ref(symbols.get(r)));
+        }
+      }
+      if (ts.hasMetadata()) {
+        Metadata m = ts.getMetadata();
+        t.setMetadata(
+            m.toBuilder()
+                .setHelpRef(table.ref(symbols.get(m.getHelpRef())))
+                .setUnitRef(table.ref(symbols.get(m.getUnitRef()))));
+      }
+      b.addTimeseries(t);
     }
-    return r;
+    return b.build().toByteArray();
   }
 
   private static final Comparator<Label> BY_NAME = Comparator.comparing(Label::getName);
 
   static int toV1(byte[] request, String tenantLabel, BiConsumer<String, byte[]> out)
       throws InvalidProtocolBufferException {
-    Request req = Request.parseFrom(request);
-    List<String> symbols = req.getSymbolsList();
-    Map<String, List<TimeSeries>> byTenant = byTenant(req, tenantLabel);
-    for (Map.Entry<String, List<TimeSeries>> e : byTenant.entrySet()) {
-      WriteRequest.Builder b = WriteRequest.newBuilder();
-      Set<MetricMetadata> metadata = new LinkedHashSet<>();
-      for (TimeSeries ts : e.getValue()) {
-        io.prwrelay.oracle.v1.TimeSeries.Builder t = io.prwrelay.oracle.v1.TimeSeries.newBuilder();
-        List<Label> labels = labels(ts.getLabelsRefsList(), symbols);
-        t.addAllLabels(labels);
-        for (Sample s : ts.getSamplesList()) {
-          t.addSamples(
-              io.prwrelay.oracle.v1.Sample.newBuilder()
-                  .setValue(s.getValue())
-                  .setTimestamp(s.getTimestamp()));
-        }
-        for (Exemplar x : ts.getExemplarsList()) {
-          t.addExemplars(
-              io.prwrelay.oracle.v1.Exemplar.newBuilder()
-                  .addAllLabels(labels(x.getLabelsRefsList(), symbols))
-                  .setValue(x.getValue())
-                  .setTimestamp(x.getTimestamp()));
-        }
-        for (Histogram h : ts.getHistogramsList()) {
-          t.addHistograms(histogram(h));
-        }
-        b.addTimeseries(t);
-        Metadata m = ts.getMetadata();
-        if (m.getTypeValue() != 0 || m.getHelpRef() != 0 || m.getUnitRef() != 0) {
-          String family = "";
-          for (Label l : labels) {
-            if (l.getName().equals("__name__")) {
-              family = l.getValue();
-            }
-          }
-          metadata.add(
-              MetricMetadata.newBuilder()
-                  .setTypeValue(m.getTypeValue())
-                  .setMetricFamilyName(family)
-                  .setHelp(symbols.get(m.getHelpRef()))
-                  .setUnit(symbols.get(m.getUnitRef()))
-                  .build());
-        }
+    return perTenant(request, tenantLabel, out, GenericRelayV2::toV1One);
+  }
+
+  private static byte[] toV1One(List<String> symbols, List<TimeSeries> series) {
+    WriteRequest.Builder b = WriteRequest.newBuilder();
+    Set<MetricMetadata> metadata = new LinkedHashSet<>();
+    for (TimeSeries ts : series) {
+      io.prwrelay.oracle.v1.TimeSeries.Builder t = io.prwrelay.oracle.v1.TimeSeries.newBuilder();
+      List<Label> labels = labels(ts.getLabelsRefsList(), symbols);
+      t.addAllLabels(labels);
+      for (Sample s : ts.getSamplesList()) {
+        t.addSamples(
+            io.prwrelay.oracle.v1.Sample.newBuilder()
+                .setValue(s.getValue())
+                .setTimestamp(s.getTimestamp()));
       }
-      b.addAllMetadata(metadata);
-      out.accept(e.getKey(), b.build().toByteArray());
+      for (Exemplar x : ts.getExemplarsList()) {
+        t.addExemplars(
+            io.prwrelay.oracle.v1.Exemplar.newBuilder()
+                .addAllLabels(labels(x.getLabelsRefsList(), symbols))
+                .setValue(x.getValue())
+                .setTimestamp(x.getTimestamp()));
+      }
+      for (Histogram h : ts.getHistogramsList()) {
+        t.addHistograms(V2Oracle.histogram(h));
+      }
+      b.addTimeseries(t);
+      Metadata m = ts.getMetadata();
+      if (m.getTypeValue() != 0 || m.getHelpRef() != 0 || m.getUnitRef() != 0) {
+        String family = "";
+        for (Label l : labels) {
+          if (l.getName().equals("__name__")) {
+            family = l.getValue();
+          }
+        }
+        metadata.add(
+            MetricMetadata.newBuilder()
+                .setTypeValue(m.getTypeValue())
+                .setMetricFamilyName(family)
+                .setHelp(symbols.get(m.getHelpRef()))
+                .setUnit(symbols.get(m.getUnitRef()))
+                .build());
+      }
     }
-    return byTenant.size();
+    b.addAllMetadata(metadata);
+    return b.build().toByteArray();
   }
 
   private static List<Label> labels(List<Integer> refs, List<String> symbols) {
@@ -162,34 +162,5 @@ final class GenericRelayV2 {
     }
     labels.sort(BY_NAME);
     return labels;
-  }
-
-  private static io.prwrelay.oracle.v1.Histogram histogram(Histogram h) {
-    io.prwrelay.oracle.v1.Histogram.Builder b = io.prwrelay.oracle.v1.Histogram.newBuilder();
-    if (h.hasCountInt()) {
-      b.setCountInt(h.getCountInt());
-    } else if (h.hasCountFloat()) {
-      b.setCountFloat(h.getCountFloat());
-    }
-    b.setSum(h.getSum()).setSchema(h.getSchema()).setZeroThreshold(h.getZeroThreshold());
-    if (h.hasZeroCountInt()) {
-      b.setZeroCountInt(h.getZeroCountInt());
-    } else if (h.hasZeroCountFloat()) {
-      b.setZeroCountFloat(h.getZeroCountFloat());
-    }
-    for (io.prwrelay.oracle.v2.BucketSpan s : h.getNegativeSpansList()) {
-      b.addNegativeSpans(BucketSpan.newBuilder().setOffset(s.getOffset()).setLength(s.getLength()));
-    }
-    b.addAllNegativeDeltas(h.getNegativeDeltasList())
-        .addAllNegativeCounts(h.getNegativeCountsList());
-    for (io.prwrelay.oracle.v2.BucketSpan s : h.getPositiveSpansList()) {
-      b.addPositiveSpans(BucketSpan.newBuilder().setOffset(s.getOffset()).setLength(s.getLength()));
-    }
-    b.addAllPositiveDeltas(h.getPositiveDeltasList())
-        .addAllPositiveCounts(h.getPositiveCountsList());
-    return b.setResetHintValue(h.getResetHintValue())
-        .setTimestamp(h.getTimestamp())
-        .addAllCustomValues(h.getCustomValuesList())
-        .build();
   }
 }

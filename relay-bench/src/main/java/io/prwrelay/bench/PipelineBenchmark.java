@@ -8,20 +8,11 @@ import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 import org.xerial.snappy.Snappy;
 
@@ -31,15 +22,7 @@ import org.xerial.snappy.Snappy;
  * network); {@code baseline} decompresses to a byte[], splits with protobuf-java and compresses
  * each batch.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 5, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-Dio.netty.allocator.useCacheForAllThreads=true"})
-public class PipelineBenchmark {
+public class PipelineBenchmark extends RelayBenchmark {
   @Param({"file:../shared/testdata/1709380533560664458.data", "batch-2000x10"})
   public String payload;
 

@@ -13,20 +13,11 @@ import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -39,15 +30,7 @@ import org.openjdk.jmh.infra.Blackhole;
  * converted 1.0 request per tenant; {@code baselineV2} and {@code baselineV2ToV1} do the same with
  * protobuf-java ({@link GenericRelayV2}).
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 5, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-Dio.netty.allocator.useCacheForAllThreads=true"})
-public class RouteBenchmark {
+public class RouteBenchmark extends RelayBenchmark {
   /**
    * A generated shape ({@link Payloads#SHAPES}) or {@code file:<path>} of an uncompressed
    * WriteRequest.
@@ -112,10 +95,7 @@ public class RouteBenchmark {
 
   @Benchmark
   public int route() {
-    RouteResult result = router.route(request, alloc);
-    int tenants = result.batches().size();
-    result.clear();
-    return tenants;
+    return tenants(router.route(request, alloc));
   }
 
   /**
@@ -137,19 +117,13 @@ public class RouteBenchmark {
   /** PRW 2.0 in, one PRW 2.0 request per tenant out, each with a minimal symbols table. */
   @Benchmark
   public int routeV2() {
-    RouteResult result = v2Router.route(v2Request, alloc);
-    int tenants = result.batches().size();
-    result.clear();
-    return tenants;
+    return tenants(v2Router.route(v2Request, alloc));
   }
 
   /** PRW 2.0 in, one converted PRW 1.0 request per tenant out. */
   @Benchmark
   public int routeV2ToV1() {
-    RouteResult result = v2ToV1Router.route(v2Request, alloc);
-    int tenants = result.batches().size();
-    result.clear();
-    return tenants;
+    return tenants(v2ToV1Router.route(v2Request, alloc));
   }
 
   @Benchmark
@@ -160,5 +134,12 @@ public class RouteBenchmark {
   @Benchmark
   public int baselineV2ToV1(Blackhole bh) throws Exception {
     return GenericRelayV2.toV1(v2Bytes, tenantLabel, (tenant, batch) -> bh.consume(batch));
+  }
+
+  /** The number of tenants a route found; the result is cleared, its batches released. */
+  private static int tenants(RouteResult result) {
+    int tenants = result.batches().size();
+    result.clear();
+    return tenants;
   }
 }

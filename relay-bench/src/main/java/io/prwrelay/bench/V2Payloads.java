@@ -35,16 +35,15 @@ final class V2Payloads {
     for (MetricMetadata m : in.getMetadataList()) {
       families.putIfAbsent(m.getMetricFamilyName(), m);
     }
-    Map<String, Integer> refs = new HashMap<>();
     Request.Builder out = Request.newBuilder();
-    out.addSymbols("");
-    refs.put("", 0);
+    SymbolsBuilder refs = new SymbolsBuilder(out);
+    refs.ref("");
     for (io.prwrelay.oracle.v1.TimeSeries ts : in.getTimeseriesList()) {
       TimeSeries.Builder s = TimeSeries.newBuilder();
       String name = "";
       for (Label l : ts.getLabelsList()) {
-        s.addLabelsRefs(ref(out, refs, l.getName()));
-        s.addLabelsRefs(ref(out, refs, l.getValue()));
+        s.addLabelsRefs(refs.ref(l.getName()));
+        s.addLabelsRefs(refs.ref(l.getValue()));
         if (l.getName().equals("__name__")) {
           name = l.getValue();
         }
@@ -65,8 +64,8 @@ final class V2Payloads {
         Exemplar.Builder x =
             Exemplar.newBuilder().setValue(e.getValue()).setTimestamp(e.getTimestamp());
         for (Label l : e.getLabelsList()) {
-          x.addLabelsRefs(ref(out, refs, l.getName()));
-          x.addLabelsRefs(ref(out, refs, l.getValue()));
+          x.addLabelsRefs(refs.ref(l.getName()));
+          x.addLabelsRefs(refs.ref(l.getValue()));
         }
         s.addExemplars(x);
       }
@@ -77,21 +76,11 @@ final class V2Payloads {
       s.setMetadata(
           Metadata.newBuilder()
               .setTypeValue(type)
-              .setHelpRef(ref(out, refs, help))
-              .setUnitRef(ref(out, refs, unit)));
+              .setHelpRef(refs.ref(help))
+              .setUnitRef(refs.ref(unit)));
       out.addTimeseries(s);
     }
     return out.build().toByteArray();
-  }
-
-  private static int ref(Request.Builder out, Map<String, Integer> refs, String s) {
-    Integer r = refs.get(s);
-    if (r == null) {
-      r = out.getSymbolsCount();
-      out.addSymbols(s);
-      refs.put(s, r);
-    }
-    return r;
   }
 
   private static int guessType(String name) {

@@ -1,5 +1,6 @@
 package io.prwrelay.testing;
 
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.oracle.v1.Label;
@@ -71,18 +72,12 @@ public final class Oracle {
     Map<String, WriteRequest.Builder> byTenant = new LinkedHashMap<>();
     for (TimeSeries ts : request.getTimeseriesList()) {
       Resolution r = resolve(ts, rules.labels(), rules.prefix());
-      String tenant = r.tenant();
-      TimeSeries out = ts;
+      String tenant = destination(r, rules, problems);
       if (tenant == null) {
-        TenantProblem p = TenantProblem.valueOf(r.problem().toUpperCase(Locale.ROOT));
-        problems.merge(p, 1, Integer::sum);
-        if (rules.missing() != TenantRules.MissingPolicy.DEFAULT) {
-          continue;
-        }
-        tenant = rules.defaultTenantId();
-      } else if (rules.removeLabel()) {
-        out = withoutLabel(ts, r.labelIndex());
+        continue;
       }
+      TimeSeries out =
+          r.tenant() != null && rules.removeLabel() ? withoutLabel(ts, r.labelIndex()) : ts;
       byTenant.computeIfAbsent(tenant, k -> WriteRequest.newBuilder()).addTimeseries(out);
     }
     Map<String, WriteRequest> result = new LinkedHashMap<>();
@@ -94,6 +89,32 @@ public final class Oracle {
           result.put(tenant, b.build());
         });
     return result;
+  }
+
+  /**
+   * The tenant a series goes to under {@code rules}: its own, the default tenant, or {@code null}
+   * when it is dropped; a series without a valid tenant is counted into {@code problems}.
+   */
+  public static String destination(
+      Resolution r, TenantRules rules, Map<TenantProblem, Integer> problems) {
+    if (r.tenant() != null) {
+      return r.tenant();
+    }
+    problems.merge(TenantProblem.valueOf(r.problem().toUpperCase(Locale.ROOT)), 1, Integer::sum);
+    return rules.missing() == TenantRules.MissingPolicy.DEFAULT ? rules.defaultTenantId() : null;
+  }
+
+  /** What {@code request} carries, counted on the oracle objects. */
+  public static SeriesCounts counts(WriteRequest request) {
+    long samples = 0;
+    long exemplars = 0;
+    long histograms = 0;
+    for (TimeSeries ts : request.getTimeseriesList()) {
+      samples += ts.getSamplesCount();
+      exemplars += ts.getExemplarsCount();
+      histograms += ts.getHistogramsCount();
+    }
+    return new SeriesCounts(request.getTimeseriesCount(), samples, exemplars, histograms);
   }
 
   /** The series without label {@code index}. */

@@ -32,6 +32,16 @@ public final class RawProto {
     return out.toByteArray();
   }
 
+  /** {@code depth} start-group tags of {@code field}, never closed: for the nesting limit. */
+  public static byte[] groupStarts(int field, int depth) {
+    byte[] open = tag(field, 3);
+    byte[] out = new byte[open.length * depth];
+    for (int i = 0; i < depth; i++) {
+      System.arraycopy(open, 0, out, i * open.length, open.length);
+    }
+    return out;
+  }
+
   public static byte[] tag(int field, int wireType) {
     return varint(((long) field << 3) | wireType);
   }

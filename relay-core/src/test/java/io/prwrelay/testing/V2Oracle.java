@@ -1,6 +1,7 @@
 package io.prwrelay.testing;
 
 import com.google.protobuf.UnknownFieldSet;
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.oracle.v1.BucketSpan;
@@ -16,7 +17,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -107,6 +107,19 @@ public final class V2Oracle {
     return new Oracle.Resolution(null, -1, "missing");
   }
 
+  /** What {@code series} carry, counted on the resolved series. */
+  public static SeriesCounts counts(List<ResolvedSeries> series) {
+    long samples = 0;
+    long exemplars = 0;
+    long histograms = 0;
+    for (ResolvedSeries s : series) {
+      samples += s.samples().size();
+      exemplars += s.exemplars().size();
+      histograms += s.histograms().size();
+    }
+    return new SeriesCounts(series.size(), samples, exemplars, histograms);
+  }
+
   /**
    * The series each tenant must receive under {@code rules}, resolved, in order of each tenant's
    * first series; counts series without a valid tenant into {@code problems}.
@@ -117,15 +130,11 @@ public final class V2Oracle {
     for (TimeSeries ts : request.getTimeseriesList()) {
       ResolvedSeries s = resolve(ts, request.getSymbolsList());
       Oracle.Resolution r = tenant(s, rules.labels(), rules.prefix());
-      String tenant = r.tenant();
+      String tenant = Oracle.destination(r, rules, problems);
       if (tenant == null) {
-        TenantProblem p = TenantProblem.valueOf(r.problem().toUpperCase(Locale.ROOT));
-        problems.merge(p, 1, Integer::sum);
-        if (rules.missing() != TenantRules.MissingPolicy.DEFAULT) {
-          continue;
-        }
-        tenant = rules.defaultTenantId();
-      } else if (rules.removeLabel()) {
+        continue;
+      }
+      if (r.tenant() != null && rules.removeLabel()) {
         List<String> labels = new ArrayList<>(s.labels());
         labels.remove(2 * r.labelIndex());
         labels.remove(2 * r.labelIndex());

@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -34,28 +33,7 @@ import java.util.Random;
  * order (always "" first), symbols before, after or around the series, label refs packed, unpacked,
  * split over several packed fields or placed after the other fields, and unknown top-level fields.
  */
-public final class V2RequestGenerator {
-  private final Random random;
-  private final RequestGenerator text;
-
-  /** Probability that a given tenant label is present in a series. */
-  public double tenantLabelPresence = 0.7;
-
-  /** Probability that a present tenant label gets an invalid value. */
-  public double invalidTenantValue = 0.05;
-
-  /** Probability that a present tenant label gets an empty value. */
-  public double emptyTenantValue = 0.03;
-
-  /**
-   * Whether labels are sorted by name, as senders must; unsorted labels test order independence.
-   */
-  public boolean sortLabels = true;
-
-  public int maxExtraLabels = 40;
-  public int maxSamples = 4;
-  public double histogramProbability = 0.2;
-  public double exemplarProbability = 0.2;
+public final class V2RequestGenerator extends AbstractRequestGenerator {
   public double metadataProbability = 0.7;
   public double createdTimestampProbability = 0.2;
   public double unknownFieldProbability = 0.1;
@@ -67,12 +45,7 @@ public final class V2RequestGenerator {
   public record Generated(Request request, byte[] bytes) {}
 
   public V2RequestGenerator(long seed) {
-    this.random = new Random(seed);
-    this.text = new RequestGenerator(seed ^ 0x5DEECE66DL);
-  }
-
-  public Random random() {
-    return random;
+    super(new Random(seed), new Random(seed ^ 0x5DEECE66DL));
   }
 
   /** A request with {@code seriesCount} series carrying some of {@code tenantLabels}. */
@@ -97,26 +70,7 @@ public final class V2RequestGenerator {
 
   /** One series; its label names are unique. */
   public Series series(List<String> tenantLabels) {
-    Map<String, String> labels = new LinkedHashMap<>();
-    labels.put("__name__", "metric_" + random.nextInt(50));
-    int extra = random.nextInt(maxExtraLabels + 1);
-    for (int i = 0; i < extra; i++) {
-      String name = labelName();
-      if (!tenantLabels.contains(name)) {
-        labels.put(name, random.nextInt(10) == 0 ? "" : text.text(0, 30));
-      }
-    }
-    for (String t : tenantLabels) {
-      if (random.nextDouble() < tenantLabelPresence) {
-        labels.put(t, tenantValue());
-      }
-    }
-    List<Map.Entry<String, String>> list = new ArrayList<>(labels.entrySet());
-    if (sortLabels) {
-      list.sort(Map.Entry.comparingByKey());
-    } else {
-      Collections.shuffle(list, random);
-    }
+    List<Map.Entry<String, String>> list = labels(tenantLabels);
     List<String> flat = new ArrayList<>();
     for (Map.Entry<String, String> e : list) {
       flat.add(e.getKey());
@@ -170,7 +124,7 @@ public final class V2RequestGenerator {
         unit = "";
       } else {
         m.setTypeValue(random.nextInt(8));
-        help = random.nextInt(4) == 0 ? "" : "Help of " + text.text(0, 40);
+        help = random.nextInt(4) == 0 ? "" : "Help of " + text(0, 40);
         unit = random.nextBoolean() ? "" : random.nextBoolean() ? "seconds" : "bytes";
       }
       if (random.nextDouble() < unknownFieldProbability) {
@@ -225,7 +179,7 @@ public final class V2RequestGenerator {
       u.addField(
           12,
           UnknownFieldSet.Field.newBuilder()
-              .addLengthDelimited(ByteString.copyFromUtf8(text.text(0, 20)))
+              .addLengthDelimited(ByteString.copyFromUtf8(text(0, 20)))
               .build());
     }
     if (random.nextBoolean()) {
@@ -408,30 +362,6 @@ public final class V2RequestGenerator {
     c.writeByteArray(number, body);
     c.flush();
     return out.toByteArray();
-  }
-
-  private String tenantValue() {
-    double r = random.nextDouble();
-    if (r < emptyTenantValue) {
-      return "";
-    }
-    if (r < emptyTenantValue + invalidTenantValue) {
-      return RequestGenerator.INVALID_TENANTS.get(
-          random.nextInt(RequestGenerator.INVALID_TENANTS.size()));
-    }
-    return RequestGenerator.VALID_TENANTS.get(
-        random.nextInt(RequestGenerator.VALID_TENANTS.size()));
-  }
-
-  private String labelName() {
-    switch (random.nextInt(4)) {
-      case 0:
-        return "job";
-      case 1:
-        return "instance";
-      default:
-        return "l" + random.nextInt(200);
-    }
   }
 
   /** Orders strings by their UTF-8 bytes, unsigned: the order of label names in a series. */

@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.RelayVersion;
+import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -24,7 +24,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.xerial.snappy.Snappy;
 
 /** The relay as a process: command line, startup line, configuration errors, SIGTERM. */
 class MainProcessTest {
@@ -138,18 +137,11 @@ class MainProcessTest {
                     .toSeconds());
         assertTrue(skew < 600, "log time is UTC: " + startup);
         int port = Integer.parseInt(m.group(1));
-        byte[] body =
-            Snappy.compress(
-                RawProto.series(RawProto.label("service_id", "t"), RawProto.sample(1, 1)));
         HttpResponse<String> r =
-            HttpClient.newHttpClient()
-                .send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/push"))
-                        .header("Content-Encoding", "snappy")
-                        .header("Content-Type", "application/x-protobuf")
-                        .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                        .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            RelayFixture.write(
+                HttpClient.newHttpClient(),
+                URI.create("http://127.0.0.1:" + port + "/api/v1/push"),
+                RawProto.series(RawProto.label("service_id", "t"), RawProto.sample(1, 1)));
         assertEquals(204, r.statusCode(), r.body());
         assertEquals("t", downstream.received().get(0).tenant());
         p.toHandle().destroy(); // SIGTERM, keeping the output stream open

@@ -2,6 +2,7 @@ package io.prwrelay.core.codec;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.wire.HeapBuffers;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -45,7 +46,7 @@ public final class SnappyCodec {
               + maxDecompressed);
     }
     int length = (int) declared;
-    ByteBuf src = Buffers.heap(in, alloc);
+    ByteBuf src = HeapBuffers.heap(in, alloc);
     ByteBuf out = alloc.heapBuffer(length, length);
     boolean ok = false;
     try {
@@ -97,7 +98,7 @@ public final class SnappyCodec {
           throw e;
         }
       }
-      ByteBuf src = Buffers.heap(in, alloc);
+      ByteBuf src = HeapBuffers.heap(in, alloc);
       ByteBuf out = alloc.heapBuffer(max, max);
       try {
         int n =

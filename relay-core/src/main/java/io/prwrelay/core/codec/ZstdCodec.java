@@ -5,6 +5,7 @@ import com.github.luben.zstd.ZstdDecompressCtx;
 import com.github.luben.zstd.ZstdException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.wire.HeapBuffers;
 
 /**
  * Zstandard decompression via zstd-jni, capped.
@@ -36,7 +37,7 @@ public final class ZstdCodec implements AutoCloseable {
    */
   public ByteBuf decode(ByteBuf in, ByteBufAllocator alloc, int maxDecompressed)
       throws CodecException {
-    ByteBuf src = Buffers.heap(in, alloc);
+    ByteBuf src = HeapBuffers.heap(in, alloc);
     try {
       byte[] a = src.array();
       int off = src.arrayOffset() + src.readerIndex();

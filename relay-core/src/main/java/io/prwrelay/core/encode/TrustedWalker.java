@@ -92,4 +92,25 @@ final class TrustedWalker {
         throw new IllegalStateException("unvalidated bytes: end-group tag at " + pos);
     }
   }
+
+  /**
+   * Copies the fields from the position up to {@code to}, byte for byte, into {@code d} at {@code
+   * o}, leaving out those with tag {@code except1} or {@code except2}; the position ends at {@code
+   * to}.
+   *
+   * @return the index in {@code d} after the last byte written
+   */
+  int copyFieldsExcept(int to, int except1, int except2, byte[] d, int o) {
+    while (pos < to) {
+      int fieldStart = pos;
+      int t = tag();
+      skip(t);
+      if (t != except1 && t != except2) {
+        int length = pos - fieldStart;
+        System.arraycopy(a, fieldStart, d, o, length);
+        o += length;
+      }
+    }
+    return o;
+  }
 }

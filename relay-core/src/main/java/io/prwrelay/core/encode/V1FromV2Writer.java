@@ -431,18 +431,11 @@ final class V1FromV2Writer {
           writeLabel(
               symbols, a, exemplarRefs[k], exemplarRefs[k + 1], ExemplarFields.LABELS_TAG, d, o);
     }
-    TrustedWalker e = inner.at(a, from);
-    while (e.pos < to) {
-      int fieldStart = e.pos;
-      int t = e.tag();
-      e.skip(t);
-      if (t != V2ExemplarFields.LABELS_REFS_TAG && t != V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
-        int length = e.pos - fieldStart;
-        System.arraycopy(a, fieldStart, d, o, length);
-        o += length;
-      }
-    }
-    return o;
+    // The exemplar's other fields (value, timestamp) are the same in both versions.
+    return inner
+        .at(a, from)
+        .copyFieldsExcept(
+            to, V2ExemplarFields.LABELS_REFS_TAG, V2ExemplarFields.LABELS_REF_UNPACKED_TAG, d, o);
   }
 
   private static int writeLabel(

@@ -347,17 +347,15 @@ public final class V2BatchEncoder {
         }
       }
     }
-    e = inner.at(a, from);
-    while (e.pos < to) {
-      int fieldStart = e.pos;
-      int t = e.tag();
-      e.skip(t);
-      if (t != V2ExemplarFields.LABELS_REFS_TAG && t != V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
-        int length = e.pos - fieldStart;
-        System.arraycopy(a, fieldStart, d, p, length);
-        p += length;
-      }
-    }
+    p =
+        inner
+            .at(a, from)
+            .copyFieldsExcept(
+                to,
+                V2ExemplarFields.LABELS_REFS_TAG,
+                V2ExemplarFields.LABELS_REF_UNPACKED_TAG,
+                d,
+                p);
     return header(d, o, reserved, p, V2TimeSeriesFields.EXEMPLARS_TAG);
   }
 

@@ -6,6 +6,7 @@ import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.V2RequestReader;
 import io.prwrelay.core.remotewrite.V2RequestVisitor;
 import io.prwrelay.core.remotewrite.V2SeriesView;
+import io.prwrelay.core.wire.HeapBuffers;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -45,19 +46,10 @@ public final class V2ToV1Converter implements V2RequestVisitor {
    */
   public Conversion convert(ByteBuf request, ByteBufAllocator alloc) {
     int length = request.readableBytes();
-    ByteBuf heap = null;
+    ByteBuf heap = HeapBuffers.heap(request, alloc);
     try {
-      byte[] array;
-      int offset;
-      if (request.hasArray()) {
-        array = request.array();
-        offset = request.arrayOffset() + request.readerIndex();
-      } else {
-        heap = alloc.heapBuffer(length, length);
-        heap.writeBytes(request, request.readerIndex(), length);
-        array = heap.array();
-        offset = heap.arrayOffset();
-      }
+      byte[] array = heap.array();
+      int offset = HeapBuffers.arrayStart(heap);
       encoder.reset(array, reader.symbols());
       encoder.openSlot();
       RequestError error = reader.read(array, offset, length, this);
@@ -72,7 +64,7 @@ public final class V2ToV1Converter implements V2RequestVisitor {
         BatchEncoder.releaseAll(out);
       }
     } finally {
-      if (heap != null) {
+      if (heap != request) {
         heap.release();
       }
     }

@@ -3,12 +3,13 @@ package io.prwrelay.core.route;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.BatchEncoder;
+import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.Bytes;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
-import java.util.Arrays;
+import java.util.List;
 
 /**
  * Splits one decompressed PRW 1.0 {@code WriteRequest} into one valid {@code WriteRequest} per
@@ -26,37 +27,23 @@ import java.util.Arrays;
  * costs one {@code byte[]} and one {@code String}, once; at most {@link
  * TenantRules#maxCachedTenants()} values are remembered before the table starts over.
  *
- * <p>Not thread-safe: one router per event loop thread.
+ * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
+ * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
  */
-public final class TenantRouter implements WriteRequestVisitor {
-  private final TenantRules rules;
+public final class TenantRouter extends AbstractTenantRouter implements WriteRequestVisitor {
   private final WriteRequestReader reader;
-  private final TenantTable table;
   private final BatchEncoder encoder = new BatchEncoder();
-  private final RouteResult result = new RouteResult();
-  private final boolean removeLabel;
-  private final TenantRules.MissingPolicy missing;
-  private final String[] labelNames;
+  private final boolean withMetadata;
 
-  // Per request: table entry -> slot, valid when the entry's stamp equals the request's.
-  private int[] entrySlot = new int[64];
-  private int[] entryStamp = new int[64];
-  private int stamp;
-  private String[] slotTenants = new String[16];
-  private RequestError rejection;
   // The last tenant value resolved in this request (offsets into the request array) and its slot.
   private int lastSlot;
   private int lastValueOffset;
   private int lastValueLength;
-  private int requestOffset;
 
   public TenantRouter(TenantRules rules) {
-    this.rules = rules;
+    super(rules);
     this.reader = new WriteRequestReader(rules.labels());
-    this.table = new TenantTable(rules.prefix(), rules.defaultTenantId(), 64);
-    this.removeLabel = rules.removeLabel();
-    this.missing = rules.missing();
-    this.labelNames = rules.labels().toArray(new String[0]);
+    this.withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
   }
 
   /**
@@ -68,59 +55,36 @@ public final class TenantRouter implements WriteRequestVisitor {
    * @return this router's reused result, valid until the next call; the previous result is cleared
    *     first
    */
+  @Override
   public RouteResult route(ByteBuf request, ByteBufAllocator alloc) {
-    result.clear();
-    if (table.size() >= rules.maxCachedTenants()) {
-      table.clear();
-    }
-    if (++stamp == 0) {
-      Arrays.fill(entryStamp, 0);
-      stamp = 1;
-    }
-    rejection = null;
+    return routeRequest(request, alloc);
+  }
+
+  @Override
+  void startRequest() {
     lastSlot = -1;
-    int length = request.readableBytes();
-    ByteBuf heap = null;
-    try {
-      byte[] array;
-      int offset;
-      if (request.hasArray()) {
-        array = request.array();
-        offset = request.arrayOffset() + request.readerIndex();
-      } else {
-        heap = alloc.heapBuffer(length, length);
-        heap.writeBytes(request, request.readerIndex(), length);
-        array = heap.array();
-        offset = heap.arrayOffset();
-      }
-      requestOffset = offset;
-      encoder.reset(array);
-      RequestError error = reader.read(array, offset, length, this);
-      if (error == null) {
-        error = rejection;
-      }
-      if (error != null) {
-        result.error = error;
-        return result;
-      }
-      boolean withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
-      if (withMetadata
-          && encoder.metadataBytes() * encoder.slots() > rules.maxBroadcastMetadataBytes()) {
-        withMetadata = false;
-        result.metadataDropped = result.metadataIn;
-      }
-      try {
-        encoder.encode(slotTenants, withMetadata, alloc, result.batches);
-      } catch (RuntimeException | Error e) {
-        result.clear();
-        throw e;
-      }
-      return result;
-    } finally {
-      if (heap != null) {
-        heap.release();
-      }
+  }
+
+  @Override
+  RequestError read(byte[] array, int offset, int length) {
+    encoder.reset(array);
+    return reader.read(array, offset, length, this);
+  }
+
+  @Override
+  int openSlot() {
+    return encoder.openSlot();
+  }
+
+  @Override
+  void encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
+    boolean metadata = withMetadata;
+    if (metadata && encoder.metadataBytes() * encoder.slots() > rules.maxBroadcastMetadataBytes()) {
+      metadata =
+          false; // broadcasting would copy more than the cap: the request's metadata is dropped
+      result.metadataDropped = result.metadataIn;
     }
+    encoder.encode(tenants, metadata, alloc, batches);
   }
 
   @Override
@@ -138,7 +102,7 @@ public final class TenantRouter implements WriteRequestVisitor {
         encoder.addSeries(lastSlot, series, removeLabel);
         return true;
       }
-      int resolved = table.resolve(a, at, length);
+      int resolved = slots.resolve(a, at, length);
       if (TenantTable.isEntry(resolved)) {
         int slot = slotOf(resolved);
         lastSlot = slot;
@@ -149,77 +113,16 @@ public final class TenantRouter implements WriteRequestVisitor {
       }
       problem = TenantTable.problemOf(resolved);
     }
-    switch (missing) {
-      case DEFAULT:
-        result.defaulted[problem]++;
-        encoder.addSeries(slotOf(TenantTable.DEFAULT_ENTRY), series, false);
-        return true;
-      case DROP:
-        result.dropped[problem]++;
-        return true;
-      default:
-        rejection = reject(series, TenantProblem.of(problem));
-        return false;
+    int slot = unresolved(problem, series);
+    if (slot >= 0) {
+      encoder.addSeries(slot, series, false);
     }
+    return slot != REJECT;
   }
 
   @Override
   public void onMetadata(int start, int end) {
     result.metadataIn++;
     encoder.addMetadata(start, end);
-  }
-
-  private int slotOf(int entry) {
-    if (entry >= entryStamp.length) {
-      int n = Math.max(entry + 1, entryStamp.length * 2);
-      entryStamp = Arrays.copyOf(entryStamp, n);
-      entrySlot = Arrays.copyOf(entrySlot, n);
-    }
-    if (entryStamp[entry] == stamp) {
-      return entrySlot[entry];
-    }
-    int slot = encoder.openSlot();
-    if (slot == slotTenants.length) {
-      slotTenants = Arrays.copyOf(slotTenants, slot * 2);
-    }
-    slotTenants[slot] = table.id(entry);
-    entryStamp[entry] = stamp;
-    entrySlot[entry] = slot;
-    return slot;
-  }
-
-  private RequestError reject(SeriesView series, TenantProblem problem) {
-    return missingTenant(
-        labelNames, series.tenantLabel(), series.index(), series.start() - requestOffset, problem);
-  }
-
-  /**
-   * The 400 for a series without a valid tenant under {@code relay.tenant.missing=reject}, shared
-   * by the v1 and v2 routers.
-   *
-   * @param tenantLabel index in {@code labelNames} of the label whose value was invalid
-   * @param offset byte offset of the series in the request
-   */
-  static RequestError missingTenant(
-      String[] labelNames, int tenantLabel, int index, int offset, TenantProblem problem) {
-    String what;
-    if (problem == TenantProblem.MISSING) {
-      what =
-          "none of the tenant labels "
-              + String.join(", ", labelNames)
-              + " is present with a non-empty value";
-    } else {
-      what =
-          "the value of tenant label "
-              + labelNames[tenantLabel]
-              + " is not a valid tenant ID ("
-              + problem.tag()
-              + ")";
-    }
-    return new RequestError(
-        RequestError.Kind.NO_TENANT,
-        "timeseries[" + index + "]",
-        offset,
-        what + " and relay.tenant.missing is reject");
   }
 }

@@ -2,6 +2,7 @@ package io.prwrelay.core.route;
 
 import static io.prwrelay.testing.RawProto.bytes;
 import static io.prwrelay.testing.RawProto.cat;
+import static io.prwrelay.testing.RawProto.groupStarts;
 import static io.prwrelay.testing.RawProto.label;
 import static io.prwrelay.testing.RawProto.len;
 import static io.prwrelay.testing.RawProto.sample;
@@ -14,9 +15,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.CodedOutputStream;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.oracle.v1.MetricMetadata;
 import io.prwrelay.oracle.v1.TimeSeries;
@@ -38,15 +36,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 class MalformedRequestTest {
   private static final TenantRules RULES =
       TenantRules.builder().labels("service_id", "team").removeLabel(true).build();
-
-  private static RouteResult route(TenantRouter router, byte[] request) {
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    try {
-      return router.route(in, PooledByteBufAllocator.DEFAULT);
-    } finally {
-      in.release();
-    }
-  }
 
   @Test
   void everyTruncationIsAnErrorOrAValidShorterRequest() throws Exception {
@@ -75,7 +64,7 @@ class MalformedRequestTest {
     TenantRouter router = new TenantRouter(RULES);
     for (int cut = 0; cut < bytes.length; cut++) {
       byte[] prefix = Arrays.copyOf(bytes, cut);
-      RouteResult result = route(router, prefix);
+      RouteResult result = RoutingProperties.route(router, prefix);
       int fields = boundaries.indexOf(cut);
       if (fields >= 0) {
         WriteRequest.Builder shorter = WriteRequest.newBuilder();
@@ -201,25 +190,16 @@ class MalformedRequestTest {
             "unterminated group"),
         Arguments.of(
             "groups nested beyond the limit",
-            nestedGroups(10_000),
+            groupStarts(5, 10_000),
             "WriteRequest",
             -1,
             "groups nested deeper than 32"),
         Arguments.of(
             "groups nested beyond the limit inside a label",
-            series(len(1, str(1, "n"), nestedGroups(40))),
+            series(len(1, str(1, "n"), groupStarts(5, 40))),
             "timeseries[0].labels[0]",
             -1,
             "groups nested deeper than 32"));
-  }
-
-  private static byte[] nestedGroups(int depth) {
-    byte[] open = tag(5, 3);
-    byte[] out = new byte[open.length * depth];
-    for (int i = 0; i < depth; i++) {
-      System.arraycopy(open, 0, out, i * open.length, open.length);
-    }
-    return out;
   }
 
   @ParameterizedTest(name = "{0}")
@@ -227,21 +207,12 @@ class MalformedRequestTest {
   void corruptionIsATypedErrorNamingFieldAndOffset(
       String name, byte[] request, String field, int offset, String problem) {
     TenantRouter router = new TenantRouter(RULES);
-    RouteResult result = route(router, request);
-    RequestError error = result.error();
-    assertNotNull(error, name);
-    assertEquals(RequestError.Kind.MALFORMED, error.kind());
-    assertEquals(field, error.field(), error::message);
-    if (offset >= 0) {
-      assertEquals(offset, error.offset(), error::message);
-    }
-    assertTrue(error.problem().contains(problem), error::message);
-    assertTrue(error.message().contains(field), error::message);
-    assertEquals(0, result.batches().size());
+    RouteResult result = RoutingProperties.route(router, request);
+    RoutingProperties.assertMalformed(result, name, field, offset, problem);
     result.clear();
     // The router stays usable after an error.
     byte[] ok = series(label("service_id", "t"), sample(1, 1));
-    RouteResult next = route(router, ok);
+    RouteResult next = RoutingProperties.route(router, ok);
     assertEquals(1, next.batches().size());
     next.clear();
   }

@@ -2,6 +2,7 @@ package io.prwrelay.core.route;
 
 import static io.prwrelay.testing.RawProto.bytes;
 import static io.prwrelay.testing.RawProto.cat;
+import static io.prwrelay.testing.RawProto.groupStarts;
 import static io.prwrelay.testing.RawProto.len;
 import static io.prwrelay.testing.RawProto.str;
 import static io.prwrelay.testing.RawProto.tag;
@@ -19,9 +20,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.CodedOutputStream;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.oracle.v2.Request;
@@ -47,15 +45,6 @@ class MalformedV2RequestTest {
 
   /** "" , service_id, t, __name__, up: refs 0-4. */
   private static final byte[] TABLE = symbols("", "service_id", "t", "__name__", "up");
-
-  private static RouteResult route(V2TenantRouter router, byte[] request) {
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    try {
-      return router.route(in, PooledByteBufAllocator.DEFAULT);
-    } finally {
-      in.release();
-    }
-  }
 
   /**
    * A request whose series 0 is {@code okSeries}-like and whose series 1 holds {@code parts}, so
@@ -269,25 +258,16 @@ class MalformedV2RequestTest {
             "unterminated group"),
         Arguments.of(
             "groups nested beyond the limit",
-            cat(TABLE, nestedGroups(10_000)),
+            cat(TABLE, groupStarts(7, 10_000)),
             "Request",
             -1,
             "groups nested deeper than 32"),
         Arguments.of(
             "groups nested beyond the limit inside a series",
-            secondSeries(okRefs, nestedGroups(40)),
+            secondSeries(okRefs, groupStarts(7, 40)),
             "timeseries[1] field",
             -1,
             "groups nested deeper than 32"));
-  }
-
-  private static byte[] nestedGroups(int depth) {
-    byte[] open = tag(7, 3);
-    byte[] out = new byte[open.length * depth];
-    for (int i = 0; i < depth; i++) {
-      System.arraycopy(open, 0, out, i * open.length, open.length);
-    }
-    return out;
   }
 
   @ParameterizedTest(name = "{0}")
@@ -296,20 +276,12 @@ class MalformedV2RequestTest {
       String name, byte[] request, String field, int offset, String problem) {
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
       V2TenantRouter router = new V2TenantRouter(RULES, format);
-      RouteResult result = route(router, request);
-      RequestError error = result.error();
-      assertNotNull(error, name);
-      assertEquals(RequestError.Kind.MALFORMED, error.kind());
-      assertEquals(field, error.field(), error::message);
-      if (offset >= 0) {
-        assertEquals(offset, error.offset(), error::message);
-      }
-      assertTrue(error.problem().contains(problem), error::message);
-      assertTrue(error.message().contains(field), error::message);
-      assertEquals(0, result.batches().size());
+      RouteResult result = RoutingProperties.route(router, request);
+      RoutingProperties.assertMalformed(result, name, field, offset, problem);
       result.clear();
       // The router stays usable after an error.
-      RouteResult next = route(router, cat(TABLE, series(refs(3, 4, 1, 2), sample(1, 1))));
+      RouteResult next =
+          RoutingProperties.route(router, cat(TABLE, series(refs(3, 4, 1, 2), sample(1, 1))));
       assertNull(next.error());
       assertEquals(1, next.batches().size());
       next.clear();
@@ -321,7 +293,8 @@ class MalformedV2RequestTest {
     // Field 5 written as a two-byte tag, its length as a two-byte varint: odd but valid protobuf.
     byte[] body = cat(refs(3, 4, 1, 2), sample(1, 1));
     byte[] request = cat(TABLE, bytes(0xAA, 0x00), bytes(0x80 | body.length, 0x00), body);
-    RouteResult result = route(new V2TenantRouter(RULES, V2BatchEncoder.Format.V2), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(RULES, V2BatchEncoder.Format.V2), request);
     assertNull(result.error(), () -> result.error().message());
     assertEquals(1, result.batches().size());
     result.clear();
@@ -377,7 +350,7 @@ class MalformedV2RequestTest {
       V2TenantRouter router = new V2TenantRouter(RULES, format);
       for (int at = 0; at < bytes.length; at++) {
         int cut = at;
-        RouteResult result = route(router, Arrays.copyOf(bytes, cut));
+        RouteResult result = RoutingProperties.route(router, Arrays.copyOf(bytes, cut));
         int kept = cut == 0 ? 0 : ends.indexOf(cut) + 1;
         Request shorter = kept > 0 || cut == 0 ? prefix(full, fields.subList(0, kept)) : null;
         if (shorter != null && valid(shorter)) {

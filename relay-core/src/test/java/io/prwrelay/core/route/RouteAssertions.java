@@ -5,11 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netty.buffer.ByteBufUtil;
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.encode.TenantBatch;
-import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.testing.Oracle;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -24,33 +25,41 @@ final class RouteAssertions {
     assertNull(result.error(), () -> "unexpected error: " + result.error());
     Map<TenantProblem, Integer> problems = new EnumMap<>(TenantProblem.class);
     Map<String, WriteRequest> expected = Oracle.expectedBatches(request, rules, problems);
-    List<String> tenants = new ArrayList<>();
-    for (TenantBatch b : result.batches()) {
-      tenants.add(b.tenant());
-    }
-    assertEquals(new ArrayList<>(expected.keySet()), tenants, "tenants in order of first series");
+    assertTenantsInOrder(expected.keySet(), result);
     for (TenantBatch b : result.batches()) {
       WriteRequest want = expected.get(b.tenant());
       byte[] got = ByteBufUtil.getBytes(b.content());
       assertArrayEquals(want.toByteArray(), got, () -> "bytes of tenant " + b.tenant());
       assertEquals(
           want, WriteRequest.parseFrom(got), () -> "decoded batch of tenant " + b.tenant());
-      assertEquals(want.getTimeseriesCount(), b.series(), "series count of " + b.tenant());
-      long samples = 0;
-      long exemplars = 0;
-      long histograms = 0;
-      for (TimeSeries ts : want.getTimeseriesList()) {
-        samples += ts.getSamplesCount();
-        exemplars += ts.getExemplarsCount();
-        histograms += ts.getHistogramsCount();
-      }
-      assertEquals(samples, b.samples(), "samples of " + b.tenant());
-      assertEquals(exemplars, b.exemplars(), "exemplars of " + b.tenant());
-      assertEquals(histograms, b.histograms(), "histograms of " + b.tenant());
-      assertEquals(want.getMetadataCount(), b.metadata(), "metadata of " + b.tenant());
+      assertCounts(Oracle.counts(want), want.getMetadataCount(), b);
     }
     assertEquals(request.getTimeseriesCount(), result.seriesIn(), "series read");
     assertEquals(request.getMetadataCount(), result.metadataIn(), "metadata read");
+    assertProblems(problems, rules, result);
+  }
+
+  /** Asserts one batch per expected tenant, in order of each tenant's first series. */
+  static void assertTenantsInOrder(Collection<String> expected, RouteResult result) {
+    List<String> tenants = new ArrayList<>();
+    for (TenantBatch b : result.batches()) {
+      tenants.add(b.tenant());
+    }
+    assertEquals(new ArrayList<>(expected), tenants, "tenants in order of first series");
+  }
+
+  /** Asserts the batch reports what the oracle counted. */
+  static void assertCounts(SeriesCounts want, int metadata, TenantBatch b) {
+    assertEquals(want, b.counts(), () -> "series, samples, exemplars, histograms of " + b.tenant());
+    assertEquals(metadata, b.metadata(), () -> "metadata of " + b.tenant());
+  }
+
+  /**
+   * Asserts the series without a valid tenant were counted by problem as defaulted or dropped,
+   * whichever {@link TenantRules#missing()} says, and never as the other.
+   */
+  static void assertProblems(
+      Map<TenantProblem, Integer> problems, TenantRules rules, RouteResult result) {
     for (TenantProblem p : TenantProblem.values()) {
       int want = problems.getOrDefault(p, 0);
       if (rules.missing() == TenantRules.MissingPolicy.DEFAULT) {

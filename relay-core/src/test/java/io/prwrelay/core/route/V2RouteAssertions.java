@@ -35,11 +35,7 @@ final class V2RouteAssertions {
     assertNull(result.error(), () -> "unexpected error: " + result.error());
     Map<TenantProblem, Integer> problems = new EnumMap<>(TenantProblem.class);
     Map<String, List<ResolvedSeries>> expected = V2Oracle.expectedSeries(request, rules, problems);
-    List<String> tenants = new ArrayList<>();
-    for (TenantBatch b : result.batches()) {
-      tenants.add(b.tenant());
-    }
-    assertEquals(new ArrayList<>(expected.keySet()), tenants, "tenants in order of first series");
+    RouteAssertions.assertTenantsInOrder(expected.keySet(), result);
     for (TenantBatch b : result.batches()) {
       List<ResolvedSeries> want = expected.get(b.tenant());
       byte[] got = ByteBufUtil.getBytes(b.content());
@@ -62,19 +58,7 @@ final class V2RouteAssertions {
         assertEquals(v1, WriteRequest.parseFrom(got), () -> "v1 batch of tenant " + b.tenant());
         metadata = v1.getMetadataCount();
       }
-      long samples = 0;
-      long exemplars = 0;
-      long histograms = 0;
-      for (ResolvedSeries s : want) {
-        samples += s.samples().size();
-        exemplars += s.exemplars().size();
-        histograms += s.histograms().size();
-      }
-      assertEquals(want.size(), b.series(), "series count of " + b.tenant());
-      assertEquals(samples, b.samples(), "samples of " + b.tenant());
-      assertEquals(exemplars, b.exemplars(), "exemplars of " + b.tenant());
-      assertEquals(histograms, b.histograms(), "histograms of " + b.tenant());
-      assertEquals(metadata, b.metadata(), "metadata of " + b.tenant());
+      RouteAssertions.assertCounts(V2Oracle.counts(want), metadata, b);
     }
     assertEquals(request.getTimeseriesCount(), result.seriesIn(), "series read");
     int metadataIn = 0;
@@ -82,16 +66,7 @@ final class V2RouteAssertions {
       metadataIn += ts.hasMetadata() ? 1 : 0;
     }
     assertEquals(metadataIn, result.metadataIn(), "metadata read");
-    for (TenantProblem p : TenantProblem.values()) {
-      int want = problems.getOrDefault(p, 0);
-      if (rules.missing() == TenantRules.MissingPolicy.DEFAULT) {
-        assertEquals(want, result.defaulted(p), "defaulted " + p);
-        assertEquals(0, result.dropped(p), "dropped " + p);
-      } else {
-        assertEquals(want, result.dropped(p), "dropped " + p);
-        assertEquals(0, result.defaulted(p), "defaulted " + p);
-      }
-    }
+    RouteAssertions.assertProblems(problems, rules, result);
   }
 
   /**

@@ -22,7 +22,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.encode.V2ToV1Converter;
@@ -45,15 +44,6 @@ class V2TenantRouterTest {
 
   private static TenantRules.Builder rules() {
     return TenantRules.builder().labels("service_id");
-  }
-
-  private static RouteResult route(V2TenantRouter router, byte[] request) {
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    try {
-      return router.route(in, PooledByteBufAllocator.DEFAULT);
-    } finally {
-      in.release();
-    }
   }
 
   private static Request v2(TenantBatch b) throws Exception {
@@ -94,7 +84,7 @@ class V2TenantRouterTest {
             series(refs(1, 2, 3, 4, 6, 5), sample(1, 1)),
             series(refs(1, 2, 3, 4), sample(2, 2)),
             series(refs(1, 2, 6, 4), sample(3, 3)));
-    RouteResult result = route(router, request);
+    RouteResult result = RoutingProperties.route(router, request);
     assertNull(result.error());
     assertEquals(List.of("b", "a"), tenants(result));
     assertEquals(1, result.batches().get(0).series());
@@ -125,7 +115,8 @@ class V2TenantRouterTest {
     }
     V2RequestGenerator.Generated g = gen.symbolize(all);
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-      RouteResult result = route(new V2TenantRouter(rules().build(), format), g.bytes());
+      RouteResult result =
+          RoutingProperties.route(new V2TenantRouter(rules().build(), format), g.bytes());
       assertNull(result.error());
       assertEquals(List.of(tenants), tenants(result));
       for (int t = 0; t < 3; t++) {
@@ -155,7 +146,8 @@ class V2TenantRouterTest {
     gen.tenantLabelPresence = 0;
     gen.unusualEncoding = 0;
     V2RequestGenerator.Generated g = gen.request(300, List.of("service_id"));
-    RouteResult result = route(new V2TenantRouter(rules().build(), V2), g.bytes());
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V2), g.bytes());
     assertNull(result.error());
     assertEquals(List.of("anonymous"), tenants(result));
     assertArrayEquals(g.bytes(), ByteBufUtil.getBytes(result.batches().get(0).content()));
@@ -170,7 +162,8 @@ class V2TenantRouterTest {
             TABLE,
             series(refs(1, 2, 3, 4), sample(1, 1), exemplar(refs(7, 4))),
             series(refs(1, 2, 3, 5), sample(1, 1)));
-    RouteResult result = route(new V2TenantRouter(rules().removeLabel(true).build(), V2), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().removeLabel(true).build(), V2), request);
     assertNull(result.error());
     Request a = v2(result.batches().get(0));
     Request b = v2(result.batches().get(1));
@@ -185,7 +178,8 @@ class V2TenantRouterTest {
   void removeLabelOnlyRemovesTheDecidingLabelWhenTheTenantIsValid() throws Exception {
     byte[] request =
         request(new String[] {"", "service_id", "a|b"}, series(refs(1, 2), sample(1, 1)));
-    RouteResult result = route(new V2TenantRouter(rules().removeLabel(true).build(), V2), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().removeLabel(true).build(), V2), request);
     assertEquals(List.of("anonymous"), tenants(result));
     assertEquals(List.of("service_id", "a|b"), labels(v2(result.batches().get(0)), 0));
     assertEquals(1, result.defaulted(TenantProblem.INVALID_CHARACTER));
@@ -195,7 +189,8 @@ class V2TenantRouterTest {
   @Test
   void prefixAppliesToTheTenantIdOnly() throws Exception {
     byte[] request = request(TABLE, series(refs(1, 2, 3, 4), sample(1, 1)));
-    RouteResult result = route(new V2TenantRouter(rules().prefix("org-").build(), V2), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().prefix("org-").build(), V2), request);
     assertEquals(List.of("org-a"), tenants(result));
     assertEquals(
         List.of("__name__", "up", "service_id", "a"), labels(v2(result.batches().get(0)), 0));
@@ -211,12 +206,12 @@ class V2TenantRouterTest {
             series(refs(1, 2, 3, 4), sample(1, 1)),
             series(refs(1, 2, 3, 0), sample(1, 1)),
             series(refs(1, 2), sample(1, 1)));
-    RouteResult def = route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult def = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
     assertEquals(List.of("a", "anonymous"), tenants(def));
     assertEquals(2, def.defaulted(TenantProblem.MISSING));
     def.clear();
     RouteResult drop =
-        route(
+        RoutingProperties.route(
             new V2TenantRouter(rules().missing(TenantRules.MissingPolicy.DROP).build(), V2),
             request);
     assertEquals(List.of("a"), tenants(drop));
@@ -224,7 +219,7 @@ class V2TenantRouterTest {
     assertEquals(2, drop.droppedTotal());
     drop.clear();
     RouteResult reject =
-        route(
+        RoutingProperties.route(
             new V2TenantRouter(rules().missing(TenantRules.MissingPolicy.REJECT).build(), V2),
             request);
     RequestError error = reject.error();
@@ -245,7 +240,7 @@ class V2TenantRouterTest {
             TABLE,
             series(refs(1, 2, 3, 4), sample(1, 1), unknown),
             series(refs(1, 2, 3, 5), sample(1, 1)));
-    RouteResult result = route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
     TimeSeries ts = v2(result.batches().get(0)).getTimeseries(0);
     assertEquals(1_699_999_000_000L, ts.getCreatedTimestamp());
     assertTrue(ts.getUnknownFields().hasField(9));
@@ -261,7 +256,7 @@ class V2TenantRouterTest {
             symbols("", "__name__", "up"),
             series(refs(1, 2), unpackedRefs(3, 5), sample(2, 2)),
             symbols("service_id", "a", "b"));
-    RouteResult result = route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
     assertNull(result.error());
     assertEquals(List.of("a", "b"), tenants(result));
     assertEquals(
@@ -273,7 +268,7 @@ class V2TenantRouterTest {
   void anEmptyRequestOrOneWithOnlySymbolsRoutesToNoBatch() {
     V2TenantRouter router = new V2TenantRouter(rules().build(), V2);
     for (byte[] request : List.of(new byte[0], symbols("", "unused"))) {
-      RouteResult result = route(router, request);
+      RouteResult result = RoutingProperties.route(router, request);
       assertNull(result.error());
       assertEquals(0, result.batches().size());
       assertEquals(0, result.seriesIn());
@@ -296,7 +291,8 @@ class V2TenantRouterTest {
             series(refs(1, 2, 3, 5), histogram, histogram),
             series(refs(1, 2, 3, 4), sample(3, 3), exemplar(), exemplar()));
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-      RouteResult result = route(new V2TenantRouter(rules().build(), format), request);
+      RouteResult result =
+          RoutingProperties.route(new V2TenantRouter(rules().build(), format), request);
       TenantBatch a = result.batches().get(0);
       TenantBatch b = result.batches().get(1);
       assertEquals(2, a.series());
@@ -316,7 +312,7 @@ class V2TenantRouterTest {
   void convertsToV1WithLabelsSortedByName() throws Exception {
     // Refs in the order service_id, __name__, team: v1 wants __name__, service_id, team.
     byte[] request = request(TABLE, series(refs(3, 4, 1, 2, 6, 7), sample(1, 1)));
-    RouteResult result = route(new V2TenantRouter(rules().build(), V1), request);
+    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V1), request);
     WriteRequest w = v1(result.batches().get(0));
     List<String> names = new ArrayList<>();
     for (Label l : w.getTimeseries(0).getLabelsList()) {
@@ -348,7 +344,7 @@ class V2TenantRouterTest {
             series(refs(1, 7, 3, 4), sample(1, 1), metadata(0, 0, 0)),
             series(refs(1, 7, 3, 4), sample(1, 1), metadata(2, 0, 8)),
             series(refs(3, 4), sample(1, 1), metadata(2, 0, 0)));
-    RouteResult result = route(new V2TenantRouter(rules().build(), V1), request);
+    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V1), request);
     WriteRequest w = v1(result.batches().get(0));
     assertEquals(
         List.of(
@@ -376,8 +372,8 @@ class V2TenantRouterTest {
       V2RequestGenerator gen = new V2RequestGenerator(seed);
       V2RequestGenerator.Generated g = gen.request(100, List.of("service_id"));
       TenantRules r = rules().removeLabel(seed % 2 == 0).build();
-      RouteResult viaV2 = route(new V2TenantRouter(r, V2), g.bytes());
-      RouteResult direct = route(new V2TenantRouter(r, V1), g.bytes());
+      RouteResult viaV2 = RoutingProperties.route(new V2TenantRouter(r, V2), g.bytes());
+      RouteResult direct = RoutingProperties.route(new V2TenantRouter(r, V1), g.bytes());
       assertEquals(tenants(direct), tenants(viaV2));
       V2ToV1Converter converter = new V2ToV1Converter();
       for (int i = 0; i < direct.batches().size(); i++) {
@@ -408,7 +404,7 @@ class V2TenantRouterTest {
       for (String t : List.of("a", "b", "c")) {
         byte[] request =
             request(new String[] {"", "service_id", t}, series(refs(1, 2), sample(1, 1)));
-        RouteResult result = route(router, request);
+        RouteResult result = RoutingProperties.route(router, request);
         assertEquals(List.of(t), tenants(result));
         result.clear();
       }
@@ -454,7 +450,7 @@ class V2TenantRouterTest {
     long[] exemplarRefs = java.util.Arrays.copyOfRange(aRefs, 2, aRefs.length);
     byte[] aSeries = series(refs(aRefs), sample(1, 1), exemplar(refs(exemplarRefs)));
     byte[] request = request(table, series(refs(1, 3, 4, 5), sample(1, 1)), aSeries);
-    RouteResult result = route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
     assertNull(result.error());
     Request a = v2(result.batches().get(1));
     assertEquals(123, a.getSymbolsCount());

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.oracle.v1.WriteRequest;
-import io.prwrelay.server.config.RelayVersion;
+import io.prwrelay.server.testing.ForwardedRequests;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.Oracle;
 import io.prwrelay.testing.RawProto;
@@ -63,12 +63,7 @@ class DownstreamClientTest {
         assertEquals(1, forTenant.size(), "one POST per tenant");
         Received rec = forTenant.get(0);
         assertArrayEquals(e.getValue().toByteArray(), rec.body(), "batch of " + e.getKey());
-        assertEquals("POST", rec.method());
-        assertEquals("/api/v1/push", rec.uri());
-        assertEquals("snappy", rec.header("Content-Encoding"));
-        assertEquals("application/x-protobuf", rec.header("Content-Type"));
-        assertEquals("0.1.0", rec.header("X-Prometheus-Remote-Write-Version"));
-        assertEquals("prw-relay/" + RelayVersion.VERSION, rec.header("User-Agent"));
+        ForwardedRequests.assertPrw1Push(rec);
         assertNull(rec.header("Authorization"));
       }
     }

@@ -7,13 +7,12 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.prwrelay.server.app.RelayServer;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -25,7 +24,6 @@ import javax.net.ssl.KeyManagerFactory;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.xerial.snappy.Snappy;
 
 /** An https downstream: verified against a configured CA file, refused when not trusted. */
 class TlsDownstreamTest {
@@ -100,20 +98,11 @@ class TlsDownstreamTest {
     RelayServer relay = new RelayServer(RelayConfig.load(null, props, Map.of()));
     relay.start();
     try {
-      byte[] body =
-          Snappy.compress(
-              RawProto.series(RawProto.label("service_id", "t"), RawProto.sample(1, 1)));
-      HttpResponse<String> r =
-          HttpClient.newHttpClient()
-              .send(
-                  HttpRequest.newBuilder(
-                          URI.create(
-                              "http://127.0.0.1:" + relay.address().getPort() + "/api/v1/write"))
-                      .header("Content-Encoding", "snappy")
-                      .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString());
-      return r.statusCode();
+      return RelayFixture.write(
+              HttpClient.newHttpClient(),
+              URI.create("http://127.0.0.1:" + relay.address().getPort() + "/api/v1/write"),
+              RawProto.series(RawProto.label("service_id", "t"), RawProto.sample(1, 1)))
+          .statusCode();
     } finally {
       relay.shutdown(Duration.ofSeconds(2));
     }

@@ -118,15 +118,7 @@ class PrometheusHarnessTest {
           sender.query("count({service_id!=\"\"})"),
           "service_id exists only on the wire, not in the sender's TSDB");
 
-      List<Series> names = receiver.query("group by (__name__, service_id) (" + fromSender + ")");
-      assertTrue(names.size() > 3, () -> "too few metric names: " + names);
-      for (Series name : names) {
-        String metric = name.label("__name__");
-        assertEquals(
-            PrometheusProcess.expectedServiceId(metric),
-            name.label("service_id"),
-            () -> "service_id of " + metric);
-      }
+      receiver.assertServiceIdPerMetricName();
       assertEquals(1.0, receiver.query("up" + fromSender).get(0).asDouble(), 0.0);
     }
   }

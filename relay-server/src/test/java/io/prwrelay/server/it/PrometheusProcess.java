@@ -455,6 +455,24 @@ public final class PrometheusProcess implements AutoCloseable {
   }
 
   /**
+   * Asserts that this receiver stores more than three of the sender's metric names, each under the
+   * {@value #SERVICE_ID_LABEL} the {@link #senderConfig sender} gives it ({@link
+   * #expectedServiceId}).
+   */
+  void assertServiceIdPerMetricName() {
+    List<Series> names =
+        query("group by (__name__, " + SERVICE_ID_LABEL + ") ({job=\"" + SENDER_JOB + "\"})");
+    Assertions.assertTrue(names.size() > 3, () -> "too few metric names: " + names);
+    for (Series name : names) {
+      String metric = name.label("__name__");
+      Assertions.assertEquals(
+          expectedServiceId(metric),
+          name.label(SERVICE_ID_LABEL),
+          () -> SERVICE_ID_LABEL + " of " + metric);
+    }
+  }
+
+  /**
    * The {@value #SERVICE_ID_LABEL} a {@link #senderConfig sender} gives to series of {@code
    * metricName}: Prometheus's {@code hashmod} takes the MD5 of the source value, reads its last 8
    * bytes as a big-endian unsigned integer and reduces it modulo {@value #SERVICE_ID_COUNT}.

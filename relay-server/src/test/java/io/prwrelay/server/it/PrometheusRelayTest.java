@@ -10,8 +10,8 @@ import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
-import io.prwrelay.server.config.RelayVersion;
 import io.prwrelay.server.it.PrometheusProcess.Series;
+import io.prwrelay.server.testing.ForwardedRequests;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
@@ -170,15 +170,7 @@ class PrometheusRelayTest {
           List.of(),
           receiver.query("count({job=\"" + PrometheusProcess.SENDER_JOB + "\", service_id=\"\"})"),
           "every stored series carries service_id");
-      List<Series> names = receiver.query("group by (__name__, service_id) (" + FROM_SENDER + ")");
-      assertTrue(names.size() > 3, () -> "too few metric names: " + names);
-      for (Series name : names) {
-        String metric = name.label("__name__");
-        assertEquals(
-            PrometheusProcess.expectedServiceId(metric),
-            name.label(SERVICE_ID),
-            () -> "service_id of " + metric);
-      }
+      receiver.assertServiceIdPerMetricName();
 
       assertSenderAccepted(sender, System.currentTimeMillis(), deadline);
       assertEquals(
@@ -233,12 +225,7 @@ class PrometheusRelayTest {
   private static void assertForwardedRequest(Received request, long fromMillis, long toMillis) {
     String tenant = request.tenant();
     assertTrue(TENANTS.contains(tenant), () -> "X-Scope-OrgID: " + tenant);
-    assertEquals("POST", request.method());
-    assertEquals("/api/v1/push", request.uri());
-    assertEquals("snappy", request.header("Content-Encoding"));
-    assertEquals("application/x-protobuf", request.header("Content-Type"));
-    assertEquals("0.1.0", request.header("X-Prometheus-Remote-Write-Version"));
-    assertEquals("prw-relay/" + RelayVersion.VERSION, request.header("User-Agent"));
+    ForwardedRequests.assertPrw1Push(request);
 
     WriteRequest body = decode(request);
     assertTrue(body.getUnknownFields().asMap().isEmpty(), () -> "unknown fields in " + body);
@@ -298,7 +285,8 @@ class PrometheusRelayTest {
     return labels;
   }
 
-  private static WriteRequest decode(Received request) {
+  /** The forwarded body as a PRW 1.0 request; an assertion error when it is not one. */
+  static WriteRequest decode(Received request) {
     try {
       return WriteRequest.parseFrom(request.body());
     } catch (InvalidProtocolBufferException e) {

@@ -3,11 +3,9 @@ package io.prwrelay.server.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
-import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.server.it.PrometheusProcess.Series;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
@@ -80,7 +78,7 @@ class PrometheusThrottledTenantTest {
           continue;
         }
         long newest = Long.MIN_VALUE;
-        for (TimeSeries s : decode(r).getTimeseriesList()) {
+        for (TimeSeries s : PrometheusRelayTest.decode(r).getTimeseriesList()) {
           Map<String, String> labels = new TreeMap<>();
           for (Label l : s.getLabelsList()) {
             labels.put(l.getName(), l.getValue());
@@ -168,14 +166,5 @@ class PrometheusThrottledTenantTest {
   private static double senderValue(PrometheusProcess sender, String promql) {
     List<Series> result = sender.query(promql);
     return result.isEmpty() ? 0 : result.get(0).asDouble();
-  }
-
-  private static WriteRequest decode(Received request) {
-    try {
-      return WriteRequest.parseFrom(request.body());
-    } catch (InvalidProtocolBufferException e) {
-      throw new AssertionError(
-          "forwarded body for " + request.tenant() + " is not a WriteRequest", e);
-    }
   }
 }

@@ -20,6 +20,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The bad tenants of the isolation tests, as downstream rules, and the run and the checks every
@@ -108,19 +111,20 @@ final class BadTenants {
    * a stack trace at every touch of every buffer and makes each request about four times as costly;
    * in runs that measure answer times it would measure the tracking. These tests sample one buffer
    * in 128 instead, which over the hundreds of thousands of buffers of a run still reports a leak
-   * on any path the run takes often, and fails the class as before.
+   * on any path the run takes often, and fails the class as before. A test class uses it with
+   * {@code @ExtendWith(LeakDetection.class)}.
    */
-  static final class LeakDetection {
-    private static ResourceLeakDetector.Level previous;
+  static final class LeakDetection implements BeforeAllCallback, AfterAllCallback {
+    private ResourceLeakDetector.Level previous;
 
-    private LeakDetection() {}
-
-    static void sampled() {
+    @Override
+    public void beforeAll(ExtensionContext context) {
       previous = ResourceLeakDetector.getLevel();
       ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
     }
 
-    static void restored() {
+    @Override
+    public void afterAll(ExtensionContext context) {
       ResourceLeakDetector.setLevel(previous);
     }
   }

@@ -17,10 +17,9 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,22 +28,13 @@ import org.junit.jupiter.api.io.TempDir;
  * every healthy series reaches the downstream exactly once, while the bad tenant's data waits in
  * its own queue.
  */
+@ExtendWith(LeakDetection.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class QueueModeIsolationTest {
   /** Healthy queues drain within this after the senders stop. */
   private static final Duration DRAIN = Duration.ofSeconds(10);
 
   @TempDir Path dir;
-
-  @BeforeAll
-  static void sampleLeaks() {
-    LeakDetection.sampled();
-  }
-
-  @AfterAll
-  static void restoreLeakDetection() {
-    LeakDetection.restored();
-  }
 
   private Relays relays() throws Exception {
     return Relays.start(

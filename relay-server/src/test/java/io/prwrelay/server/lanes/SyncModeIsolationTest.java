@@ -18,10 +18,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Sync mode, end to end over real sockets: one bad tenant among ten healthy ones changes nothing
@@ -30,22 +29,13 @@ import org.junit.jupiter.api.Timeout;
  * included (the ledger). The relay's deadline is 3 s and one attempt's 1 s, so the slow tenant's 5
  * s answers end in time-outs; retries back off 20 to 100 ms (the test fixture's settings).
  */
+@ExtendWith(LeakDetection.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SyncModeIsolationTest {
   private static final Duration DEADLINE = BadTenants.DEADLINE;
 
   /** {@code relay.downstream.retry.max-backoff} of the test fixture. */
   private static final long MAX_BACKOFF_MILLIS = 100;
-
-  @BeforeAll
-  static void sampleLeaks() {
-    LeakDetection.sampled();
-  }
-
-  @AfterAll
-  static void restoreLeakDetection() {
-    LeakDetection.restored();
-  }
 
   private static Relays relays() throws Exception {
     return Relays.start("sync", () -> BadTenants.settings(Map.of()));

@@ -65,8 +65,19 @@ public final class RelayFixture implements AutoCloseable {
 
   /** POSTs an uncompressed request, snappy-compressed, with the headers a PRW 1.0 sender sends. */
   public HttpResponse<String> write(byte[] request, String... extraHeaders) throws Exception {
+    return write(http, uri("/api/v1/write"), request, extraHeaders);
+  }
+
+  /**
+   * POSTs an uncompressed request, snappy-compressed, with the headers a PRW 1.0 sender sends, to
+   * {@code uri}: for a relay that is not this fixture's (another process, other settings).
+   *
+   * @param extraHeaders name, value, name, value...
+   */
+  public static HttpResponse<String> write(
+      HttpClient http, URI uri, byte[] request, String... extraHeaders) throws Exception {
     HttpRequest.Builder b =
-        HttpRequest.newBuilder(uri("/api/v1/write"))
+        HttpRequest.newBuilder(uri)
             .timeout(Duration.ofSeconds(30))
             .header("Content-Type", "application/x-protobuf")
             .header("Content-Encoding", "snappy")

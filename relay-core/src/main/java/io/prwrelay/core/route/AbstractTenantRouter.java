@@ -1,0 +1,176 @@
+package io.prwrelay.core.route;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.remotewrite.AbstractSeriesView;
+import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.core.wire.HeapBuffers;
+import java.util.List;
+
+/**
+ * The steps of routing one request that do not depend on the protocol version, shared by {@link
+ * TenantRouter} (PRW 1.0) and {@link V2TenantRouter} (PRW 2.0): the request bytes as an array (in
+ * place, or one temporary heap copy), reading with the version's reader, the {@link
+ * TenantRules#missing()} policy for a series without a valid tenant, and encoding the batches into
+ * the reused {@link RouteResult}.
+ *
+ * <p>A subclass reads with its reader, calling {@link #slotOf} for a series with a valid tenant and
+ * {@link #unresolved} for one without. Not thread-safe: one router per event loop thread.
+ */
+abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter {
+  /** {@link #unresolved} when the series is dropped. */
+  static final int DROP = -1;
+
+  /** {@link #unresolved} when the request is rejected. */
+  static final int REJECT = -2;
+
+  final TenantRules rules;
+  final TenantSlots slots;
+  final RouteResult result = new RouteResult();
+  final boolean removeLabel;
+  private final TenantRules.MissingPolicy missing;
+  private final String[] labelNames;
+  private RequestError rejection;
+  private int requestOffset;
+
+  AbstractTenantRouter(TenantRules rules) {
+    this.rules = rules;
+    this.slots = new TenantSlots(rules);
+    this.removeLabel = rules.removeLabel();
+    this.missing = rules.missing();
+    this.labelNames = rules.labels().toArray(new String[0]);
+  }
+
+  /**
+   * Routes one request: {@link #routeRequest} with the version's Javadoc.
+   *
+   * @param request borrowed
+   */
+  public abstract RouteResult route(ByteBuf request, ByteBufAllocator alloc);
+
+  /** Forgets what the previous request left in the subclass's per-request state. */
+  abstract void startRequest();
+
+  /**
+   * Reads the request with the version's reader, which calls back into the subclass per series.
+   *
+   * @param array borrowed; the request is {@code [offset, offset + length)}
+   * @return the reader's error, or {@code null}
+   */
+  abstract RequestError read(byte[] array, int offset, int length);
+
+  /** Opens the next batch slot in the version's encoder. */
+  abstract int openSlot();
+
+  /**
+   * Encodes one batch per slot into {@code batches}.
+   *
+   * @param tenants tenant ID of each slot, borrowed
+   */
+  abstract void encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches);
+
+  /**
+   * Routes one request.
+   *
+   * @param request borrowed; the decompressed request between its reader and writer index. Read in
+   *     place when it has a backing array, otherwise copied once into a temporary heap buffer.
+   * @param alloc allocator for the batch buffers (and the temporary copy)
+   * @return this router's reused result, valid until the next call; the previous result is cleared
+   *     first
+   */
+  final RouteResult routeRequest(ByteBuf request, ByteBufAllocator alloc) {
+    result.clear();
+    slots.startRequest();
+    startRequest();
+    rejection = null;
+    int length = request.readableBytes();
+    ByteBuf heap = HeapBuffers.heap(request, alloc);
+    try {
+      byte[] array = heap.array();
+      int offset = HeapBuffers.arrayStart(heap);
+      requestOffset = offset;
+      RequestError error = read(array, offset, length);
+      if (error == null) {
+        error = rejection;
+      }
+      if (error != null) {
+        result.error = error;
+        return result;
+      }
+      try {
+        encode(slots.tenants(), alloc, result.batches);
+      } catch (RuntimeException | Error e) {
+        result.clear();
+        throw e;
+      }
+      return result;
+    } finally {
+      if (heap != request) {
+        heap.release();
+      }
+    }
+  }
+
+  /** The batch slot of a tenant table entry in this request, opened on its first series. */
+  final int slotOf(int entry) {
+    int slot = slots.slotOf(entry);
+    return slot != RequestIntMap.ABSENT ? slot : slots.open(entry, openSlot());
+  }
+
+  /**
+   * Applies {@link TenantRules#missing()} to a series without a valid tenant and counts it.
+   *
+   * @param problem the {@link TenantProblem} ordinal
+   * @return the default tenant's slot, {@link #DROP}, or {@link #REJECT} (then the request's error
+   *     is set and reading should stop)
+   */
+  final int unresolved(int problem, AbstractSeriesView series) {
+    switch (missing) {
+      case DEFAULT:
+        result.defaulted[problem]++;
+        return slotOf(TenantTable.DEFAULT_ENTRY);
+      case DROP:
+        result.dropped[problem]++;
+        return DROP;
+      default:
+        rejection =
+            missingTenant(
+                labelNames,
+                series.tenantLabel(),
+                series.index(),
+                series.start() - requestOffset,
+                TenantProblem.of(problem));
+        return REJECT;
+    }
+  }
+
+  /**
+   * The 400 for a series without a valid tenant under {@code relay.tenant.missing=reject}.
+   *
+   * @param tenantLabel index in {@code labelNames} of the label whose value was invalid
+   * @param offset byte offset of the series in the request
+   */
+  static RequestError missingTenant(
+      String[] labelNames, int tenantLabel, int index, int offset, TenantProblem problem) {
+    String what;
+    if (problem == TenantProblem.MISSING) {
+      what =
+          "none of the tenant labels "
+              + String.join(", ", labelNames)
+              + " is present with a non-empty value";
+    } else {
+      what =
+          "the value of tenant label "
+              + labelNames[tenantLabel]
+              + " is not a valid tenant ID ("
+              + problem.tag()
+              + ")";
+    }
+    return new RequestError(
+        RequestError.Kind.NO_TENANT,
+        "timeseries[" + index + "]",
+        offset,
+        what + " and relay.tenant.missing is reject");
+  }
+}

@@ -1,0 +1,63 @@
+package io.prwrelay.core.route;
+
+import java.util.Arrays;
+
+/**
+ * The slot table of one request, shared by the PRW 1.0 and PRW 2.0 routers: resolves tenant values
+ * through the byte-keyed {@link TenantTable} (kept across requests) and remembers, for the current
+ * request only, which batch slot each table entry writes to and the tenant ID of each slot.
+ *
+ * <p>Slots are numbered by the encoder in the order tenants first appear; {@link #tenants()} is the
+ * array the encoder names its batches from. Not thread-safe: owned by one router.
+ */
+final class TenantSlots {
+  private final TenantTable table;
+  private final int maxCachedTenants;
+  private final RequestIntMap entrySlots = new RequestIntMap(64);
+  private String[] tenants = new String[16];
+
+  TenantSlots(TenantRules rules) {
+    this.table = new TenantTable(rules.prefix(), rules.defaultTenantId(), 64);
+    this.maxCachedTenants = rules.maxCachedTenants();
+  }
+
+  /**
+   * Forgets the previous request's slots; starts the tenant table over once it holds {@link
+   * TenantRules#maxCachedTenants()} values.
+   */
+  void startRequest() {
+    if (table.size() >= maxCachedTenants) {
+      table.clear();
+    }
+    entrySlots.clear();
+  }
+
+  /**
+   * The table's answer for a tenant value: an entry when {@link TenantTable#isEntry}, otherwise a
+   * {@link TenantTable#problemOf problem}.
+   *
+   * @param array borrowed; read in place
+   */
+  int resolve(byte[] array, int offset, int length) {
+    return table.resolve(array, offset, length);
+  }
+
+  /** The slot opened for {@code entry} in this request, or {@link RequestIntMap#ABSENT}. */
+  int slotOf(int entry) {
+    return entrySlots.get(entry);
+  }
+
+  /** Records that {@code entry} writes to the newly opened {@code slot}; returns {@code slot}. */
+  int open(int entry, int slot) {
+    if (slot >= tenants.length) {
+      tenants = Arrays.copyOf(tenants, Math.max(slot + 1, tenants.length * 2));
+    }
+    tenants[slot] = table.id(entry);
+    return entrySlots.put(entry, slot);
+  }
+
+  /** Tenant ID of each slot opened in this request, by slot; borrowed by the encoder. */
+  String[] tenants() {
+    return tenants;
+  }
+}
