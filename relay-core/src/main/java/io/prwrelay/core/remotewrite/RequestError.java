@@ -6,7 +6,9 @@ package io.prwrelay.core.remotewrite;
  * carrying {@link #message()}.
  *
  * @param kind {@link Kind#MALFORMED} for bytes that are not a valid request, {@link Kind#NO_TENANT}
- *     for a series without a valid tenant under {@code relay.tenant.missing=reject}
+ *     for a series without a valid tenant under {@code relay.tenant.missing=reject}, {@link
+ *     Kind#TOO_MANY_TENANTS} for a request with more tenants than {@code
+ *     relay.tenant.max-per-request}
  * @param field path of the field, e.g. {@code timeseries[12].labels[3].name}
  * @param offset byte offset from the start of the decompressed request
  * @param problem what was wrong, e.g. {@code length 500 exceeds the 20 bytes left}
@@ -17,12 +19,19 @@ public record RequestError(Kind kind, String field, int offset, String problem) 
     /** The bytes are not a valid remote-write request. */
     MALFORMED,
     /** A series has no valid tenant and the configuration rejects such requests. */
-    NO_TENANT
+    NO_TENANT,
+    /** The request carries more tenants than one request may. */
+    TOO_MANY_TENANTS
   }
 
   /** Returns a one-line description naming the field, the offset and the problem. */
   public String message() {
-    String what = kind == Kind.MALFORMED ? "malformed request" : "series without a valid tenant";
+    String what =
+        switch (kind) {
+          case MALFORMED -> "malformed request";
+          case NO_TENANT -> "series without a valid tenant";
+          case TOO_MANY_TENANTS -> "too many tenants";
+        };
     return what + " at byte " + offset + " in " + field + ": " + problem;
   }
 

@@ -29,6 +29,7 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
   final TenantSlots slots;
   final RouteResult result = new RouteResult();
   final boolean removeLabel;
+  private final int maxTenants;
   private final TenantRules.MissingPolicy missing;
   private final String[] labelNames;
   private RequestError rejection;
@@ -38,6 +39,7 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
     this.rules = rules;
     this.slots = new TenantSlots(rules);
     this.removeLabel = rules.removeLabel();
+    this.maxTenants = rules.maxTenantsPerRequest();
     this.missing = rules.missing();
     this.labelNames = rules.labels().toArray(new String[0]);
   }
@@ -112,10 +114,28 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
     }
   }
 
-  /** The batch slot of a tenant table entry in this request, opened on its first series. */
-  final int slotOf(int entry) {
+  /**
+   * The batch slot of a tenant table entry in this request, opened on its first series; {@link
+   * #REJECT} when that would open more slots than {@link TenantRules#maxTenantsPerRequest()} (then
+   * the request's error is set and reading should stop).
+   */
+  final int slotOf(int entry, AbstractSeriesView series) {
     int slot = slots.slotOf(entry);
-    return slot != RequestIntMap.ABSENT ? slot : slots.open(entry, openSlot());
+    if (slot != RequestIntMap.ABSENT) {
+      return slot;
+    }
+    if (slots.opened() >= maxTenants) {
+      rejection =
+          new RequestError(
+              RequestError.Kind.TOO_MANY_TENANTS,
+              "timeseries[" + series.index() + "]",
+              series.start() - requestOffset,
+              "the request carries more than "
+                  + maxTenants
+                  + " tenants (relay.tenant.max-per-request); split it into smaller requests");
+      return REJECT;
+    }
+    return slots.open(entry, openSlot());
   }
 
   /**
@@ -129,7 +149,7 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
     switch (missing) {
       case DEFAULT:
         result.defaulted[problem]++;
-        return slotOf(TenantTable.DEFAULT_ENTRY);
+        return slotOf(TenantTable.DEFAULT_ENTRY, series);
       case DROP:
         result.dropped[problem]++;
         return DROP;

@@ -104,7 +104,10 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       }
       int resolved = slots.resolve(a, at, length);
       if (TenantTable.isEntry(resolved)) {
-        int slot = slotOf(resolved);
+        int slot = slotOf(resolved, series);
+        if (slot == REJECT) {
+          return false;
+        }
         lastSlot = slot;
         lastValueOffset = at;
         lastValueLength = length;

@@ -39,6 +39,9 @@ public final class TenantRules {
   /** Default bound on label values remembered across requests before the table is reset. */
   public static final int DEFAULT_MAX_CACHED_TENANTS = 100_000;
 
+  /** Default of {@code relay.tenant.max-per-request}. */
+  public static final int DEFAULT_MAX_TENANTS_PER_REQUEST = 10_000;
+
   /** Default of {@code relay.metadata.max-broadcast-bytes}: 16 MiB per request. */
   public static final long DEFAULT_MAX_BROADCAST_METADATA_BYTES = 16L << 20;
 
@@ -50,6 +53,7 @@ public final class TenantRules {
   private final MetadataPolicy metadata;
   private final long maxBroadcastMetadataBytes;
   private final int maxCachedTenants;
+  private final int maxTenantsPerRequest;
 
   private TenantRules(Builder b) {
     this.labels = List.copyOf(b.labels);
@@ -60,6 +64,7 @@ public final class TenantRules {
     this.metadata = b.metadata;
     this.maxBroadcastMetadataBytes = b.maxBroadcastMetadataBytes;
     this.maxCachedTenants = b.maxCachedTenants;
+    this.maxTenantsPerRequest = b.maxTenantsPerRequest;
   }
 
   public static Builder builder() {
@@ -113,6 +118,16 @@ public final class TenantRules {
     return maxCachedTenants;
   }
 
+  /**
+   * Most tenants one request may carry: a request with more is rejected as soon as the reader meets
+   * the first tenant over the bound, before any batch is built ({@code
+   * RequestError.Kind.TOO_MANY_TENANTS}), so one request cannot fan out into an unbounded number of
+   * batches and downstream requests.
+   */
+  public int maxTenantsPerRequest() {
+    return maxTenantsPerRequest;
+  }
+
   @Override
   public String toString() {
     return "labels="
@@ -135,7 +150,8 @@ public final class TenantRules {
     DEFAULT,
     PREFIX,
     MAX_CACHED_TENANTS,
-    MAX_BROADCAST_METADATA_BYTES
+    MAX_BROADCAST_METADATA_BYTES,
+    MAX_TENANTS_PER_REQUEST
   }
 
   /**
@@ -172,6 +188,7 @@ public final class TenantRules {
     private boolean removeLabel;
     private MetadataPolicy metadata = MetadataPolicy.BROADCAST;
     private int maxCachedTenants = DEFAULT_MAX_CACHED_TENANTS;
+    private int maxTenantsPerRequest = DEFAULT_MAX_TENANTS_PER_REQUEST;
     private long maxBroadcastMetadataBytes = DEFAULT_MAX_BROADCAST_METADATA_BYTES;
 
     private Builder() {}
@@ -220,6 +237,11 @@ public final class TenantRules {
       return this;
     }
 
+    public Builder maxTenantsPerRequest(int maxTenantsPerRequest) {
+      this.maxTenantsPerRequest = maxTenantsPerRequest;
+      return this;
+    }
+
     /**
      * @throws InvalidSettingException naming the setting and what is wrong with its value
      */
@@ -255,6 +277,9 @@ public final class TenantRules {
       }
       if (maxCachedTenants < 1) {
         throw new InvalidSettingException(Setting.MAX_CACHED_TENANTS, "must be at least 1");
+      }
+      if (maxTenantsPerRequest < 1) {
+        throw new InvalidSettingException(Setting.MAX_TENANTS_PER_REQUEST, "must be at least 1");
       }
       return new TenantRules(this);
     }

@@ -15,6 +15,7 @@ final class TenantSlots {
   private final int maxCachedTenants;
   private final RequestIntMap entrySlots = new RequestIntMap(64);
   private String[] tenants = new String[16];
+  private int opened;
 
   TenantSlots(TenantRules rules) {
     this.table = new TenantTable(rules.prefix(), rules.defaultTenantId(), 64);
@@ -30,6 +31,7 @@ final class TenantSlots {
       table.clear();
     }
     entrySlots.clear();
+    opened = 0;
   }
 
   /**
@@ -53,7 +55,13 @@ final class TenantSlots {
       tenants = Arrays.copyOf(tenants, Math.max(slot + 1, tenants.length * 2));
     }
     tenants[slot] = table.id(entry);
+    opened++;
     return entrySlots.put(entry, slot);
+  }
+
+  /** Slots opened in this request. */
+  int opened() {
+    return opened;
   }
 
   /** Tenant ID of each slot opened in this request, by slot; borrowed by the encoder. */

@@ -36,6 +36,12 @@ import java.util.List;
  * event loop thread.
  */
 public final class V2TenantRouter extends AbstractTenantRouter implements V2RequestVisitor {
+  /**
+   * {@link #slotOrProblem} when the series' tenant would exceed {@link
+   * TenantRules#maxTenantsPerRequest()}; distinct from every table answer and slot.
+   */
+  private static final int OVER_LIMIT = Integer.MIN_VALUE + 1;
+
   private final V2BatchEncoder.Format format;
   private final V2RequestReader reader;
   private final V2BatchEncoder encoder = new V2BatchEncoder();
@@ -111,6 +117,9 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
         encoder.addSeries(slot, series, removeLabel);
         return true;
       }
+      if (slot == OVER_LIMIT) {
+        return false; // the request's error is set
+      }
       problem = TenantTable.problemOf(slot);
     }
     int slot = unresolved(problem, series);
@@ -132,6 +141,10 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
       return cached;
     }
     int resolved = slots.resolve(series.array(), series.valueOffset(), series.valueLength());
-    return symbolSlots.put(ref, TenantTable.isEntry(resolved) ? slotOf(resolved) : resolved);
+    if (!TenantTable.isEntry(resolved)) {
+      return symbolSlots.put(ref, resolved);
+    }
+    int slot = slotOf(resolved, series);
+    return slot == REJECT ? OVER_LIMIT : symbolSlots.put(ref, slot);
   }
 }

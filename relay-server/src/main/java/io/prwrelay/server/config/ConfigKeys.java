@@ -287,6 +287,11 @@ public final class ConfigKeys {
           "relay.tenant.max-cached",
           String.valueOf(TenantRules.DEFAULT_MAX_CACHED_TENANTS),
           "distinct tenant values remembered per event loop before the cache starts over");
+  public static final ConfigKey TENANT_MAX_PER_REQUEST =
+      key(
+          "relay.tenant.max-per-request",
+          String.valueOf(TenantRules.DEFAULT_MAX_TENANTS_PER_REQUEST),
+          "tenants one request may carry; a request with more is answered 400");
   public static final ConfigKey METADATA =
       key(
           "relay.metadata",
@@ -377,6 +382,7 @@ public final class ConfigKeys {
           TENANT_PREFIX,
           TENANT_TRUST_INCOMING_HEADER,
           TENANT_MAX_CACHED,
+          TENANT_MAX_PER_REQUEST,
           METADATA,
           METADATA_MAX_BROADCAST_BYTES,
           METRICS_MAX_TENANTS,

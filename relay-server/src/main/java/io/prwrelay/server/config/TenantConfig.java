@@ -5,6 +5,7 @@ import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_BROADCAST_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_DEFAULT;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_LABELS;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_CACHED;
+import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_PER_REQUEST;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_MISSING;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_PREFIX;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_REMOVE_LABEL;
@@ -60,7 +61,8 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
             .removeLabel(v.bool(TENANT_REMOVE_LABEL))
             .metadata(v.choice(METADATA, TenantRules.MetadataPolicy.class))
             .maxBroadcastMetadataBytes(v.bytes(METADATA_MAX_BROADCAST_BYTES, 0, Long.MAX_VALUE))
-            .maxCachedTenants(v.integer(TENANT_MAX_CACHED, 1, 100_000_000));
+            .maxCachedTenants(v.integer(TENANT_MAX_CACHED, 1, 100_000_000))
+            .maxTenantsPerRequest(v.integer(TENANT_MAX_PER_REQUEST, 1, 100_000_000));
     try {
       return new TenantConfig(b.build(), trust, tenantHeader);
     } catch (TenantRules.InvalidSettingException e) {
@@ -74,6 +76,7 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
       case DEFAULT -> TENANT_DEFAULT;
       case PREFIX -> TENANT_PREFIX;
       case MAX_CACHED_TENANTS -> TENANT_MAX_CACHED;
+      case MAX_TENANTS_PER_REQUEST -> TENANT_MAX_PER_REQUEST;
       case MAX_BROADCAST_METADATA_BYTES -> METADATA_MAX_BROADCAST_BYTES;
     };
   }

@@ -223,7 +223,11 @@ final class WriteProcessor {
           RequestError error = result.error();
           if (error != null) {
             metrics.rejectedSeries(
-                error.kind() == RequestError.Kind.MALFORMED ? "malformed" : "no_tenant",
+                switch (error.kind()) {
+                  case MALFORMED -> "malformed";
+                  case NO_TENANT -> "no_tenant";
+                  case TOO_MANY_TENANTS -> "too_many_tenants";
+                },
                 result.seriesIn());
             body.release();
             done.accept(Answer.of(400, error.message()));
