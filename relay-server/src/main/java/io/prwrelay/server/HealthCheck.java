@@ -3,16 +3,28 @@ package io.prwrelay.server;
 import io.prwrelay.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * The {@code --healthcheck} mode of the jar: asks the relay configured like this process ({@code
  * relay.server.host}, {@code relay.server.port}) whether it is ready, for a container health check
  * that needs no tool beside the JVM. A wildcard listen address is asked on loopback.
+ *
+ * <p>With TLS on the ingress ({@code relay.server.tls.cert-file}) the check speaks https and
+ * accepts whatever certificate the port presents: it asks its own relay one question and sends
+ * nothing secret, and a certificate being rotated must not make the relay look unhealthy. A relay
+ * that requires client certificates cannot be asked this way (use a TCP check).
  */
 final class HealthCheck {
   /** How long the whole check may take: connect, request and answer. */
@@ -28,7 +40,11 @@ final class HealthCheck {
    */
   static int run(ServerConfig server, PrintStream err) {
     URI uri = uri(server);
-    HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+    HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(TIMEOUT);
+    if (server.tls().enabled()) {
+      builder.sslContext(acceptingAnyCertificate());
+    }
+    HttpClient client = builder.build();
     try {
       HttpResponse<String> r =
           client.send(
@@ -59,6 +75,44 @@ final class HealthCheck {
     } else if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
       host = "[" + host + "]";
     }
-    return URI.create("http://" + host + ":" + server.port() + "/-/ready");
+    String scheme = server.tls().enabled() ? "https" : "http";
+    return URI.create(scheme + "://" + host + ":" + server.port() + "/-/ready");
+  }
+
+  private static SSLContext acceptingAnyCertificate() {
+    // An extended trust manager does its own endpoint check (here: none), so the JDK adds no
+    // hostname verification on top: the certificate's names need not include the loopback address.
+    X509ExtendedTrustManager any =
+        new X509ExtendedTrustManager() {
+          @Override
+          public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+          @Override
+          public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+          @Override
+          public void checkClientTrusted(X509Certificate[] chain, String authType, Socket s) {}
+
+          @Override
+          public void checkServerTrusted(X509Certificate[] chain, String authType, Socket s) {}
+
+          @Override
+          public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine e) {}
+
+          @Override
+          public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine e) {}
+
+          @Override
+          public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[0];
+          }
+        };
+    try {
+      SSLContext ctx = SSLContext.getInstance("TLS");
+      ctx.init(null, new TrustManager[] {any}, null);
+      return ctx;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("no TLS in this JVM", e);
+    }
   }
 }

@@ -12,10 +12,12 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code --healthcheck}: exits 0 while the relay configured like the check is ready, 1 with one
@@ -54,6 +56,51 @@ class HealthCheckTest {
     String out = err.toString(StandardCharsets.UTF_8);
     assertTrue(out.startsWith("prw-relay: not ready: http://127.0.0.1:" + port + "/-/ready"), out);
     assertEquals(1, out.strip().lines().count(), out);
+  }
+
+  @Test
+  void aTlsIngressIsAskedOverHttps(@TempDir Path dir) throws Exception {
+    Path cert = dir.resolve("tls.crt");
+    Path key = dir.resolve("tls.key");
+    Process p =
+        new ProcessBuilder(
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-keyout",
+                key.toString(),
+                "-out",
+                cert.toString(),
+                "-days",
+                "2",
+                "-subj",
+                "/CN=relay.example")
+            .redirectErrorStream(true)
+            .start();
+    p.getInputStream().readAllBytes();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(0, p.exitValue(), "openssl made a certificate");
+    Map<String, String> tls =
+        Map.of(
+            "relay.server.tls.cert-file", cert.toString(),
+            "relay.server.tls.key-file", key.toString());
+    try (RelayFixture relay = new RelayFixture(tls)) {
+      Map<String, String> props = new HashMap<>(tls);
+      props.put("relay.server.host", "0.0.0.0");
+      props.put("relay.server.port", "" + relay.relay.address().getPort());
+      RelayConfig cfg = RelayConfig.load(null, props, Map.of());
+      assertEquals(
+          "https://127.0.0.1:" + relay.relay.address().getPort() + "/-/ready",
+          HealthCheck.uri(cfg.server()).toString());
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      assertEquals(0, HealthCheck.run(cfg.server(), new PrintStream(err, true)));
+      assertEquals("", err.toString(StandardCharsets.UTF_8));
+    }
   }
 
   @Test
