@@ -1,12 +1,12 @@
 #!/bin/sh
-# Starts prw-relay with its memory sized from the container's memory limit, so that heap, direct
-# memory and the bodies admitted at once stay inside the limit together (README, "Sizing"):
-#   heap    RELAY_HEAP_PERCENT    (default 40) of the limit, -Xmx
-#   direct  RELAY_DIRECT_PERCENT  (default 30) of the limit, -XX:MaxDirectMemorySize
-#   bodies  RELAY_INFLIGHT_PERCENT (default 3) of the limit, relay.server.max-inflight-bytes
-# The remaining 30% is for what the JVM holds outside both: metaspace, code cache, thread stacks,
-# GC structures, and the native snappy/zstd/epoll libraries. Set JAVA_OPTS to add JVM flags, or set
-# RELAY_SERVER_MAX_INFLIGHT_BYTES yourself to override the computed budget.
+# Starts prw-relay with its memory sized from the container's memory limit, so that heap and direct
+# memory stay inside the limit together (README, "Sizing"):
+#   heap    PRW_RELAY_HEAP_PERCENT   (default 40) of the limit, -Xmx
+#   direct  PRW_RELAY_DIRECT_PERCENT (default 30) of the limit, -XX:MaxDirectMemorySize
+# The bodies admitted at once (relay.server.max-inflight-bytes, default auto) are half of the direct
+# memory, so they live inside it. The remaining 30% is for what the JVM holds outside both:
+# metaspace, code cache, thread stacks, GC structures, and the native snappy/zstd/epoll libraries.
+# Set JAVA_OPTS to add JVM flags.
 set -eu
 
 limit=""
@@ -24,9 +24,8 @@ if [ "$limit" -gt "$total" ]; then
   limit=$total
 fi
 
-heap=$((limit / 100 * ${RELAY_HEAP_PERCENT:-40}))
-direct=$((limit / 100 * ${RELAY_DIRECT_PERCENT:-30}))
-export RELAY_SERVER_MAX_INFLIGHT_BYTES="${RELAY_SERVER_MAX_INFLIGHT_BYTES:-$((limit / 100 * ${RELAY_INFLIGHT_PERCENT:-3}))}"
+heap=$((limit / 100 * ${PRW_RELAY_HEAP_PERCENT:-40}))
+direct=$((limit / 100 * ${PRW_RELAY_DIRECT_PERCENT:-30}))
 
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of flags
 exec java -Xmx"$heap" -XX:MaxDirectMemorySize="$direct" -XX:+ExitOnOutOfMemoryError \

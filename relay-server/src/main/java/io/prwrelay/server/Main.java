@@ -65,7 +65,8 @@ public final class Main {
       cfg = RelayConfig.load(config, systemProperties(), System.getenv());
     } catch (ConfigException e) {
       System.err.println("prw-relay: configuration error: " + e.getMessage());
-      System.exit(2);
+      // A health check may exit only 0 or 1 (Docker reserves 2).
+      System.exit(healthcheck ? 1 : 2);
       return;
     }
     if (healthcheck) {

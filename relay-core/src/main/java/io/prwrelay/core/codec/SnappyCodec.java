@@ -47,9 +47,10 @@ public final class SnappyCodec {
     }
     int length = (int) declared;
     ByteBuf src = HeapBuffers.heap(in, alloc);
-    ByteBuf out = alloc.heapBuffer(length, length);
+    ByteBuf out = null;
     boolean ok = false;
     try {
+      out = alloc.heapBuffer(length, length);
       int n =
           Snappy.uncompress(
               src.array(),
@@ -66,7 +67,7 @@ public final class SnappyCodec {
     } catch (IOException e) {
       throw corrupt("invalid snappy block (" + e.getMessage() + ")");
     } finally {
-      if (!ok) {
+      if (!ok && out != null) {
         out.release();
       }
       if (src != in) {
@@ -99,8 +100,9 @@ public final class SnappyCodec {
         }
       }
       ByteBuf src = HeapBuffers.heap(in, alloc);
-      ByteBuf out = alloc.heapBuffer(max, max);
+      ByteBuf out = null;
       try {
+        out = alloc.heapBuffer(max, max);
         int n =
             Snappy.compress(
                 src.array(),
@@ -110,8 +112,10 @@ public final class SnappyCodec {
                 out.arrayOffset());
         out.writerIndex(n);
         return out;
-      } catch (IOException | RuntimeException e) {
-        out.release();
+      } catch (IOException | RuntimeException | Error e) {
+        if (out != null) {
+          out.release();
+        }
         throw e;
       } finally {
         if (src != in) {

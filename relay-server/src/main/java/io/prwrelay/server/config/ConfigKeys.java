@@ -51,7 +51,8 @@ public final class ConfigKeys {
           "auto",
           "request body bytes admitted at once (declared Content-Length; max-request-bytes for a"
               + " chunked body), held until the answer; more gets 503 before the body is read."
-              + " auto = half the JVM's max direct memory, at least max-request-bytes");
+              + " auto = the smaller of half the JVM's max direct memory and a tenth of its max"
+              + " heap, at least max-request-bytes");
   public static final ConfigKey SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT =
       key(
           "relay.server.max-inflight-bytes-per-client",

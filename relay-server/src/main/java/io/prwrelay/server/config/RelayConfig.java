@@ -76,7 +76,8 @@ public record RelayConfig(
   public static String help() {
     StringBuilder sb = new StringBuilder();
     sb.append(
-        "Usage: java -jar prw-relay.jar [--config relay.properties] [--demo] [--help] [--version]\n\n");
+        "Usage: java -jar prw-relay.jar [--config relay.properties] [--healthcheck] [--demo] [--help]"
+            + " [--version]\n\n");
     sb.append(
         "Every key can be set with -Dkey=value, an environment variable (shown below), or the\n");
     sb.append("properties file, in that order of precedence; otherwise the default applies.\n\n");

@@ -25,7 +25,7 @@ import java.time.Duration;
  * @param idleTimeout idle keep-alive connections are closed after this long
  * @param ioThreads event loops; 0 means one per CPU (see {@link #eventLoops()})
  * @param maxInflightBytes body bytes admitted at once, or {@link #AUTO} (see {@link
- *     #inflightLimit(long)})
+ *     #inflightLimit(long, long)})
  * @param maxInflightBytesPerClient body bytes one client address may hold, or {@link #AUTO}
  * @param maxConnections connections served at once
  * @param reloadInterval how often certificate, key and token files are checked for changes
@@ -96,14 +96,16 @@ public record ServerConfig(
   }
 
   /**
-   * Body bytes admitted at once: {@link #maxInflightBytes()}, or under {@code auto} half of {@code
-   * maxDirectMemory} (the other half stays for the decompressed requests' pool chunks, tenant
-   * batches and connection buffers), and at least {@link #maxRequestBytes()}.
+   * Body bytes admitted at once: {@link #maxInflightBytes()}, or under {@code auto} the smaller of
+   * half of {@code maxDirectMemory} (the other half stays for pool chunks, compressed tenant
+   * batches and connection buffers) and a tenth of {@code maxHeap} (a request decompresses to about
+   * 5 × its body in pooled heap, and its tenant batches take as much again), and at least {@link
+   * #maxRequestBytes()}.
    */
-  public long inflightLimit(long maxDirectMemory) {
+  public long inflightLimit(long maxDirectMemory, long maxHeap) {
     return maxInflightBytes != AUTO
         ? maxInflightBytes
-        : Math.max(maxRequestBytes, maxDirectMemory / 2);
+        : Math.max(maxRequestBytes, Math.min(maxDirectMemory / 2, maxHeap / 10));
   }
 
   /**
@@ -111,8 +113,8 @@ public record ServerConfig(
    * limit), or under {@code auto} half of {@link #inflightLimit}, and at least {@link
    * #maxRequestBytes()}.
    */
-  public long inflightLimitPerClient(long maxDirectMemory) {
-    long total = inflightLimit(maxDirectMemory);
+  public long inflightLimitPerClient(long maxDirectMemory, long maxHeap) {
+    long total = inflightLimit(maxDirectMemory, maxHeap);
     return maxInflightBytesPerClient != AUTO
         ? Math.min(total, maxInflightBytesPerClient)
         : Math.max(maxRequestBytes, total / 2);

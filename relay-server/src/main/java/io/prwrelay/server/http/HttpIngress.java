@@ -16,6 +16,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The relay's HTTP ingress as a whole: what every accepted connection's pipeline holds (TLS when
@@ -27,6 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * to their first request); beyond twice that many they are closed as soon as accepted.
  */
 public final class HttpIngress {
+  private static final Logger LOG = Logger.getLogger(HttpIngress.class.getName());
+
   final ServerConfig server;
   final WriteRequestCheck check;
   final WriteProcessor processor;
@@ -79,9 +83,11 @@ public final class HttpIngress {
     this.admin = new AdminHandler(metrics, state);
     this.metrics = metrics;
     long maxDirect = PlatformDependent.maxDirectMemory();
+    long maxHeap = Runtime.getRuntime().maxMemory();
     this.budget =
         new InflightBudget(
-            server.inflightLimit(maxDirect), server.inflightLimitPerClient(maxDirect));
+            server.inflightLimit(maxDirect, maxHeap),
+            server.inflightLimitPerClient(maxDirect, maxHeap));
     metrics.inflightBudget(budget::inUse, budget.limit());
     metrics.connections(connections::get, server.maxConnections());
     this.auth = new InboundAuth(server.auth(), metrics);
@@ -130,10 +136,20 @@ public final class HttpIngress {
    * the event loops.
    */
   public void reloadChangedFiles() {
+    // Each file on its own, and nothing escapes: an exception would cancel every later check.
     if (tls != null) {
-      tls.reloadIfChanged();
+      reload("tls", tls::reloadIfChanged);
     }
-    auth.reloadIfChanged();
+    reload("bearer-token-file", auth::reloadIfChanged);
+  }
+
+  private void reload(String file, Runnable check) {
+    try {
+      check.run();
+    } catch (RuntimeException | Error e) {
+      metrics.reloaded(file, false);
+      LOG.log(Level.WARNING, "cannot reload " + file + "; the previous one stays in use", e);
+    }
   }
 
   /** The TLS provider in use ({@code openssl} or {@code jdk}), or {@code null} without TLS. */

@@ -181,7 +181,17 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     TenantAllowList allowed = auth.authenticate(req.headers());
     if (allowed == null) {
       metricsFinished(ctx, 401, start);
-      write(ctx, req, auth.unauthorized(), true);
+      FullHttpResponse unauthorized = auth.unauthorized();
+      if (WriteRequestCheck.protocol(req.headers().get(HttpHeaderNames.CONTENT_TYPE))
+          == Protocol.V2) {
+        // A PRW 2.0 sender learns from every answer what was written: nothing.
+        unauthorized
+            .headers()
+            .set(WrittenCounts.SAMPLES_HEADER, "0")
+            .set(WrittenCounts.HISTOGRAMS_HEADER, "0")
+            .set(WrittenCounts.EXEMPLARS_HEADER, "0");
+      }
+      write(ctx, req, unauthorized, true);
       return;
     }
     WriteRequestCheck.Result result = check.check(req);
@@ -199,7 +209,11 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     if (admission.reservation() == null) {
       metrics.inflightRejected(admission.refusal().tag);
       metricsFinished(ctx, 503, start);
-      answer(ctx, req, overBudget(admission.refusal()));
+      Answer over = overBudget(admission.refusal());
+      answer(
+          ctx,
+          req,
+          accepted.protocol() == Protocol.V2 ? over.withWritten(WrittenCounts.ZERO) : over);
       return;
     }
     continueIfExpected(ctx, req);

@@ -128,8 +128,9 @@ final class WriteProcessor {
             : answer;
     try {
       processOrThrow(loop, alloc, body, encoding, input, incomingTenant, allowed, startNanos, done);
-    } catch (RuntimeException | OutOfMemoryError e) {
-      // Last resort. Memory running out passes; anything else is a bug worth its stack trace.
+    } catch (RuntimeException | Error e) {
+      // Last resort. Memory running out passes; anything else (a bug, a native codec library that
+      // failed to load) is worth its stack trace. The sender is answered either way.
       boolean memory = e instanceof OutOfMemoryError;
       metrics.internalError(memory ? "memory" : "exception");
       LOG.log(Level.WARNING, "write request failed inside the relay", e);
@@ -154,7 +155,13 @@ final class WriteProcessor {
       TenantAllowList allowed,
       long startNanos,
       Consumer<Answer> done) {
-    LoopResources res = resources.get();
+    LoopResources res;
+    try {
+      res = resources.get();
+    } catch (RuntimeException | Error e) {
+      body.release();
+      throw e;
+    }
     metrics.received(body.readableBytes());
     ByteBuf decoded;
     try {
@@ -193,7 +200,13 @@ final class WriteProcessor {
           return;
         }
         if (input == Protocol.V1) {
-          RequestError error = res.counter.count(decoded, alloc);
+          RequestError error;
+          try {
+            error = res.counter.count(decoded, alloc);
+          } catch (RuntimeException | Error e) {
+            decoded.release();
+            throw e;
+          }
           if (error != null) {
             decoded.release();
             body.release();

@@ -691,15 +691,21 @@ public final class Lane {
         body = joined(records);
         batch = records.subList(0, joinedCount);
       }
-    } catch (CodecException e) {
-      // Records pass their CRC, so this is a record the relay itself could not have written.
+    } catch (CodecException | RuntimeException e) {
+      // Records pass their CRC, so this is a record the relay itself could not have written. Only
+      // that record is dropped: when several were read, they are read again one at a time first.
       release(records);
-      queue.ack(records);
-      ctx.observer.drained(
-          tenant,
-          records.size(),
-          series(records),
-          new AttemptOutcome(400, "queued batch is not valid snappy: " + e.getMessage(), -1));
+      if (!oneByOne && records.size() > 1) {
+        oneByOne = true;
+      } else {
+        List<QueuedRecord> bad = records.subList(0, 1);
+        queue.ack(bad);
+        ctx.observer.drained(
+            tenant,
+            1,
+            series(bad),
+            new AttemptOutcome(400, "queued batch cannot be sent: " + e.getMessage(), -1));
+      }
       // Hands the connection on before looking at the queue again.
       loop.execute(this::resume);
       return false;
@@ -761,8 +767,17 @@ public final class Lane {
       if (r.remoteWrite2()) {
         break; // never merged with PRW 1.0 records
       }
-      long size = SnappyCodec.declaredLength(r.payload());
-      if (!blocks.isEmpty() && plain + size > ctx.settings.batchMaxBytes()) {
+      long size;
+      try {
+        size = SnappyCodec.declaredLength(r.payload());
+      } catch (CodecException e) {
+        if (!blocks.isEmpty()) {
+          break; // the bad record comes first in the next read, alone
+        }
+        throw e;
+      }
+      if (!blocks.isEmpty()
+          && (plain + size > ctx.settings.batchMaxBytes() || size > ctx.maxDecompressedBytes)) {
         break;
       }
       if (size > ctx.maxDecompressedBytes) {

@@ -179,6 +179,10 @@ final class TenantLog {
                 + "; this relay reads version "
                 + RecordLayout.SEGMENT_VERSION);
       }
+      if (version < RecordLayout.SEGMENT_VERSION) {
+        // An older format holds only what it can say: new records go to a new segment.
+        s.writable = false;
+      }
       long start = Math.max(SEGMENT_HEADER_BYTES, Math.min(from, fileSize));
       String problem = scanner.scan(ch, s, start, fileSize);
       if (problem != null) {

@@ -24,13 +24,17 @@ class IngressConfigTest {
   }
 
   @Test
-  void theBudgetDefaultsToHalfTheMaxDirectMemoryAndEachClientToHalfOfThat() throws Exception {
+  void theBudgetDefaultsToHalfTheDirectMemoryOrATenthOfTheHeapAndEachClientToHalfOfThat()
+      throws Exception {
     ServerConfig s = RelayConfig.defaults().server();
     assertEquals(ServerConfig.AUTO, s.maxInflightBytes());
-    assertEquals(512L << 20, s.inflightLimit(1L << 30));
-    assertEquals(256L << 20, s.inflightLimitPerClient(1L << 30));
-    assertEquals(32L << 20, s.inflightLimit(16L << 20), "never below one largest request");
-    assertEquals(32L << 20, s.inflightLimitPerClient(16L << 20));
+    long bigHeap = 64L << 30;
+    assertEquals(512L << 20, s.inflightLimit(1L << 30, bigHeap));
+    assertEquals(256L << 20, s.inflightLimitPerClient(1L << 30, bigHeap));
+    // A 1 GiB container as docker/entrypoint.sh sizes it: 410 MiB heap, 307 MiB direct memory.
+    assertEquals(41L << 20, s.inflightLimit(307L << 20, 410L << 20));
+    assertEquals(32L << 20, s.inflightLimit(16L << 20, bigHeap), "never below one largest request");
+    assertEquals(32L << 20, s.inflightLimitPerClient(16L << 20, bigHeap));
     assertEquals(4096, s.maxConnections());
     assertFalse(s.auth().enabled());
     assertFalse(s.tls().enabled());
@@ -43,8 +47,8 @@ class IngressConfigTest {
                 "relay.server.max-inflight-bytes", "256MiB",
                 "relay.server.max-inflight-bytes-per-client", "1GiB"))
             .server();
-    assertEquals(256L << 20, s.inflightLimit(1L << 40));
-    assertEquals(256L << 20, s.inflightLimitPerClient(1L << 40));
+    assertEquals(256L << 20, s.inflightLimit(1L << 40, 1L << 40));
+    assertEquals(256L << 20, s.inflightLimitPerClient(1L << 40, 1L << 40));
   }
 
   @Test
