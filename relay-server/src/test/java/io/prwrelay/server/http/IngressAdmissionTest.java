@@ -21,8 +21,6 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
@@ -71,32 +69,12 @@ class IngressAdmissionTest {
     props.putAll(overrides);
     RelayConfig config = RelayConfig.load(null, props, Map.of());
     metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    sim = new SimulatedLoop();
-    channel = sim.channel();
+    IngressFixture opened = IngressFixture.handlerOnly(config, sender, metrics);
+    sim = opened.sim;
+    channel = opened.channel;
     channels.add(channel);
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config.delivery().lanes(), config.downstream()),
-            sender,
-            ByteBufAllocator.DEFAULT,
-            metrics,
-            null);
-    DeliveryLedger ledger =
-        new DeliveryLedger(
-            config.delivery().ledgerMaxEntries(),
-            config.delivery().ledgerTtl().toNanos(),
-            sim::now);
-    ingress =
-        new HttpIngress(
-            config.server(),
-            config.tenant(),
-            lanes,
-            ledger,
-            config.downstream().timeout(),
-            metrics);
-    ingress.listening();
-    channel.pipeline().addLast(ingress.newHandler());
+    lanes = opened.lanes;
+    ingress = opened.ingress;
   }
 
   /** Another connection to the same ingress. */

@@ -26,8 +26,6 @@ import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
@@ -74,31 +72,11 @@ class IngressHandlerTest {
     props.putAll(overrides);
     RelayConfig config = RelayConfig.load(null, props, Map.of());
     metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    sim = new SimulatedLoop();
-    channel = sim.channel();
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config.delivery().lanes(), config.downstream()),
-            sender,
-            ByteBufAllocator.DEFAULT,
-            metrics,
-            null);
-    DeliveryLedger ledger =
-        new DeliveryLedger(
-            config.delivery().ledgerMaxEntries(),
-            config.delivery().ledgerTtl().toNanos(),
-            sim::now);
-    ingress =
-        new HttpIngress(
-            config.server(),
-            config.tenant(),
-            lanes,
-            ledger,
-            config.downstream().timeout(),
-            metrics);
-    ingress.listening();
-    channel.pipeline().addLast(ingress.newHandler());
+    IngressFixture opened = IngressFixture.handlerOnly(config, sender, metrics);
+    sim = opened.sim;
+    channel = opened.channel;
+    lanes = opened.lanes;
+    ingress = opened.ingress;
   }
 
   @AfterEach

@@ -11,13 +11,10 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,26 +34,10 @@ class RequestHeadTimeoutTest {
     RelayConfig config =
         RelayConfig.load(null, Map.of("relay.server.read-timeout", "10s"), Map.of());
     RelayMetrics metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    sim = new SimulatedLoop();
-    channel = sim.channel();
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config.delivery().lanes(), config.downstream()),
-            new ScriptedSender(),
-            ByteBufAllocator.DEFAULT,
-            metrics,
-            null);
-    HttpIngress ingress =
-        new HttpIngress(
-            config.server(),
-            config.tenant(),
-            lanes,
-            new DeliveryLedger(10, Duration.ofMinutes(1).toNanos(), sim::now),
-            config.downstream().timeout(),
-            metrics);
-    ingress.listening();
-    ingress.initChannel(channel);
+    IngressFixture opened = IngressFixture.fullPipeline(config, new ScriptedSender(), metrics);
+    sim = opened.sim;
+    channel = opened.channel;
+    lanes = opened.lanes;
   }
 
   @AfterEach
