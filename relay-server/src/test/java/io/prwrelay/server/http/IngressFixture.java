@@ -2,6 +2,7 @@ package io.prwrelay.server.http;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.prwrelay.server.config.ConfigException;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
@@ -12,7 +13,9 @@ import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * An {@link HttpIngress} built from a {@link RelayConfig} the way the server builds it, on one
@@ -44,6 +47,14 @@ final class IngressFixture {
     ingress =
         HttpIngress.of(config, lanes, ledger, metrics, new DownstreamProtocol(ProtocolMode.V1));
     ingress.listening();
+  }
+
+  /** {@code base} with {@code overrides} over it, as config keys. */
+  static RelayConfig config(Map<String, String> base, Map<String, String> overrides)
+      throws ConfigException {
+    Map<String, String> props = new HashMap<>(base);
+    props.putAll(overrides);
+    return RelayConfig.load(null, props, Map.of());
   }
 
   /** The channel holds only the {@link IngressHandler}: it reads and writes HTTP messages. */

@@ -11,7 +11,6 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,23 +26,23 @@ import org.junit.jupiter.api.Test;
 class RequestHeadTimeoutTest {
   private SimulatedLoop sim;
   private EmbeddedChannel channel;
-  private Lanes lanes;
+  private IngressFixture fixture;
 
   @BeforeEach
   void open() throws Exception {
     RelayConfig config =
         RelayConfig.load(null, Map.of("relay.server.read-timeout", "10s"), Map.of());
-    RelayMetrics metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    IngressFixture opened = IngressFixture.fullPipeline(config, new ScriptedSender(), metrics);
-    sim = opened.sim;
-    channel = opened.channel;
-    lanes = opened.lanes;
+    fixture =
+        IngressFixture.fullPipeline(
+            config, new ScriptedSender(), new RelayMetrics(10, ByteBufAllocator.DEFAULT));
+    sim = fixture.sim;
+    channel = fixture.channel;
   }
 
   @AfterEach
   void close() {
     channel.close();
-    lanes.close();
+    fixture.lanes.close();
     sim.runDue();
     assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
   }
