@@ -18,10 +18,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * An {@link HttpIngress} built from a {@link RelayConfig} the way the server builds it, on one
- * {@link SimulatedLoop} whose lanes send to a {@link ScriptedSender}, with the first connection as
- * an {@link EmbeddedChannel} on that loop. The test owns the channel and the lanes: it closes the
- * lanes and ends with {@code channel.finishAndReleaseAll()}.
+ * An {@link HttpIngress} built from a {@link RelayConfig} with {@link HttpIngress#of}, as {@code
+ * RelayServer} builds it, on one {@link SimulatedLoop} whose lanes (no queues, no observer but the
+ * metrics) send to a {@link ScriptedSender}, with the first connection as an {@link
+ * EmbeddedChannel} on that loop. The test owns the channel and the lanes: it closes the lanes and
+ * ends with {@code channel.finishAndReleaseAll()}.
  */
 final class IngressFixture {
   final SimulatedLoop sim = new SimulatedLoop();
