@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.TestCertificates;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -62,29 +63,7 @@ class HealthCheckTest {
   void aTlsIngressIsAskedOverHttps(@TempDir Path dir) throws Exception {
     Path cert = dir.resolve("tls.crt");
     Path key = dir.resolve("tls.key");
-    Process p =
-        new ProcessBuilder(
-                "openssl",
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-keyout",
-                key.toString(),
-                "-out",
-                cert.toString(),
-                "-days",
-                "2",
-                "-subj",
-                "/CN=relay.example")
-            .redirectErrorStream(true)
-            .start();
-    p.getInputStream().readAllBytes();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-    assertEquals(0, p.exitValue(), "openssl made a certificate");
+    TestCertificates.selfSigned(key, cert, "relay.example");
     Map<String, String> tls =
         Map.of(
             "relay.server.tls.cert-file", cert.toString(),

@@ -6,6 +6,7 @@ import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
+import io.prwrelay.core.wire.HeapBuffers;
 import java.util.List;
 
 /**
@@ -18,10 +19,7 @@ import java.util.List;
 public final class WriteRequestCounter implements WriteRequestVisitor {
   // The reader needs a tenant label to look for; counting does not care which.
   private final WriteRequestReader reader = new WriteRequestReader(List.of("__name__"));
-  private int series;
-  private long samples;
-  private long exemplars;
-  private long histograms;
+  private final SeriesTally tally = new SeriesTally();
 
   /**
    * Reads {@code request} whole.
@@ -33,35 +31,25 @@ public final class WriteRequestCounter implements WriteRequestVisitor {
    *     otherwise what is wrong with it
    */
   public RequestError count(ByteBuf request, ByteBufAllocator alloc) {
-    series = 0;
-    samples = 0;
-    exemplars = 0;
-    histograms = 0;
-    int length = request.readableBytes();
-    if (request.hasArray()) {
-      return reader.read(
-          request.array(), request.arrayOffset() + request.readerIndex(), length, this);
-    }
-    ByteBuf heap = alloc.heapBuffer(length, length);
+    tally.reset();
+    ByteBuf heap = HeapBuffers.heap(request, alloc);
     try {
-      heap.writeBytes(request, request.readerIndex(), length);
-      return reader.read(heap.array(), heap.arrayOffset(), length, this);
+      return reader.read(heap.array(), HeapBuffers.arrayStart(heap), request.readableBytes(), this);
     } finally {
-      heap.release();
+      if (heap != request) {
+        heap.release();
+      }
     }
   }
 
   /** What the last valid request of {@link #count} carried. */
   public SeriesCounts counts() {
-    return new SeriesCounts(series, samples, exemplars, histograms);
+    return tally.counts();
   }
 
   @Override
   public boolean onSeries(SeriesView view) {
-    series++;
-    samples += view.samples();
-    exemplars += view.exemplars();
-    histograms += view.histograms();
+    tally.add(view);
     return true;
   }
 

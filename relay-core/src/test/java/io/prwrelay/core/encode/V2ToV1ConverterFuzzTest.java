@@ -8,10 +8,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.testing.FuzzInputs;
+import io.prwrelay.testing.Oracle;
 import io.prwrelay.testing.V2Oracle;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,16 +50,7 @@ class V2ToV1ConverterFuzzTest {
       WriteRequest want = V2Oracle.toV1(all);
       WriteRequest got = WriteRequest.parseFrom(ByteBufUtil.getBytes(c.content()));
       assertEquals(want, FuzzInputs.withoutCopiedUnknowns(got));
-      long samples = 0;
-      long exemplars = 0;
-      long histograms = 0;
-      for (TimeSeries ts : want.getTimeseriesList()) {
-        samples += ts.getSamplesCount();
-        exemplars += ts.getExemplarsCount();
-        histograms += ts.getHistogramsCount();
-      }
-      assertEquals(
-          new SeriesCounts(want.getTimeseriesCount(), samples, exemplars, histograms), c.counts());
+      assertEquals(Oracle.counts(want), c.counts());
       assertEquals(got.getMetadataCount(), c.metadata(), "metadata written");
     } finally {
       c.content().release();

@@ -9,10 +9,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.remotewrite.RequestError;
-import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.testing.FuzzInputs;
@@ -69,28 +69,26 @@ class RouterFuzzTest {
 
   @FuzzTest(maxDuration = "4m")
   void v1RouterSplitsExactlyOrAnswersATypedError(byte[] data) throws Exception {
-    for (TenantRouter router : V1) {
-      ByteBuf in = FuzzInputs.wrap(data, ALLOC);
-      RouteResult result = null;
-      try {
-        result = router.route(in, ALLOC);
-        if (result.error() != null) {
-          assertTypedError(result, data.length);
-        } else {
-          assertV1LikeOracle(data, router, result);
-        }
-      } finally {
-        if (result != null) {
-          result.clear();
-        }
-        in.release();
-      }
-    }
+    routeWithEach(V1, data, RouterFuzzTest::assertV1LikeOracle);
   }
 
   @FuzzTest(maxDuration = "4m")
   void v2RouterSplitsExactlyOrAnswersATypedError(byte[] data) throws Exception {
-    for (V2TenantRouter router : V2) {
+    routeWithEach(V2, data, RouterFuzzTest::assertV2LikeOracle);
+  }
+
+  /** What a router's batches for {@code data} must match when it answers no error. */
+  private interface OracleCheck<R> {
+    void check(byte[] data, R router, RouteResult result) throws Exception;
+  }
+
+  /**
+   * Routes {@code data} with each of {@code routers}: a typed error, or batches {@code likeOracle}
+   * accepts; the input and every result are released.
+   */
+  private static <R extends AbstractTenantRouter> void routeWithEach(
+      List<R> routers, byte[] data, OracleCheck<R> likeOracle) throws Exception {
+    for (R router : routers) {
       ByteBuf in = FuzzInputs.wrap(data, ALLOC);
       RouteResult result = null;
       try {
@@ -98,7 +96,7 @@ class RouterFuzzTest {
         if (result.error() != null) {
           assertTypedError(result, data.length);
         } else {
-          assertV2LikeOracle(data, router, result);
+          likeOracle.check(data, router, result);
         }
       } finally {
         if (result != null) {
@@ -132,18 +130,11 @@ class RouterFuzzTest {
       WriteRequest got = WriteRequest.parseFrom(ByteBufUtil.getBytes(b.content()));
       assertEquals(want.getTimeseriesList(), got.getTimeseriesList(), "series of " + b.tenant());
       assertEquals(want.getMetadataList(), got.getMetadataList(), "metadata of " + b.tenant());
-      assertEquals(want.getTimeseriesCount(), b.series(), "series count of " + b.tenant());
-      long samples = 0;
-      long exemplars = 0;
-      long histograms = 0;
-      for (TimeSeries ts : want.getTimeseriesList()) {
-        samples += ts.getSamplesCount();
-        exemplars += ts.getExemplarsCount();
-        histograms += ts.getHistogramsCount();
-      }
-      assertEquals(samples, b.samples(), "samples of " + b.tenant());
-      assertEquals(exemplars, b.exemplars(), "exemplars of " + b.tenant());
-      assertEquals(histograms, b.histograms(), "histograms of " + b.tenant());
+      SeriesCounts counts = Oracle.counts(want);
+      assertEquals(counts.series(), b.series(), "series count of " + b.tenant());
+      assertEquals(counts.samples(), b.samples(), "samples of " + b.tenant());
+      assertEquals(counts.exemplars(), b.exemplars(), "exemplars of " + b.tenant());
+      assertEquals(counts.histograms(), b.histograms(), "histograms of " + b.tenant());
     }
     assertEquals(request.getTimeseriesCount(), result.seriesIn(), "series read");
     assertProblems(rules, problems, result);

@@ -105,15 +105,7 @@ public final class RelayServer implements AutoCloseable {
         new DeliveryLedger(
             delivery.ledgerMaxEntries(), delivery.ledgerTtl().toNanos(), ticker::nanoTime);
     try {
-      this.ingress =
-          new HttpIngress(
-              config.server(),
-              config.tenant(),
-              lanes,
-              ledger,
-              config.downstream().timeout(),
-              metrics,
-              protocol);
+      this.ingress = HttpIngress.of(config, lanes, ledger, metrics, protocol);
     } catch (IOException | RuntimeException e) {
       lanes.close();
       if (store != null) {

@@ -5,7 +5,7 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.internal.PlatformDependent;
-import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
+import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
@@ -46,23 +46,6 @@ public final class HttpIngress {
    * @param lanes carry the tenant batches of every write request downstream
    * @param ledger remembers tenants delivered by requests the sender will retry
    * @param timeout deadline of one sender request in the lanes
-   * @throws IOException naming the key of a TLS or token file that cannot be read or used
-   */
-  public HttpIngress(
-      ServerConfig server,
-      TenantConfig tenants,
-      Lanes lanes,
-      DeliveryLedger ledger,
-      Duration timeout,
-      RelayMetrics metrics)
-      throws IOException {
-    this(server, tenants, lanes, ledger, timeout, metrics, new DownstreamProtocol(ProtocolMode.V1));
-  }
-
-  /**
-   * @param lanes carry the tenant batches of every write request downstream
-   * @param ledger remembers tenants delivered by requests the sender will retry
-   * @param timeout deadline of one sender request in the lanes
    * @param protocol the Remote Write version PRW 2.0 input is sent downstream in (the lanes' own)
    * @throws IOException naming the key of a TLS or token file that cannot be read or used
    */
@@ -92,6 +75,32 @@ public final class HttpIngress {
     metrics.connections(connections::get, server.maxConnections());
     this.auth = new InboundAuth(server.auth(), metrics);
     this.tls = server.tls().enabled() ? new IngressTls(server.tls(), metrics) : null;
+  }
+
+  /**
+   * The ingress of {@code config}: its server and tenant settings, and the downstream timeout as
+   * the deadline of one sender request in the lanes.
+   *
+   * @param lanes carry the tenant batches of every write request downstream
+   * @param ledger remembers tenants delivered by requests the sender will retry
+   * @param protocol the Remote Write version PRW 2.0 input is sent downstream in (the lanes' own)
+   * @throws IOException naming the key of a TLS or token file that cannot be read or used
+   */
+  public static HttpIngress of(
+      RelayConfig config,
+      Lanes lanes,
+      DeliveryLedger ledger,
+      RelayMetrics metrics,
+      DownstreamProtocol protocol)
+      throws IOException {
+    return new HttpIngress(
+        config.server(),
+        config.tenant(),
+        lanes,
+        ledger,
+        config.downstream().timeout(),
+        metrics,
+        protocol);
   }
 
   /** Sets up the pipeline of one accepted connection. */

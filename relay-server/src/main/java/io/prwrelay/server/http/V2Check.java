@@ -3,10 +3,12 @@ package io.prwrelay.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.core.encode.SeriesTally;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.V2RequestReader;
 import io.prwrelay.core.remotewrite.V2RequestVisitor;
 import io.prwrelay.core.remotewrite.V2SeriesView;
+import io.prwrelay.core.wire.HeapBuffers;
 import java.util.List;
 
 /**
@@ -16,10 +18,7 @@ import java.util.List;
  */
 final class V2Check implements V2RequestVisitor {
   private final V2RequestReader reader = new V2RequestReader(List.of());
-  private int series;
-  private long samples;
-  private long exemplars;
-  private long histograms;
+  private final SeriesTally tally = new SeriesTally();
   private RequestError error;
 
   /**
@@ -30,22 +29,15 @@ final class V2Check implements V2RequestVisitor {
    * @return {@code this}: read {@link #error()} and {@link #counts()}
    */
   V2Check check(ByteBuf request, ByteBufAllocator alloc) {
-    series = 0;
-    samples = 0;
-    exemplars = 0;
-    histograms = 0;
-    int length = request.readableBytes();
-    if (request.hasArray()) {
-      error =
-          reader.read(request.array(), request.arrayOffset() + request.readerIndex(), length, this);
-      return this;
-    }
-    ByteBuf heap = alloc.heapBuffer(length, length);
+    tally.reset();
+    ByteBuf heap = HeapBuffers.heap(request, alloc);
     try {
-      heap.writeBytes(request, request.readerIndex(), length);
-      error = reader.read(heap.array(), heap.arrayOffset(), length, this);
+      error =
+          reader.read(heap.array(), HeapBuffers.arrayStart(heap), request.readableBytes(), this);
     } finally {
-      heap.release();
+      if (heap != request) {
+        heap.release();
+      }
     }
     return this;
   }
@@ -57,15 +49,12 @@ final class V2Check implements V2RequestVisitor {
 
   /** What the last request carries. */
   SeriesCounts counts() {
-    return new SeriesCounts(series, samples, exemplars, histograms);
+    return tally.counts();
   }
 
   @Override
   public boolean onSeries(V2SeriesView view) {
-    series++;
-    samples += view.samples();
-    exemplars += view.exemplars();
-    histograms += view.histograms();
+    tally.add(view);
     return true;
   }
 }

@@ -18,12 +18,8 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
-import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
-import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +28,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -60,56 +55,30 @@ class IngressAdmissionTest {
   private final ScriptedSender sender = new ScriptedSender();
   private final List<EmbeddedChannel> channels = new ArrayList<>();
   private RelayMetrics metrics;
-  private HttpIngress ingress;
+  private IngressFixture fixture;
   private SimulatedLoop sim;
-  private Lanes lanes;
   private EmbeddedChannel channel;
 
   /** Starts the ingress with the base settings and {@code overrides}; opens one connection. */
   private void open(Map<String, String> overrides) throws Exception {
-    Map<String, String> props = new HashMap<>(BASE);
-    props.putAll(overrides);
-    RelayConfig config = RelayConfig.load(null, props, Map.of());
     metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    sim = new SimulatedLoop();
-    channel = sim.channel();
+    fixture = IngressFixture.handlerOnly(IngressFixture.config(BASE, overrides), sender, metrics);
+    sim = fixture.sim;
+    channel = fixture.channel;
     channels.add(channel);
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config.delivery().lanes(), config.downstream()),
-            sender,
-            ByteBufAllocator.DEFAULT,
-            metrics,
-            null);
-    DeliveryLedger ledger =
-        new DeliveryLedger(
-            config.delivery().ledgerMaxEntries(),
-            config.delivery().ledgerTtl().toNanos(),
-            sim::now);
-    ingress =
-        new HttpIngress(
-            config.server(),
-            config.tenant(),
-            lanes,
-            ledger,
-            config.downstream().timeout(),
-            metrics);
-    ingress.listening();
-    channel.pipeline().addLast(ingress.newHandler());
   }
 
   /** Another connection to the same ingress. */
   private EmbeddedChannel another() {
-    EmbeddedChannel c = new EmbeddedChannel(ingress.newHandler());
+    EmbeddedChannel c = new EmbeddedChannel(fixture.ingress.newHandler());
     channels.add(c);
     return c;
   }
 
   @AfterEach
   void tearDown() {
-    if (lanes != null) {
-      lanes.close();
+    if (fixture != null) {
+      fixture.lanes.close();
     }
     assertTrue(sender.releasedBodies().isEmpty());
     for (EmbeddedChannel c : channels) {
@@ -182,7 +151,7 @@ class IngressAdmissionTest {
   }
 
   private long budgetInUse() {
-    return ingress.budget.inUse();
+    return fixture.ingress.budget.inUse();
   }
 
   private static String basic(String user, String password) {
@@ -393,7 +362,7 @@ class IngressAdmissionTest {
     Files.writeString(tokens, "old-token\n");
     open(Map.of("relay.server.bearer-token-file", tokens.toString()));
     Files.writeString(tokens, "new-token-longer\n");
-    ingress.reloadChangedFiles();
+    fixture.ingress.reloadChangedFiles();
     assertEquals(
         204, status(exchange(write(twoTenants(), "Authorization", "Bearer new-token-longer"))));
     assertEquals(401, status(exchange(write(twoTenants(), "Authorization", "Bearer old-token"))));
@@ -409,7 +378,7 @@ class IngressAdmissionTest {
     Files.writeString(tokens, "good-token\n");
     open(Map.of("relay.server.bearer-token-file", tokens.toString()));
     Files.writeString(tokens, "one two three\n");
-    ingress.reloadChangedFiles();
+    fixture.ingress.reloadChangedFiles();
     assertEquals(204, status(exchange(write(twoTenants(), "Authorization", "Bearer good-token"))));
     assertTrue(
         metrics
@@ -423,7 +392,7 @@ class IngressAdmissionTest {
     assertEquals(200, status(exchange(get("/metrics"))));
     assertEquals(200, status(exchange(get("/-/healthy"))));
     channel.finishAndReleaseAll();
-    lanes.close();
+    fixture.lanes.close();
     open(Map.of("relay.server.bearer-token", "tok", "relay.server.auth.protect-metrics", "true"));
     assertEquals(200, status(exchange(get("/-/ready"))));
     assertEquals(200, status(exchange(get("/metrics", "Authorization", "Bearer tok"))));

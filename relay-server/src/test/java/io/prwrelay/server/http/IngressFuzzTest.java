@@ -24,8 +24,6 @@ import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.FuzzInputs;
@@ -36,7 +34,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -94,33 +91,18 @@ class IngressFuzzTest {
     final ScriptedSender sender = new ScriptedSender();
     final RelayMetrics metrics = METRICS;
     final double internalErrorsBefore = internalErrorsSoFar();
-    final SimulatedLoop sim = new SimulatedLoop();
-    final EmbeddedChannel channel = sim.channel();
+    final SimulatedLoop sim;
+    final EmbeddedChannel channel;
     final Lanes lanes;
 
     Connection(boolean rawBytes) throws IOException {
-      lanes =
-          new Lanes(
-              List.of(sim.loop()),
-              LaneSettings.of(RELAY.delivery().lanes(), RELAY.downstream()),
-              sender,
-              ByteBufAllocator.DEFAULT,
-              metrics,
-              null);
-      DeliveryLedger ledger =
-          new DeliveryLedger(
-              RELAY.delivery().ledgerMaxEntries(),
-              RELAY.delivery().ledgerTtl().toNanos(),
-              sim::now);
-      HttpIngress ingress =
-          new HttpIngress(
-              RELAY.server(), RELAY.tenant(), lanes, ledger, RELAY.downstream().timeout(), metrics);
-      ingress.listening();
-      if (rawBytes) {
-        ingress.initChannel(channel);
-      } else {
-        channel.pipeline().addLast(ingress.newHandler());
-      }
+      IngressFixture opened =
+          rawBytes
+              ? IngressFixture.fullPipeline(RELAY, sender, metrics)
+              : IngressFixture.handlerOnly(RELAY, sender, metrics);
+      sim = opened.sim;
+      channel = opened.channel;
+      lanes = opened.lanes;
     }
 
     /** Errors inside the relay since this connection opened. */

@@ -21,19 +21,14 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
-import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
-import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -58,9 +53,8 @@ class IngressHandlerTest {
 
   private final ScriptedSender sender = new ScriptedSender();
   private RelayMetrics metrics;
-  private HttpIngress ingress;
+  private IngressFixture fixture;
   private SimulatedLoop sim;
-  private Lanes lanes;
   private EmbeddedChannel channel;
 
   @BeforeEach
@@ -70,40 +64,15 @@ class IngressHandlerTest {
 
   /** Opens the connection with the base settings and {@code overrides}. */
   private void open(Map<String, String> overrides) throws Exception {
-    Map<String, String> props = new HashMap<>(BASE);
-    props.putAll(overrides);
-    RelayConfig config = RelayConfig.load(null, props, Map.of());
     metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    sim = new SimulatedLoop();
-    channel = sim.channel();
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config.delivery().lanes(), config.downstream()),
-            sender,
-            ByteBufAllocator.DEFAULT,
-            metrics,
-            null);
-    DeliveryLedger ledger =
-        new DeliveryLedger(
-            config.delivery().ledgerMaxEntries(),
-            config.delivery().ledgerTtl().toNanos(),
-            sim::now);
-    ingress =
-        new HttpIngress(
-            config.server(),
-            config.tenant(),
-            lanes,
-            ledger,
-            config.downstream().timeout(),
-            metrics);
-    ingress.listening();
-    channel.pipeline().addLast(ingress.newHandler());
+    fixture = IngressFixture.handlerOnly(IngressFixture.config(BASE, overrides), sender, metrics);
+    sim = fixture.sim;
+    channel = fixture.channel;
   }
 
   @AfterEach
   void tearDown() {
-    lanes.close();
+    fixture.lanes.close();
     assertTrue(sender.releasedBodies().isEmpty());
     assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
   }
@@ -176,7 +145,7 @@ class IngressHandlerTest {
     FullHttpResponse ready = exchange(request(HttpMethod.GET, "/-/ready?x=1", new byte[0]));
     assertEquals(200, ready.status().code());
     ready.release();
-    ingress.draining();
+    fixture.ingress.draining();
     FullHttpResponse notReady = exchange(request(HttpMethod.GET, "/-/ready", new byte[0]));
     assertEquals(503, notReady.status().code());
     assertEquals("not ready: shutting down\n", body(notReady));

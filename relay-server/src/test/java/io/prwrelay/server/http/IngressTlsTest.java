@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.TestCertificates;
 import io.prwrelay.testing.RawProto;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -32,7 +33,6 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -57,38 +57,11 @@ class IngressTlsTest {
   @BeforeAll
   static void certificates() throws Exception {
     ca = dir.resolve("ca.pem");
-    openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        dir.resolve("ca.key").toString(),
-        "-out",
-        ca.toString(),
-        "-days",
-        "2",
-        "-subj",
-        "/CN=test-ca");
+    TestCertificates.selfSigned(dir.resolve("ca.key"), ca, "test-ca");
     Files.writeString(dir.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
     for (String name : List.of("relay-1", "relay-2", "sender")) {
-      openssl(
-          "req",
-          "-newkey",
-          "ec",
-          "-pkeyopt",
-          "ec_paramgen_curve:prime256v1",
-          "-nodes",
-          "-keyout",
-          dir.resolve(name + ".key").toString(),
-          "-out",
-          dir.resolve(name + ".csr").toString(),
-          "-subj",
-          "/CN=" + name);
-      openssl(
+      TestCertificates.signingRequest(dir.resolve(name + ".key"), dir.resolve(name + ".csr"), name);
+      TestCertificates.openssl(
           "x509",
           "-req",
           "-in",
@@ -105,16 +78,6 @@ class IngressTlsTest {
           "-extfile",
           dir.resolve("san.ext").toString());
     }
-  }
-
-  private static void openssl(String... args) throws Exception {
-    String[] command = new String[args.length + 1];
-    command[0] = "openssl";
-    System.arraycopy(args, 0, command, 1, args.length);
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "openssl finished");
-    assertEquals(0, p.exitValue(), out);
   }
 
   /** The serving files of one relay, starting with relay-1's pair. */

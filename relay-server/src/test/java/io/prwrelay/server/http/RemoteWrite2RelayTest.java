@@ -24,6 +24,7 @@ import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
@@ -45,6 +46,17 @@ class RemoteWrite2RelayTest {
   private static final List<String> LABELS = List.of("service_id");
   private static final TenantRules RULES = TenantRules.builder().labels(LABELS).build();
   private static final String V1_TYPE = "application/x-protobuf";
+
+  /** The symbols of the series {@link #upOf} writes. */
+  private static final String[] UP_AB = {"", "__name__", "up", "service_id", "a", "b"};
+
+  /** The series {@code up{service_id="<tenant>"}}, tenant "a" or "b", over {@link #UP_AB}. */
+  private static byte[] upOf(String tenant, byte[]... samples) {
+    byte[][] parts = new byte[samples.length + 1][];
+    parts[0] = refs(1, 2, 3, Arrays.asList(UP_AB).indexOf(tenant));
+    System.arraycopy(samples, 0, parts, 1, samples.length);
+    return series(parts);
+  }
 
   private static V2RequestGenerator.Generated generated(long seed, int series) {
     return new V2RequestGenerator(seed).request(series, LABELS);
@@ -225,11 +237,8 @@ class RemoteWrite2RelayTest {
 
   @Test
   void autoFallsBackToV1OnA415AndRemembersIt() throws Exception {
-    String[] table = {"", "__name__", "up", "service_id", "a", "b"};
-    byte[] first = request(table, series(refs(1, 2, 3, 4), sample(1, 1), sample(2, 2)));
-    byte[] second =
-        request(
-            table, series(refs(1, 2, 3, 4), sample(3, 3)), series(refs(1, 2, 3, 5), sample(4, 4)));
+    byte[] first = request(UP_AB, upOf("a", sample(1, 1), sample(2, 2)));
+    byte[] second = request(UP_AB, upOf("a", sample(3, 3)), upOf("b", sample(4, 4)));
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "auto"))) {
       f.downstream.script("a", Reply.status(415, "remote write 2.0 is not enabled"));
       HttpResponse<String> r = f.writeV2(first);
@@ -322,12 +331,11 @@ class RemoteWrite2RelayTest {
 
   @Test
   void writtenHeadersSumTheDownstreamsOwnCountsAndTheRelaysForTheRest() throws Exception {
-    String[] table = {"", "__name__", "up", "service_id", "a", "b"};
     byte[] body =
         request(
-            table,
-            series(refs(1, 2, 3, 4), sample(1, 1), sample(2, 2)),
-            series(refs(1, 2, 3, 5), sample(3, 3), sample(4, 4), sample(5, 5)));
+            UP_AB,
+            upOf("a", sample(1, 1), sample(2, 2)),
+            upOf("b", sample(3, 3), sample(4, 4), sample(5, 5)));
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "v2"))) {
       f.downstream.script(
           "b",
@@ -405,10 +413,7 @@ class RemoteWrite2RelayTest {
 
   @Test
   void retryOfAV2BodySkipsTenantsTheLedgerKnowsWereDelivered() throws Exception {
-    String[] table = {"", "__name__", "up", "service_id", "a", "b"};
-    byte[] body =
-        request(
-            table, series(refs(1, 2, 3, 4), sample(1, 1)), series(refs(1, 2, 3, 5), sample(2, 2)));
+    byte[] body = request(UP_AB, upOf("a", sample(1, 1)), upOf("b", sample(2, 2)));
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "v2"))) {
       f.downstream.script("b", Reply.status(429, "rate limited"));
       HttpResponse<String> r = f.writeV2(body);

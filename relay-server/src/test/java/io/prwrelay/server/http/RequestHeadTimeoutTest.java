@@ -11,13 +11,9 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
-import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
-import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,39 +26,23 @@ import org.junit.jupiter.api.Test;
 class RequestHeadTimeoutTest {
   private SimulatedLoop sim;
   private EmbeddedChannel channel;
-  private Lanes lanes;
+  private IngressFixture fixture;
 
   @BeforeEach
   void open() throws Exception {
     RelayConfig config =
         RelayConfig.load(null, Map.of("relay.server.read-timeout", "10s"), Map.of());
-    RelayMetrics metrics = new RelayMetrics(10, ByteBufAllocator.DEFAULT);
-    sim = new SimulatedLoop();
-    channel = sim.channel();
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config.delivery().lanes(), config.downstream()),
-            new ScriptedSender(),
-            ByteBufAllocator.DEFAULT,
-            metrics,
-            null);
-    HttpIngress ingress =
-        new HttpIngress(
-            config.server(),
-            config.tenant(),
-            lanes,
-            new DeliveryLedger(10, Duration.ofMinutes(1).toNanos(), sim::now),
-            config.downstream().timeout(),
-            metrics);
-    ingress.listening();
-    ingress.initChannel(channel);
+    fixture =
+        IngressFixture.fullPipeline(
+            config, new ScriptedSender(), new RelayMetrics(10, ByteBufAllocator.DEFAULT));
+    sim = fixture.sim;
+    channel = fixture.channel;
   }
 
   @AfterEach
   void close() {
     channel.close();
-    lanes.close();
+    fixture.lanes.close();
     sim.runDue();
     assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
   }

@@ -25,6 +25,13 @@ class WriteRequestCheckTest {
     return r;
   }
 
+  /** A head with {@code Content-Encoding}, {@code Content-Type} and then {@code more} headers. */
+  private static HttpRequest typed(String encoding, String contentType, String... more) {
+    HttpRequest r = head(more);
+    r.headers().set("Content-Encoding", encoding).set("Content-Type", contentType);
+    return r;
+  }
+
   private static WriteRequestCheck.Accepted accepted(WriteRequestCheck.Result result) {
     return assertInstanceOf(WriteRequestCheck.Accepted.class, result);
   }
@@ -60,42 +67,24 @@ class WriteRequestCheckTest {
         Protocol.V1,
         accepted(
                 check.check(
-                    head(
-                        "Content-Encoding",
-                        "snappy",
-                        "Content-Type",
-                        "application/x-protobuf; proto=prometheus.WriteRequest")))
+                    typed("snappy", "application/x-protobuf; proto=prometheus.WriteRequest")))
             .protocol());
     assertEquals(
-        Protocol.V1,
-        accepted(
-                check.check(
-                    head("Content-Encoding", "snappy", "Content-Type", "application/x-protobuf")))
-            .protocol());
+        Protocol.V1, accepted(check.check(typed("snappy", "application/x-protobuf"))).protocol());
     assertEquals(
         Protocol.V2,
         accepted(
                 check.check(
-                    head(
-                        "Content-Encoding",
-                        "zstd",
-                        "Content-Type",
-                        "application/x-protobuf;proto=io.prometheus.write.v2.Request")))
+                    typed("zstd", "application/x-protobuf;proto=io.prometheus.write.v2.Request")))
             .protocol());
-    Answer json =
-        rejected(
-            check.check(head("Content-Encoding", "snappy", "Content-Type", "application/json")));
+    Answer json = rejected(check.check(typed("snappy", "application/json")));
     assertEquals(415, json.status());
     assertEquals(
         "unsupported Content-Type 'application/json': use application/x-protobuf", json.message());
     Answer other =
         rejected(
             check.check(
-                head(
-                    "Content-Encoding",
-                    "snappy",
-                    "Content-Type",
-                    "application/x-protobuf;proto=io.prometheus.write.v3.Request")));
+                typed("snappy", "application/x-protobuf;proto=io.prometheus.write.v3.Request")));
     assertEquals(415, other.status());
     assertEquals(
         "unsupported Content-Type 'application/x-protobuf;proto=io.prometheus.write.v3.Request':"
@@ -131,10 +120,8 @@ class WriteRequestCheckTest {
     Answer v2 =
         rejected(
             check.check(
-                head(
-                    "Content-Encoding",
+                typed(
                     "snappy",
-                    "Content-Type",
                     "application/x-protobuf;proto=io.prometheus.write.v2.Request",
                     "Content-Length",
                     "1001")));

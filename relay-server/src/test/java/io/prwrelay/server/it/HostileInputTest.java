@@ -185,28 +185,31 @@ class HostileInputTest {
 
   @Test
   void tricklingRequestHeadIs408() throws Exception {
-    try (Raw c = new Raw()) {
-      c.send("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\nX-Slow: ");
-      Thread trickle = trickle(c);
-      Answer a = c.read();
-      trickle.interrupt();
-      trickle.join(5_000);
-      assertEquals(408, a.status, a.body);
-      assertEquals("request head not received within relay.server.read-timeout=PT1S", a.body);
-      assertTrue(c.endsWithin(5_000), "the connection ends");
-    }
+    assertTricklingIs408(
+        "POST /api/v1/write HTTP/1.1\r\nHost: relay\r\nX-Slow: ",
+        "request head not received within relay.server.read-timeout=PT1S");
   }
 
   @Test
   void tricklingBodyIs408() throws Exception {
+    assertTricklingIs408(
+        head("Content-Length: 1000"),
+        "request body not received within relay.server.read-timeout=PT1S");
+  }
+
+  /**
+   * Sends {@code start}, then one byte every 100 ms: the relay answers 408 with {@code message} and
+   * ends the connection.
+   */
+  private static void assertTricklingIs408(String start, String message) throws Exception {
     try (Raw c = new Raw()) {
-      c.send(head("Content-Length: 1000"));
+      c.send(start);
       Thread trickle = trickle(c);
       Answer a = c.read();
       trickle.interrupt();
       trickle.join(5_000);
       assertEquals(408, a.status, a.body);
-      assertEquals("request body not received within relay.server.read-timeout=PT1S", a.body);
+      assertEquals(message, a.body);
       assertTrue(c.endsWithin(5_000), "the connection ends");
     }
   }
