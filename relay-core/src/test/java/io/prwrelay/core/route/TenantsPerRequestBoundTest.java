@@ -1,5 +1,6 @@
 package io.prwrelay.core.route;
 
+import static io.prwrelay.core.route.RoutingProperties.route;
 import static io.prwrelay.testing.RawProto.cat;
 import static io.prwrelay.testing.RawProto.label;
 import static io.prwrelay.testing.RawProto.sample;
@@ -7,9 +8,6 @@ import static io.prwrelay.testing.RawProto.series;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.testing.V2RawProto;
@@ -32,15 +30,6 @@ class TenantsPerRequestBoundTest {
       out = cat(out, series(label("job", defaultedSeriesLabel), sample(3, 3)));
     }
     return out;
-  }
-
-  private static RouteResult route(AbstractTenantRouter router, byte[] request) {
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    try {
-      return router.route(in, PooledByteBufAllocator.DEFAULT);
-    } finally {
-      in.release();
-    }
   }
 
   private static TenantRules rules(int max) {

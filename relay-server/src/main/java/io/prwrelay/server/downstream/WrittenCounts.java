@@ -15,6 +15,14 @@ public record WrittenCounts(long samples, long histograms, long exemplars) {
   /** Nothing written. */
   public static final WrittenCounts ZERO = new WrittenCounts(0, 0, 0);
 
+  /** Sets the three {@code *-Written} headers of these counts on {@code headers}. */
+  public void setOn(HttpHeaders headers) {
+    headers
+        .set(SAMPLES_HEADER, Long.toString(samples))
+        .set(HISTOGRAMS_HEADER, Long.toString(histograms))
+        .set(EXEMPLARS_HEADER, Long.toString(exemplars));
+  }
+
   /** The counts in {@code headers}, or {@code null} when none of the three is there (or valid). */
   public static WrittenCounts of(HttpHeaders headers) {
     long s = count(headers.get(SAMPLES_HEADER));

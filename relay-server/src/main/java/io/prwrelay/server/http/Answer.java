@@ -7,6 +7,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.WrittenCounts;
 import java.nio.charset.StandardCharsets;
 
@@ -24,6 +25,14 @@ record Answer(
   /** This answer with the {@code *-Written} headers of {@code counts}. */
   Answer withWritten(WrittenCounts counts) {
     return new Answer(status, message, retryAfterSeconds, close, counts);
+  }
+
+  /**
+   * This answer as a sender of {@code protocol} gets it: a PRW 2.0 sender learns from every answer
+   * what was written, so one that says nothing says zero.
+   */
+  Answer forSenderOf(Protocol protocol) {
+    return protocol == Protocol.V2 && written == null ? withWritten(WrittenCounts.ZERO) : this;
   }
 
   static Answer of(int status, String message) {
@@ -57,10 +66,7 @@ record Answer(
       r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds));
     }
     if (written != null) {
-      r.headers()
-          .set(WrittenCounts.SAMPLES_HEADER, Long.toString(written.samples()))
-          .set(WrittenCounts.HISTOGRAMS_HEADER, Long.toString(written.histograms()))
-          .set(WrittenCounts.EXEMPLARS_HEADER, Long.toString(written.exemplars()));
+      written.setOn(r.headers());
     }
     return r;
   }

@@ -185,11 +185,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       if (WriteRequestCheck.protocol(req.headers().get(HttpHeaderNames.CONTENT_TYPE))
           == Protocol.V2) {
         // A PRW 2.0 sender learns from every answer what was written: nothing.
-        unauthorized
-            .headers()
-            .set(WrittenCounts.SAMPLES_HEADER, "0")
-            .set(WrittenCounts.HISTOGRAMS_HEADER, "0")
-            .set(WrittenCounts.EXEMPLARS_HEADER, "0");
+        WrittenCounts.ZERO.setOn(unauthorized.headers());
       }
       write(ctx, req, unauthorized, true);
       return;
@@ -209,11 +205,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     if (admission.reservation() == null) {
       metrics.inflightRejected(admission.refusal().tag);
       metricsFinished(ctx, 503, start);
-      Answer over = overBudget(admission.refusal());
-      answer(
-          ctx,
-          req,
-          accepted.protocol() == Protocol.V2 ? over.withWritten(WrittenCounts.ZERO) : over);
+      answer(ctx, req, overBudget(admission.refusal()).forSenderOf(accepted.protocol()));
       return;
     }
     continueIfExpected(ctx, req);
@@ -369,10 +361,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
    * nothing was written.
    */
   private void answer(ChannelHandlerContext ctx, Incoming in, Answer a) {
-    answer(
-        ctx,
-        in.head,
-        in.accepted.protocol() == Protocol.V2 ? a.withWritten(WrittenCounts.ZERO) : a);
+    answer(ctx, in.head, a.forSenderOf(in.accepted.protocol()));
   }
 
   private void answer(ChannelHandlerContext ctx, HttpRequest req, Answer a) {

@@ -16,7 +16,6 @@ import io.prwrelay.core.route.V2TenantRouter;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Fragment;
 import io.prwrelay.server.lane.FragmentOutcome;
@@ -122,10 +121,7 @@ final class WriteProcessor {
       long startNanos,
       Consumer<Answer> answer) {
     // A PRW 2.0 sender learns what was written from every answer, failures included.
-    Consumer<Answer> done =
-        input == Protocol.V2
-            ? a -> answer.accept(a.written() != null ? a : a.withWritten(WrittenCounts.ZERO))
-            : answer;
+    Consumer<Answer> done = a -> answer.accept(a.forSenderOf(input));
     try {
       processOrThrow(loop, alloc, body, encoding, input, incomingTenant, allowed, startNanos, done);
     } catch (RuntimeException | Error e) {

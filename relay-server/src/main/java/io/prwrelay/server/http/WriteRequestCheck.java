@@ -5,7 +5,6 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.downstream.WrittenCounts;
 import java.util.Locale;
 import java.util.Set;
 
@@ -83,9 +82,7 @@ final class WriteRequestCheck {
                   + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
                   + "="
                   + maxRequestBytes);
-      return protocol == Protocol.V2
-          ? new Rejected(tooLarge.answer().withWritten(WrittenCounts.ZERO))
-          : tooLarge;
+      return new Rejected(tooLarge.answer().forSenderOf(protocol));
     }
     String tenant = trustedTenantHeader == null ? null : head.headers().get(trustedTenantHeader);
     return new Accepted(encoding, protocol, tenant, length);

@@ -385,15 +385,10 @@ public final class Lane {
     }
     V2ToV1Converter.Conversion c;
     try {
-      ByteBuf plain =
+      c =
           f.body() != null
-              ? f.body().retainedDuplicate()
-              : SnappyCodec.decode(f.compressed(), ctx.alloc, f.size()); // our own block
-      try {
-        c = V1Conversion.of(plain, ctx.alloc);
-      } finally {
-        plain.release();
-      }
+              ? V1Conversion.of(f.body(), ctx.alloc)
+              : V1Conversion.ofBlock(f.compressed(), ctx.alloc, f.size()); // our own block
     } catch (RuntimeException | CodecException e) {
       finish(
           f,
@@ -735,13 +730,8 @@ public final class Lane {
    * not convert.
    */
   private ByteBuf convertedRecord(QueuedRecord record) throws CodecException {
-    ByteBuf plain = SnappyCodec.decode(record.payload(), ctx.alloc, ctx.maxDecompressedBytes);
-    V2ToV1Converter.Conversion c;
-    try {
-      c = V1Conversion.of(plain, ctx.alloc);
-    } finally {
-      plain.release();
-    }
+    V2ToV1Converter.Conversion c =
+        V1Conversion.ofBlock(record.payload(), ctx.alloc, ctx.maxDecompressedBytes);
     if (c.error() != null) {
       return null;
     }

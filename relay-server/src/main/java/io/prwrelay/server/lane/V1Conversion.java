@@ -3,6 +3,8 @@ package io.prwrelay.server.lane;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.FastThreadLocal;
+import io.prwrelay.core.codec.CodecException;
+import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.V2ToV1Converter;
 
 /**
@@ -26,5 +28,22 @@ final class V1Conversion {
    */
   static V2ToV1Converter.Conversion of(ByteBuf v2, ByteBufAllocator alloc) {
     return CONVERTER.get().convert(v2, alloc);
+  }
+
+  /**
+   * {@link #of} for a PRW 2.0 request held as one snappy block.
+   *
+   * @param block borrowed
+   * @param maxDecompressed most bytes the block may decompress to
+   * @return the conversion, whose content (uncompressed) the caller owns
+   */
+  static V2ToV1Converter.Conversion ofBlock(
+      ByteBuf block, ByteBufAllocator alloc, int maxDecompressed) throws CodecException {
+    ByteBuf plain = SnappyCodec.decode(block, alloc, maxDecompressed);
+    try {
+      return of(plain, alloc);
+    } finally {
+      plain.release();
+    }
   }
 }
