@@ -16,6 +16,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
@@ -60,7 +61,11 @@ public final class LoadGenerator {
     }
     int code;
     try {
-      code = run(options, System.out).ok() ? 0 : 1;
+      if (options.sweepTenants().isEmpty()) {
+        code = run(options, System.out).ok() ? 0 : 1;
+      } else {
+        code = TenantSweep.run(options, System.out) ? 0 : 1;
+      }
     } catch (IOException e) {
       System.err.println("loadgen: " + e.getMessage());
       code = 1;
@@ -201,6 +206,13 @@ public final class LoadGenerator {
             options.seriesPerRequest(),
             Summary.num(pool.averageCompressedBytes() / 1e3),
             Summary.num(pool.averageUncompressedBytes() / 1e3));
+        CodecFloor floor = null;
+        if (!options.codecFloor().isZero()) {
+          floor =
+              CodecFloor.measure(
+                  pool, options.encoding(), options.tenantLabel(), options.codecFloor());
+          out.println("floor: " + floor.describe());
+        }
         out.printf(
             "run:   %.1f s warm-up, then %.1f s measured%s; %d CPUs on this machine%n%n",
             options.warmup().toMillis() / 1e3,
@@ -208,7 +220,7 @@ public final class LoadGenerator {
             options.requests() == 0 ? "" : " or " + options.requests() + " requests",
             Runtime.getRuntime().availableProcessors());
         try {
-          return drive(options, pool, sink, driver, relayUrl, relay, out);
+          return drive(options, pool, floor, sink, driver, relayUrl, relay, out);
         } finally {
           driver.close();
         }
@@ -224,6 +236,7 @@ public final class LoadGenerator {
   private static Summary drive(
       Options options,
       RequestPool pool,
+      CodecFloor floor,
       ScriptedDownstream sink,
       Driver driver,
       URI relayUrl,
@@ -236,6 +249,7 @@ public final class LoadGenerator {
     driver.start(pool, stats);
     long deadline = stats.stopNanos + options.timeout().toNanos() + 15 * SECOND;
     Optional<Duration> relayCpuStart = Optional.empty();
+    OptionalLong relayAllocatedStart = OptionalLong.empty();
     Optional<Duration> selfCpuStart = Optional.empty();
     boolean measuring = false;
     boolean relayDied = false;
@@ -252,6 +266,7 @@ public final class LoadGenerator {
       if (!measuring && stats.isMeasured(now)) {
         measuring = true;
         relayCpuStart = relay == null ? Optional.empty() : relay.cpu();
+        relayAllocatedStart = relay == null ? OptionalLong.empty() : relay.allocatedBytes();
         selfCpuStart = ProcessHandle.current().info().totalCpuDuration();
       }
       if (!done && now - nextTick >= 0) {
@@ -294,6 +309,7 @@ public final class LoadGenerator {
       }
     }
     Optional<Duration> relayCpuEnd = relay == null ? Optional.empty() : relay.cpu();
+    OptionalLong relayAllocatedEnd = relay == null ? OptionalLong.empty() : relay.allocatedBytes();
     Optional<Duration> selfCpuEnd = ProcessHandle.current().info().totalCpuDuration();
     driver.close();
     awaitDelivered(sink, pool, stats);
@@ -328,6 +344,8 @@ public final class LoadGenerator {
     summary.tenants = tenants(pool, stats, sink.counts());
     summary.generatorCpu = difference(selfCpuStart, selfCpuEnd);
     summary.cpus = Runtime.getRuntime().availableProcessors();
+    summary.floor = floor;
+    summary.tenantsPerRequest = pool.averageTenants();
     if (relay != null) {
       SpawnedRelay.Stopped stopped = relay.stop(RELAY_STOP_GRACE);
       summary.relay =
@@ -335,6 +353,11 @@ public final class LoadGenerator {
               relay.pid(),
               difference(relayCpuStart, relayCpuEnd),
               relayDied ? Optional.empty() : stopped.cpu(),
+              relayAllocatedStart.isPresent() && relayAllocatedEnd.isPresent()
+                  ? OptionalLong.of(relayAllocatedEnd.getAsLong() - relayAllocatedStart.getAsLong())
+                  : OptionalLong.empty(),
+              relay.allocationProblem(),
+              stopped.memory(),
               stopped.gc(),
               relay.gcLog().toString(),
               stopped.exitCode(),

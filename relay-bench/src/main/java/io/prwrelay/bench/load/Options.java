@@ -29,6 +29,10 @@ import picocli.CommandLine.TypeConversionException;
  * @param sinkPort port of the sink on 127.0.0.1; 0 for any free port
  * @param retries how often a body answered 429 or 5xx is sent again, at most
  * @param badTenant the misbehaving tenant, if any
+ * @param codecFloor time spent measuring the {@link CodecFloor} before the run; zero for none
+ * @param sweepTenants tenant counts of a sweep ({@link TenantSweep}), one run each; empty for one
+ *     run
+ * @param chart where a sweep writes its SVG chart, or {@code null}
  * @param helpRequested {@code --help} was given: print {@link #help()} and do nothing else
  */
 public record Options(
@@ -53,6 +57,9 @@ public record Options(
     int sinkPort,
     int retries,
     Optional<BadTenant> badTenant,
+    Duration codecFloor,
+    List<Integer> sweepTenants,
+    Path chart,
     boolean waitForEnter,
     boolean helpRequested) {
   /** The relay jar spawned when neither {@code --relay-url} nor {@code --spawn-relay} is given. */
@@ -100,6 +107,9 @@ public record Options(
 
     @ArgGroup(validate = false, headingKey = "heading.bad", order = 4)
     final Bad bad = new Bad();
+
+    @ArgGroup(validate = false, headingKey = "heading.sweep", order = 5)
+    final Sweep sweep = new Sweep();
 
     @Option(
         names = {"--help", "-h"},
@@ -151,6 +161,9 @@ public record Options(
 
     @Option(names = "--retries", paramLabel = "N", order = 8)
     int retries = 5;
+
+    @Option(names = "--codec-floor", paramLabel = "D", order = 9)
+    Duration codecFloor = Duration.ofSeconds(2);
   }
 
   private static final class Requests {
@@ -177,6 +190,14 @@ public record Options(
 
     @Option(names = "--seed", paramLabel = "N", order = 8)
     long seed = 42;
+  }
+
+  private static final class Sweep {
+    @Option(names = "--sweep-tenants", paramLabel = "N,N,...", split = ",", order = 1)
+    List<Integer> tenants = new ArrayList<>();
+
+    @Option(names = "--chart", paramLabel = "FILE", order = 2)
+    Path chart;
   }
 
   private static final class Bad {
@@ -239,6 +260,10 @@ public record Options(
             + " only; use --protocol v1");
     check(List.of("v1", "1", "1.0").contains(protocol), "--protocol '" + protocol + "' must be v1");
     Optional<BadTenant> bad = badTenant(a.bad, q);
+    for (int t : a.sweep.tenants) {
+      range("--sweep-tenants", t, 1, 100_000);
+    }
+    check(a.sweep.chart == null || !a.sweep.tenants.isEmpty(), "--chart needs --sweep-tenants");
     for (String arg : r.relayArgs) {
       check(
           arg.matches("relay\\.[a-z0-9.-]+=.*"),
@@ -292,6 +317,9 @@ public record Options(
         r.sinkPort != null ? r.sinkPort : r.relayUrl == null ? 0 : EXTERNAL_SINK_PORT,
         l.retries,
         bad,
+        l.codecFloor,
+        List.copyOf(a.sweep.tenants),
+        a.sweep.chart,
         r.waitForEnter,
         a.help);
   }
@@ -346,6 +374,37 @@ public record Options(
     } catch (IllegalArgumentException e) {
       throw new TypeConversionException("'" + value + "' " + e.getMessage());
     }
+  }
+
+  /** These options with {@code tenants} tenants and no sweep: one run of a sweep. */
+  public Options withTenants(int tenants) {
+    return new Options(
+        connections,
+        rate,
+        duration,
+        requests,
+        warmup,
+        timeout,
+        threads,
+        seriesPerRequest,
+        tenants,
+        labels,
+        tenantLabel,
+        encoding,
+        poolSize,
+        seed,
+        relayUrl,
+        spawnRelay,
+        jvmArgs,
+        relayArgs,
+        sinkPort,
+        retries,
+        badTenant,
+        codecFloor,
+        List.of(),
+        null,
+        waitForEnter,
+        helpRequested);
   }
 
   /** The usage text: every option with its default. */

@@ -359,9 +359,27 @@ public final class RequestPool implements AutoCloseable {
     return badBodies.length == 0 ? -1 : tenants.size() - 1;
   }
 
+  /**
+   * The body numbered {@code index} among those without the bad tenant, for timing work on the same
+   * data ({@link CodecFloor}).
+   */
+  Body body(int index) {
+    return bodies[index];
+  }
+
+  /** Distinct bodies without the bad tenant. */
+  int plainBodies() {
+    return bodies.length;
+  }
+
   /** Distinct bodies, with and without the bad tenant. */
   public int size() {
     return bodies.length + badBodies.length;
+  }
+
+  /** Distinct tenants in a body, on average. */
+  public double averageTenants() {
+    return all().mapToInt(b -> b.tenantIndexes().length).average().orElse(0);
   }
 
   /** Average compressed size of a body. */

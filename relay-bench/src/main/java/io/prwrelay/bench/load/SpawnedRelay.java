@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +25,8 @@ import java.util.regex.Pattern;
  * with {@code relay.server.host=127.0.0.1}, {@code relay.server.port=0} and {@code
  * relay.downstream.url} (the sink) as system properties, which win over every other source. The
  * port is read from the relay's startup line. Its output is drained continuously and the last lines
- * are kept for error reports.
+ * are kept for error reports. Once it listens, the generator attaches to it for its threads'
+ * allocation counters ({@link RelayAllocation}); its resident memory comes from {@code /proc}.
  */
 public final class SpawnedRelay implements AutoCloseable {
   private static final Pattern LISTENING = Pattern.compile("listening on \\S*:(\\d+)\\b");
@@ -37,11 +39,16 @@ public final class SpawnedRelay implements AutoCloseable {
    * @param cpu CPU time of the whole process, read just before SIGTERM (empty when the platform
    *     does not report it)
    * @param exitCode the exit code, or -1 when it had to be killed
+   * @param memory resident memory, read just before SIGTERM (empty without {@code /proc})
    * @param gc pauses in its GC log
    * @param lastLines its last output lines
    */
   public record Stopped(
-      Optional<Duration> cpu, int exitCode, GcPauses gc, List<String> lastLines) {}
+      Optional<Duration> cpu,
+      Optional<ResidentMemory> memory,
+      int exitCode,
+      GcPauses gc,
+      List<String> lastLines) {}
 
   private final Process process;
   private final Path gcLog;
@@ -49,6 +56,8 @@ public final class SpawnedRelay implements AutoCloseable {
   private final Deque<String> lastLines = new ArrayDeque<>();
   private final CompletableFuture<Integer> port = new CompletableFuture<>();
   private final Thread drain;
+  private RelayAllocation allocation;
+  private String allocationProblem = "not attached";
 
   private SpawnedRelay(Process process, Path gcLog, List<String> command) {
     this.process = process;
@@ -86,6 +95,7 @@ public final class SpawnedRelay implements AutoCloseable {
     SpawnedRelay relay = new SpawnedRelay(p, gcLog, List.copyOf(cmd));
     try {
       relay.port.get(STARTUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      relay.attach();
       return relay;
     } catch (ExecutionException e) {
       relay.close();
@@ -100,6 +110,14 @@ public final class SpawnedRelay implements AutoCloseable {
     } catch (InterruptedException e) {
       relay.close();
       throw e;
+    }
+  }
+
+  private void attach() {
+    try {
+      allocation = RelayAllocation.attach(process.pid());
+    } catch (IOException | RuntimeException e) {
+      allocationProblem = "cannot read its allocation counters: " + e;
     }
   }
 
@@ -174,6 +192,19 @@ public final class SpawnedRelay implements AutoCloseable {
     return process.toHandle().info().totalCpuDuration();
   }
 
+  /**
+   * Heap bytes allocated so far by the relay's live threads; empty when the generator could not
+   * attach ({@link #allocationProblem()}) or the relay does not answer.
+   */
+  public OptionalLong allocatedBytes() {
+    return allocation == null ? OptionalLong.empty() : allocation.allocatedBytes();
+  }
+
+  /** Why {@link #allocatedBytes()} is empty. */
+  public String allocationProblem() {
+    return allocationProblem;
+  }
+
   /** The relay's last output lines (at most 40). */
   public List<String> lastLines() {
     synchronized (lastLines) {
@@ -182,11 +213,13 @@ public final class SpawnedRelay implements AutoCloseable {
   }
 
   /**
-   * Reads the CPU time, sends SIGTERM and waits up to {@code grace} for the exit; kills the process
-   * when it does not exit in time.
+   * Reads the CPU time and resident memory, sends SIGTERM and waits up to {@code grace} for the
+   * exit; kills the process when it does not exit in time.
    */
   public Stopped stop(Duration grace) throws InterruptedException {
     Optional<Duration> cpu = cpu();
+    Optional<ResidentMemory> memory = ResidentMemory.of(process.pid());
+    detach();
     process.toHandle().destroy();
     int code;
     if (process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -197,12 +230,21 @@ public final class SpawnedRelay implements AutoCloseable {
       code = -1;
     }
     drain.join(5_000);
-    return new Stopped(cpu, code, GcPauses.parse(gcLog), lastLines());
+    return new Stopped(cpu, memory, code, GcPauses.parse(gcLog), lastLines());
+  }
+
+  private void detach() {
+    if (allocation != null) {
+      allocation.close();
+      allocation = null;
+      allocationProblem = "detached";
+    }
   }
 
   /** Kills the process if it is still running. */
   @Override
   public void close() {
+    detach();
     if (process.isAlive()) {
       process.destroyForcibly();
       try {

@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import org.HdrHistogram.Histogram;
 
@@ -78,6 +80,10 @@ public final class Summary {
    * @param pid process ID
    * @param measuredCpu CPU time used in the measured window
    * @param totalCpu CPU time of the whole process, read before SIGTERM
+   * @param measuredAllocated heap bytes its threads allocated in the measured window (empty when
+   *     they could not be read)
+   * @param allocationProblem why {@code measuredAllocated} is empty
+   * @param memory resident memory, read before SIGTERM
    * @param gc GC pauses over the relay's whole life
    * @param gcLog the GC log file
    * @param exitCode exit code after SIGTERM, -1 when it had to be killed
@@ -88,6 +94,9 @@ public final class Summary {
       long pid,
       Optional<Duration> measuredCpu,
       Optional<Duration> totalCpu,
+      OptionalLong measuredAllocated,
+      String allocationProblem,
+      Optional<ResidentMemory> memory,
       GcPauses gc,
       String gcLog,
       int exitCode,
@@ -125,6 +134,8 @@ public final class Summary {
   List<Tenant> tenants = List.of();
   Relay relay;
   Optional<Duration> generatorCpu = Optional.empty();
+  CodecFloor floor;
+  double tenantsPerRequest;
   int cpus;
   String abortReason;
 
@@ -133,6 +144,23 @@ public final class Summary {
   /** Requests answered 2xx in the measured phase. */
   public long acceptedRequests() {
     return acceptedRequests;
+  }
+
+  /** Series per second of the measured phase. */
+  public double seriesPerSecond() {
+    return rateValue(series);
+  }
+
+  /** Distinct tenants per generated body, on average. */
+  public double tenantsPerRequest() {
+    return tenantsPerRequest;
+  }
+
+  /** The spawned relay's CPU seconds per million series in the measured phase, when known. */
+  public OptionalDouble relayCpuPerMillionSeries() {
+    return relay == null || relay.measuredCpu().isEmpty() || series == 0
+        ? OptionalDouble.empty()
+        : OptionalDouble.of(relay.measuredCpu().get().toNanos() / 1e9 / (series / 1e6));
   }
 
   /** Series in requests answered 2xx in the measured phase. */
@@ -232,6 +260,11 @@ public final class Summary {
   /** Whether some tenant did not receive what was sent for it, or an unexpected tenant appeared. */
   public boolean mismatch() {
     return tenants.stream().anyMatch(t -> !t.matches());
+  }
+
+  /** The codec floor measured before the run, unless {@code --codec-floor 0s}. */
+  public Optional<CodecFloor> codecFloor() {
+    return Optional.ofNullable(floor);
   }
 
   /** The spawned relay's figures, if one was spawned. */
@@ -381,6 +414,16 @@ public final class Summary {
     if (relay != null) {
       printRelay(out);
     }
+    if (floor != null) {
+      OptionalDouble relayCpu = relayCpuPerMillionSeries();
+      String ratio =
+          relayCpu.isEmpty()
+              ? ""
+              : String.format(
+                  "; relay CPU per series = %.2f × the floor",
+                  relayCpu.getAsDouble() / floor.cpuSecondsPerMillionSeries());
+      row(out, "codec floor", floor.describe() + ratio);
+    }
     if (!relayMetrics.isEmpty()) {
       List<String> m = new ArrayList<>();
       relayMetrics.forEach((name, v) -> m.add(String.format("%s %,.0f", name, v)));
@@ -427,6 +470,33 @@ public final class Summary {
     String total =
         relay.totalCpu().map(c -> String.format("; %.1f s in all", c.toNanos() / 1e9)).orElse("");
     row(out, "relay CPU", cpu + total + " (pid " + relay.pid() + ")");
+    long requests = acceptedRequests + failedRequests;
+    row(
+        out,
+        "relay allocation",
+        relay.measuredAllocated().stream()
+            .mapToObj(
+                b ->
+                    String.format(
+                        "%s MB in the measured window (%s MB/s), %s B per sender request, %s B"
+                            + " per series (its threads' allocation counters, over JMX)",
+                        num(b / 1e6),
+                        num(rateValue(b) / 1e6),
+                        requests == 0 ? "-" : num((double) b / requests),
+                        series == 0 ? "-" : num((double) b / series)))
+            .findFirst()
+            .orElse("not known: " + relay.allocationProblem()));
+    row(
+        out,
+        "relay memory",
+        relay
+            .memory()
+            .map(
+                m ->
+                    String.format(
+                        "peak resident %s MB (VmHWM), %s MB resident at the end (VmRSS)",
+                        num(m.peakBytes() / 1e6), num(m.currentBytes() / 1e6)))
+            .orElse("not known: no /proc/" + relay.pid() + "/status"));
     GcPauses gc = relay.gc();
     row(
         out,

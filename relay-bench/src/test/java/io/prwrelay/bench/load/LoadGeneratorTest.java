@@ -58,6 +58,9 @@ class LoadGeneratorTest {
     String url = "http://127.0.0.1:" + relay.address().getPort() + "/api/v1/write";
     List<String> all = new ArrayList<>(List.of("--relay-url", url));
     all.addAll(List.of(args.split(" ")));
+    if (!all.contains("--codec-floor")) {
+      all.addAll(List.of("--codec-floor", "0s"));
+    }
     Options options = Options.parse(all.toArray(String[]::new));
     return LoadGenerator.run(options, sink, new PrintStream(output, true, StandardCharsets.UTF_8));
   }
@@ -72,7 +75,7 @@ class LoadGeneratorTest {
     Summary s =
         run(
             "--duration 2s --warmup 300ms --connections 2 --tenants 5"
-                + " --series-per-request 300 --pool 8");
+                + " --series-per-request 300 --pool 8 --codec-floor 100ms");
     assertEquals(0, s.errors(), output());
     assertTrue(s.acceptedRequests() > 0, output());
     assertEquals(
@@ -83,6 +86,12 @@ class LoadGeneratorTest {
     assertTrue(s.ok(), output());
     assertTrue(output().contains("RESULT: OK"), output());
     assertEquals(Map.of(204, s.statuses().get(204)), s.statuses(), output());
+    CodecFloor floor = s.codecFloor().orElseThrow();
+    assertEquals(8, floor.bodies(), output());
+    assertEquals(8 * 5, floor.batches(), output());
+    assertEquals(0, floor.series() % 300, output());
+    assertTrue(floor.series() >= 8 * 300, output());
+    assertTrue(output().contains("codec floor "), output());
   }
 
   @Test
