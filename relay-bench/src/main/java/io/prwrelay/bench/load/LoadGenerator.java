@@ -267,6 +267,7 @@ public final class LoadGenerator {
         measuring = true;
         relayCpuStart = relay == null ? Optional.empty() : relay.cpu();
         relayAllocatedStart = relay == null ? OptionalLong.empty() : relay.allocatedBytes();
+        profile(options, relay, true, out);
         selfCpuStart = ProcessHandle.current().info().totalCpuDuration();
       }
       if (!done && now - nextTick >= 0) {
@@ -366,6 +367,24 @@ public final class LoadGenerator {
     }
     summary.print(out);
     return summary;
+  }
+
+  /** Starts or stops {@link Options#profiler()} in the spawned relay, if both are there. */
+  private static void profile(Options options, SpawnedRelay relay, boolean start, PrintStream out) {
+    if (relay == null || options.profiler().isEmpty() || !relay.isAlive()) {
+      return;
+    }
+    RelayProfiler profiler = options.profiler().get();
+    try {
+      if (start) {
+        profiler.start(relay.pid());
+      } else {
+        profiler.stop(relay.pid());
+        out.println("profile: " + profiler.options() + " (measured window)");
+      }
+    } catch (IOException e) {
+      out.println("profile: " + e.getMessage());
+    }
   }
 
   private static List<Summary.Tenant> tenants(

@@ -30,6 +30,7 @@ import picocli.CommandLine.TypeConversionException;
  * @param retries how often a body answered 429 or 5xx is sent again, at most
  * @param badTenant the misbehaving tenant, if any
  * @param codecFloor time spent measuring the {@link CodecFloor} before the run; zero for none
+ * @param profiler async-profiler to run in the spawned relay over the measured window, if any
  * @param sweepTenants tenant counts of a sweep ({@link TenantSweep}), one run each; empty for one
  *     run
  * @param chart where a sweep writes its SVG chart, or {@code null}
@@ -58,6 +59,7 @@ public record Options(
     int retries,
     Optional<BadTenant> badTenant,
     Duration codecFloor,
+    Optional<RelayProfiler> profiler,
     List<Integer> sweepTenants,
     Path chart,
     boolean waitForEnter,
@@ -135,6 +137,12 @@ public record Options(
 
     @Option(names = "--wait", order = 6)
     boolean waitForEnter;
+
+    @Option(names = "--profile-agent", paramLabel = "LIB", order = 7)
+    Path profileAgent;
+
+    @Option(names = "--profile", paramLabel = "OPTIONS", order = 8)
+    String profile;
   }
 
   private static final class Load {
@@ -193,7 +201,7 @@ public record Options(
   }
 
   private static final class Sweep {
-    @Option(names = "--sweep-tenants", paramLabel = "N,N,...", split = ",", order = 1)
+    @Option(names = "--sweep-tenants", paramLabel = "N", split = ",", order = 1)
     List<Integer> tenants = new ArrayList<>();
 
     @Option(names = "--chart", paramLabel = "FILE", order = 2)
@@ -294,6 +302,15 @@ public record Options(
       check(
           r.relayUrl == null || r.relayArgs.isEmpty(),
           "--relay-arg applies only to a spawned relay, not with --relay-url");
+      check(
+          (r.profileAgent == null) == (r.profile == null),
+          "--profile-agent and --profile go together");
+      check(
+          r.relayUrl == null || r.profile == null,
+          "--profile applies only to a spawned relay, not with --relay-url");
+      check(
+          r.profileAgent == null || Files.isRegularFile(r.profileAgent),
+          "--profile-agent " + r.profileAgent + " does not exist");
     }
     return new Options(
         l.connections,
@@ -318,6 +335,9 @@ public record Options(
         l.retries,
         bad,
         l.codecFloor,
+        r.profile == null
+            ? Optional.empty()
+            : Optional.of(new RelayProfiler(r.profileAgent, r.profile)),
         List.copyOf(a.sweep.tenants),
         a.sweep.chart,
         r.waitForEnter,
@@ -401,6 +421,7 @@ public record Options(
         retries,
         badTenant,
         codecFloor,
+        profiler,
         List.of(),
         null,
         waitForEnter,

@@ -37,6 +37,36 @@ class OptionsTest {
     assertEquals(5, o.retries());
     assertEquals(Optional.empty(), o.badTenant());
     assertEquals(URI.create("http://127.0.0.1:8080/api/v1/write"), o.relayUrl());
+    assertEquals(Duration.ofSeconds(2), o.codecFloor());
+    assertEquals(Optional.empty(), o.profiler());
+    assertEquals(List.of(), o.sweepTenants());
+  }
+
+  @Test
+  void aSweepRunsEachTenantCountWithTheOtherOptions() throws Exception {
+    Options o =
+        Options.parse(
+            URL, "--sweep-tenants", "1,10,100,1000", "--chart", "x.svg", "--codec-floor", "0s");
+    assertEquals(List.of(1, 10, 100, 1000), o.sweepTenants());
+    Options one = o.withTenants(100);
+    assertEquals(100, one.tenants());
+    assertEquals(List.of(), one.sweepTenants());
+    assertEquals(Duration.ZERO, one.codecFloor());
+    assertTrue(error(URL, "--chart", "x.svg").contains("--chart needs --sweep-tenants"));
+    assertTrue(error(URL, "--sweep-tenants", "10,0").contains("out of range"));
+  }
+
+  @Test
+  void theProfilerNeedsItsLibraryItsOptionsAndASpawnedRelay() throws Exception {
+    Options o =
+        Options.parse(
+            "--spawn-relay", "pom.xml", "--profile-agent", "pom.xml", "--profile", "event=itimer");
+    assertEquals("event=itimer", o.profiler().orElseThrow().options());
+    assertTrue(
+        error("--spawn-relay", "pom.xml", "--profile", "event=itimer").contains("go together"));
+    assertTrue(
+        error(URL, "--profile-agent", "pom.xml", "--profile", "event=itimer")
+            .contains("only to a spawned relay"));
   }
 
   @Test
