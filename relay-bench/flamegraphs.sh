@@ -33,10 +33,12 @@ $render "$out/route.collapsed" docs/flame-route.svg --root 'RouteBenchmark\.rout
 fi
 
 # End to end: the load generator's default shape (10 tenants x 2,000 series, 4 connections), max
-# rate; the generator loads the profiler into the spawned relay for the measured window only.
+# rate; the generator loads the profiler into the spawned relay for the measured window only, after
+# 60 s of warm-up so that the JIT compiler has finished (after 10 s on a busy machine, C2 was still
+# more than half of the relay's CPU).
 loadgen() {
   java -jar relay-bench/target/loadgen.jar --spawn-relay relay-server/target/prw-relay.jar \
-    --warmup 10s --duration 20s --rate 0 --profile-agent "$lib" \
+    --warmup 60s --duration 20s --rate 0 --profile-agent "$lib" \
     --jvm-args "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints" "$@"
 }
 if [ "$part" = all ] || [ "$part" = e2e ]; then
@@ -44,6 +46,6 @@ loadgen --profile "event=itimer,interval=1ms,collapsed,file=$(pwd)/$out/e2e-cpu.
 $render "$out/e2e-cpu.collapsed" docs/flame-e2e-cpu.svg \
   --title "prw-relay under the load generator (10 tenants, max rate): CPU, itimer 1 ms, measured 20 s"
 loadgen --profile "event=alloc,alloc=64k,total,collapsed,file=$(pwd)/$out/e2e-alloc.collapsed"
-$render "$out/e2e-alloc.collapsed" docs/flame-e2e-alloc.svg \
+$render "$out/e2e-alloc.collapsed" docs/flame-e2e-alloc.svg --unit bytes \
   --title "prw-relay under the load generator (10 tenants, max rate): heap bytes allocated, measured 20 s"
 fi

@@ -311,6 +311,9 @@ public final class LoadGenerator {
     }
     Optional<Duration> relayCpuEnd = relay == null ? Optional.empty() : relay.cpu();
     OptionalLong relayAllocatedEnd = relay == null ? OptionalLong.empty() : relay.allocatedBytes();
+    if (measuring) {
+      profile(options, relay, false, out);
+    }
     Optional<Duration> selfCpuEnd = ProcessHandle.current().info().totalCpuDuration();
     driver.close();
     awaitDelivered(sink, pool, stats);

@@ -22,12 +22,13 @@ import java.util.stream.Stream;
  *
  * <pre>
  * java -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.svg.FlameGraph IN.collapsed OUT.svg \
- *     [--title TEXT] [--include REGEX] [--root REGEX]
+ *     [--title TEXT] [--include REGEX] [--root REGEX] [--unit NAME]
  * </pre>
  *
  * {@code --include} keeps only stacks with a frame matching the pattern; {@code --root} then cuts
  * each stack to start at its first frame matching the pattern, so the graph shows that method and
- * what it calls (stacks without such a frame are dropped).
+ * what it calls (stacks without such a frame are dropped). {@code --unit} names what the counts are
+ * ({@code samples} by default; {@code bytes} for an allocation profile with {@code total}).
  */
 public final class FlameGraph {
   /** Width of the image in pixels. */
@@ -118,8 +119,13 @@ public final class FlameGraph {
     return graph;
   }
 
-  /** The SVG document. */
+  /** The SVG document, counts named samples. */
   public String toSvg(String title) {
+    return toSvg(title, "samples");
+  }
+
+  /** The SVG document, counts named {@code unit}. */
+  public String toSvg(String title, String unit) {
     int depth = root.depth();
     int height = TOP + depth * FRAME_HEIGHT + PAD;
     StringBuilder svg = new StringBuilder(64 * 1024);
@@ -146,25 +152,27 @@ public final class FlameGraph {
             Svg.escape(
                 String.format(
                     Locale.ROOT,
-                    "%,d samples; a box's width is its share, callees stand on their caller;"
+                    "%,d %s; a box's width is its share, callees stand on their caller;"
                         + " hover for details",
-                    root.samples)))
+                    root.samples,
+                    unit)))
         .append("</text>\n");
     if (root.samples > 0) {
       double scale = (WIDTH - 2.0 * PAD) / root.samples;
-      frame(svg, root, PAD, height - PAD - FRAME_HEIGHT, scale);
+      frame(svg, root, PAD, height - PAD - FRAME_HEIGHT, scale, unit);
     }
     return svg.append("</svg>\n").toString();
   }
 
-  private void frame(StringBuilder svg, Node node, double x, int y, double scale) {
+  private void frame(StringBuilder svg, Node node, double x, int y, double scale, String unit) {
     double w = node.samples * scale;
     String label =
         String.format(
             Locale.ROOT,
-            "%s (%,d samples, %.2f%%)",
+            "%s (%,d %s, %.2f%%)",
             node.name,
             node.samples,
+            unit,
             100.0 * node.samples / root.samples);
     svg.append("<g><title>")
         .append(Svg.escape(label))
@@ -195,7 +203,7 @@ public final class FlameGraph {
     double cx = x;
     for (Node c : node.children.values()) {
       if (c.samples * scale >= MIN_WIDTH) {
-        frame(svg, c, cx, y - FRAME_HEIGHT, scale);
+        frame(svg, c, cx, y - FRAME_HEIGHT, scale, unit);
       }
       cx += c.samples * scale;
     }
@@ -229,9 +237,11 @@ public final class FlameGraph {
     String title = option(rest, "--title");
     String include = option(rest, "--include");
     String rootFrame = option(rest, "--root");
+    String unit = option(rest, "--unit");
     if (rest.size() != 2) {
       System.err.println(
-          "usage: FlameGraph IN.collapsed OUT.svg [--title TEXT] [--include REGEX] [--root REGEX]");
+          "usage: FlameGraph IN.collapsed OUT.svg [--title TEXT] [--include REGEX] [--root REGEX]"
+              + " [--unit NAME]");
       System.exit(2);
     }
     Path in = Path.of(rest.get(0));
@@ -248,9 +258,11 @@ public final class FlameGraph {
     }
     Files.writeString(
         out,
-        graph.toSvg(title == null ? in.getFileName().toString() : title),
+        graph.toSvg(
+            title == null ? in.getFileName().toString() : title, unit == null ? "samples" : unit),
         StandardCharsets.UTF_8);
-    System.out.printf(Locale.ROOT, "%s: %,d samples%n", out, graph.samples());
+    System.out.printf(
+        Locale.ROOT, "%s: %,d %s%n", out, graph.samples(), unit == null ? "samples" : unit);
   }
 
   /** Removes {@code --name value} from {@code args} and returns the value, or {@code null}. */

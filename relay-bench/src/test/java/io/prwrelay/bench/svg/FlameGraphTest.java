@@ -72,6 +72,13 @@ class FlameGraphTest {
   }
 
   @Test
+  void countsCanBeNamedBytes() {
+    String svg = graph().toSvg("t", "bytes");
+    assertTrue(svg.contains("16 bytes;"), svg);
+    assertTrue(svg.contains("scan (6 bytes, 37.50%)"), svg);
+  }
+
+  @Test
   void anIncludePatternKeepsOnlyMatchingStacks() {
     FlameGraph g = FlameGraph.parse(Stream.of(COLLAPSED), Pattern.compile("scan"), null);
     assertEquals(6, g.samples());
