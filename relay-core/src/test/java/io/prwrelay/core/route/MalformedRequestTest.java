@@ -206,14 +206,13 @@ class MalformedRequestTest {
   @MethodSource("corruptions")
   void corruptionIsATypedErrorNamingFieldAndOffset(
       String name, byte[] request, String field, int offset, String problem) {
-    TenantRouter router = new TenantRouter(RULES);
-    RouteResult result = RoutingProperties.route(router, request);
-    RoutingProperties.assertMalformed(result, name, field, offset, problem);
-    result.clear();
-    // The router stays usable after an error.
-    byte[] ok = series(label("service_id", "t"), sample(1, 1));
-    RouteResult next = RoutingProperties.route(router, ok);
-    assertEquals(1, next.batches().size());
-    next.clear();
+    RoutingProperties.assertMalformedAndRouterStillUsable(
+        new TenantRouter(RULES),
+        request,
+        name,
+        field,
+        offset,
+        problem,
+        series(label("service_id", "t"), sample(1, 1)));
   }
 }

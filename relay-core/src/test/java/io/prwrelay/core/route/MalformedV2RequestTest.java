@@ -275,16 +275,14 @@ class MalformedV2RequestTest {
   void corruptionIsATypedErrorNamingFieldAndOffset(
       String name, byte[] request, String field, int offset, String problem) {
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-      V2TenantRouter router = new V2TenantRouter(RULES, format);
-      RouteResult result = RoutingProperties.route(router, request);
-      RoutingProperties.assertMalformed(result, name, field, offset, problem);
-      result.clear();
-      // The router stays usable after an error.
-      RouteResult next =
-          RoutingProperties.route(router, cat(TABLE, series(refs(3, 4, 1, 2), sample(1, 1))));
-      assertNull(next.error());
-      assertEquals(1, next.batches().size());
-      next.clear();
+      RoutingProperties.assertMalformedAndRouterStillUsable(
+          new V2TenantRouter(RULES, format),
+          request,
+          name,
+          field,
+          offset,
+          problem,
+          cat(TABLE, series(refs(3, 4, 1, 2), sample(1, 1))));
     }
   }
 
