@@ -41,37 +41,31 @@ final class RoutingProperties {
   }
 
   /**
-   * Asserts that routing the malformed {@code request} gives a typed error naming {@code field},
-   * the byte {@code offset} (unless negative) and the {@code problem}, and no batch; and that
-   * {@code router} then still routes the valid {@code next} request, of one tenant, to one batch.
+   * Asserts that routing the malformed request of {@code corruption} gives a typed error naming its
+   * field, its byte offset (unless negative) and its problem, and no batch; and that {@code router}
+   * then still routes the valid {@code next} request, of one tenant, to one batch.
    */
   static void assertMalformedAndRouterStillUsable(
-      AbstractTenantRouter router,
-      byte[] request,
-      String name,
-      String field,
-      int offset,
-      String problem,
-      byte[] next) {
-    RouteResult result = route(router, request);
-    assertMalformed(result, name, field, offset, problem);
+      AbstractTenantRouter router, Corruption corruption, byte[] next) {
+    RouteResult result = route(router, corruption.request());
+    assertMalformed(result, corruption);
     result.clear();
     RouteResult ok = route(router, next);
-    assertNull(ok.error(), () -> "after " + name + ": " + ok.error().message());
-    assertEquals(1, ok.batches().size(), () -> "after " + name);
+    assertNull(ok.error(), () -> "after " + corruption + ": " + ok.error().message());
+    assertEquals(1, ok.batches().size(), () -> "after " + corruption);
     ok.clear();
   }
 
-  private static void assertMalformed(
-      RouteResult result, String name, String field, int offset, String problem) {
+  private static void assertMalformed(RouteResult result, Corruption corruption) {
+    String field = corruption.field();
     RequestError error = result.error();
-    assertNotNull(error, name);
+    assertNotNull(error, corruption.name());
     assertEquals(RequestError.Kind.MALFORMED, error.kind());
     assertEquals(field, error.field(), error::message);
-    if (offset >= 0) {
-      assertEquals(offset, error.offset(), error::message);
+    if (corruption.offset() >= 0) {
+      assertEquals(corruption.offset(), error.offset(), error::message);
     }
-    assertTrue(error.problem().contains(problem), error::message);
+    assertTrue(error.problem().contains(corruption.problem()), error::message);
     assertTrue(error.message().contains(field), error::message);
     assertEquals(0, result.batches().size());
   }
