@@ -49,6 +49,19 @@ public final class Oracle {
     return new Resolution(null, -1, "missing");
   }
 
+  /**
+   * Index of the first series of {@code request} without a valid tenant under {@code tenantLabels}
+   * (no prefix), or -1: where a request is rejected under the reject policy.
+   */
+  public static int firstSeriesWithoutTenant(WriteRequest request, List<String> tenantLabels) {
+    for (int i = 0; i < request.getTimeseriesCount(); i++) {
+      if (resolve(request.getTimeseries(i), tenantLabels, "").tenant() == null) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   /** Why {@code id} is not a valid tenant ID, or null. */
   public static String problem(String id) {
     if (id.getBytes(StandardCharsets.UTF_8).length > 150) {

@@ -107,6 +107,20 @@ public final class V2Oracle {
     return new Oracle.Resolution(null, -1, "missing");
   }
 
+  /**
+   * Index of the first series of {@code request} without a valid tenant under {@code tenantLabels}
+   * (no prefix), or -1: where a request is rejected under the reject policy.
+   */
+  public static int firstSeriesWithoutTenant(Request request, List<String> tenantLabels) {
+    for (int i = 0; i < request.getTimeseriesCount(); i++) {
+      ResolvedSeries s = resolve(request.getTimeseries(i), request.getSymbolsList());
+      if (tenant(s, tenantLabels, "").tenant() == null) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   /** What {@code series} carry, counted on the resolved series. */
   public static SeriesCounts counts(List<ResolvedSeries> series) {
     long samples = 0;

@@ -11,55 +11,37 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
+import io.prwrelay.testing.ForEachSeed;
 import io.prwrelay.testing.NoAllocationAllocator;
 import io.prwrelay.testing.Oracle;
+import io.prwrelay.testing.RequestBuffers;
 import io.prwrelay.testing.V2Oracle;
 import io.prwrelay.testing.V2RequestGenerator;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A whole PRW 2.0 request converts to the PRW 1.0 request the oracle builds from the generated
  * classes, byte for byte: labels resolved and sorted, samples, histograms field by field,
  * exemplars, metadata.
- *
- * <p>Each seed is independent of the others, so a method's seeds run in parallel (relay-core's pom
- * turns on JUnit's parallel execution); the class still runs alone, so its leak check sees only its
- * own buffers.
  */
 class V2ToV1ConverterTest {
-  private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
-
   static Stream<Long> seeds() {
-    return LongStream.rangeClosed(1, 100).boxed();
+    return RequestBuffers.seeds(100);
   }
 
   private static V2ToV1Converter.Conversion convert(V2ToV1Converter converter, byte[] request) {
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    try {
-      return converter.convert(in, ALLOC);
-    } finally {
-      in.release();
-    }
+    return RequestBuffers.readHeap(request, in -> converter.convert(in, RequestBuffers.ALLOC));
   }
 
-  @ParameterizedTest(name = "seed {0}")
-  @Execution(ExecutionMode.CONCURRENT)
-  @MethodSource("seeds")
+  @ForEachSeed
   void convertsLikeTheOracle(long seed) throws Exception {
     V2RequestGenerator gen = new V2RequestGenerator(seed);
     gen.sortLabels = seed % 3 != 0;

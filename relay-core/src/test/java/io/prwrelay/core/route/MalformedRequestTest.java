@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -83,17 +82,18 @@ class MalformedRequestTest {
     }
   }
 
-  static Stream<Arguments> corruptions() {
+  static Stream<Corruption> corruptions() {
     byte[] okSeries = series(label("service_id", "t"), sample(1, 1));
     return Stream.of(
-        Arguments.of(
+        new Corruption(
             "series length past the end",
             bytes(0x0A, 0x05, 0x01, 0x02),
             "timeseries[0]",
             1,
             "length 5 exceeds the 2 bytes left"),
-        Arguments.of("truncated length varint", bytes(0x0A, 0x80), "timeseries[0]", 2, "truncated"),
-        Arguments.of(
+        new Corruption(
+            "truncated length varint", bytes(0x0A, 0x80), "timeseries[0]", 2, "truncated"),
+        new Corruption(
             "varint longer than ten bytes",
             cat(
                 bytes(0x0A),
@@ -101,100 +101,100 @@ class MalformedRequestTest {
             "timeseries[0]",
             -1,
             "malformed varint"),
-        Arguments.of(
+        new Corruption(
             "length beyond 2 GiB",
             cat(bytes(0x0A), varint(0xFFFF_FFFFL)),
             "timeseries[0]",
             1,
             "length 4294967295 exceeds the 0 bytes left"),
-        Arguments.of(
+        new Corruption(
             "timeseries with varint wire type",
             cat(okSeries, bytes(0x08, 0x01)),
             "WriteRequest",
             okSeries.length + 1,
             "field 1 has wire type varint, expected length-delimited"),
-        Arguments.of(
+        new Corruption(
             "metadata with fixed32 wire type",
             bytes(0x1D, 0, 0, 0, 0),
             "WriteRequest",
             1,
             "field 3 has wire type fixed32"),
-        Arguments.of(
+        new Corruption(
             "labels with varint wire type",
             series(bytes(0x08, 0x01)),
             "timeseries[0] field",
             3,
             "field 1 has wire type varint"),
-        Arguments.of(
+        new Corruption(
             "samples with fixed64 wire type",
             series(label("service_id", "t"), bytes(0x11, 0, 0, 0, 0, 0, 0, 0, 0)),
             "timeseries[0] field",
             -1,
             "field 2 has wire type fixed64"),
-        Arguments.of(
+        new Corruption(
             "label without a name",
             cat(okSeries, series(len(1, str(2, "value-only")), sample(1, 1))),
             "timeseries[1].labels[0]",
             okSeries.length + 2,
             "label without a name"),
-        Arguments.of(
+        new Corruption(
             "label with an empty name",
             series(len(1, str(1, ""), str(2, "x"))),
             "timeseries[0].labels[0]",
             2,
             "label without a name"),
-        Arguments.of(
+        new Corruption(
             "label name with varint wire type",
             series(len(1, bytes(0x08, 0x01), str(2, "v"))),
             "timeseries[0].labels[0]",
             5,
             "field 1 has wire type varint"),
-        Arguments.of(
+        new Corruption(
             "label name length past the label",
             series(len(1, bytes(0x0A, 0x09, 'a'))),
             "timeseries[0].labels[0].name",
             5,
             "length 9 exceeds the 1 bytes left"),
-        Arguments.of(
+        new Corruption(
             "label length past the series",
             series(bytes(0x0A, 0x30, 0x0A, 0x01, 'a')),
             "timeseries[0].labels[0]",
             3,
             "length 48 exceeds the 3 bytes left"),
-        Arguments.of(
+        new Corruption(
             "sample length past the series",
             series(label("service_id", "t"), bytes(0x12, 0x7F)),
             "timeseries[0] field",
             -1,
             "length 127 exceeds the 0 bytes left"),
-        Arguments.of(
+        new Corruption(
             "metadata length past the end",
             bytes(0x1A, 0x04, 0x08),
             "metadata",
             1,
             "length 4 exceeds the 1 bytes left"),
-        Arguments.of(
+        new Corruption(
             "field number zero", cat(okSeries, bytes(0x00)), "WriteRequest", -1, "invalid tag"),
-        Arguments.of("wire type 7", bytes(0x2F, 0x00), "WriteRequest", -1, "invalid wire type"),
-        Arguments.of(
+        new Corruption("wire type 7", bytes(0x2F, 0x00), "WriteRequest", -1, "invalid wire type"),
+        new Corruption(
             "unexpected end-group",
             cat(okSeries, tag(5, 4)),
             "WriteRequest",
             okSeries.length + 1,
             "unexpected end-group tag"),
-        Arguments.of(
+        new Corruption(
             "unterminated group",
             cat(tag(5, 3), tag(6, 0), varint(1)),
             "WriteRequest",
             -1,
             "unterminated group"),
-        Arguments.of(
+        new Corruption(
             "groups nested beyond the limit",
             groupStarts(5, 10_000),
             "WriteRequest",
             -1,
             "groups nested deeper than 32"),
-        Arguments.of(
+        new Corruption(
             "groups nested beyond the limit inside a label",
             series(len(1, str(1, "n"), groupStarts(5, 40))),
             "timeseries[0].labels[0]",
@@ -204,16 +204,8 @@ class MalformedRequestTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("corruptions")
-  void corruptionIsATypedErrorNamingFieldAndOffset(
-      String name, byte[] request, String field, int offset, String problem) {
-    TenantRouter router = new TenantRouter(RULES);
-    RouteResult result = RoutingProperties.route(router, request);
-    RoutingProperties.assertMalformed(result, name, field, offset, problem);
-    result.clear();
-    // The router stays usable after an error.
-    byte[] ok = series(label("service_id", "t"), sample(1, 1));
-    RouteResult next = RoutingProperties.route(router, ok);
-    assertEquals(1, next.batches().size());
-    next.clear();
+  void corruptionIsATypedErrorNamingFieldAndOffset(Corruption corruption) {
+    RoutingProperties.assertMalformedAndRouterStillUsable(
+        new TenantRouter(RULES), corruption, series(label("service_id", "t"), sample(1, 1)));
   }
 }

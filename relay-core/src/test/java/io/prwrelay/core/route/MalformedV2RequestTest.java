@@ -31,7 +31,6 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -62,207 +61,207 @@ class MalformedV2RequestTest {
         + varint(cat(parts).length).length;
   }
 
-  static Stream<Arguments> corruptions() {
+  static Stream<Corruption> corruptions() {
     byte[] okRefs = refs(3, 4, 1, 2);
     int c = secondContent(okRefs);
     return Stream.of(
-        Arguments.of(
+        new Corruption(
             "label ref past the table",
             secondSeries(refs(3, 4, 1, 5)),
             "timeseries[1].labels_refs[3]",
             c + 2 + 3,
             "ref 5 is out of range: the symbols table has 5 symbols"),
-        Arguments.of(
+        new Corruption(
             "unpacked label ref past the table",
             secondSeries(unpackedRefs(3, 4, 9, 2)),
             "timeseries[1].labels_refs[2]",
             c + 2 + 2 + 1,
             "ref 9 is out of range"),
-        Arguments.of(
+        new Corruption(
             "label ref beyond 32 bits",
             secondSeries(refs(3, 4, 1L << 35, 2)),
             "timeseries[1].labels_refs[2]",
             c + 2 + 2,
             "ref 34359738368 is out of range"),
-        Arguments.of(
+        new Corruption(
             "label ref beyond 64 bits",
             secondSeries(len(1, bytes(0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01))),
             "timeseries[1].labels_refs[0]",
             c + 2,
             "ref 18446744073709551615 is out of range"),
-        Arguments.of(
+        new Corruption(
             "odd number of label refs",
             secondSeries(refs(3, 4, 1), sample(1, 1)),
             "timeseries[1].labels_refs",
             secondContent(refs(3, 4, 1), sample(1, 1)),
             "holds 3 refs, an odd number"),
-        Arguments.of(
+        new Corruption(
             "odd number of label refs split over packed and unpacked fields",
             secondSeries(refs(3, 4), unpackedRefs(1)),
             "timeseries[1].labels_refs",
             secondContent(refs(3, 4), unpackedRefs(1)),
             "holds 3 refs"),
-        Arguments.of(
+        new Corruption(
             "exemplar label ref past the table",
             secondSeries(okRefs, sample(1, 1), exemplar(refs(1, 7))),
             "timeseries[1].exemplars[0].labels_refs[1]",
             -1,
             "ref 7 is out of range"),
-        Arguments.of(
+        new Corruption(
             "odd number of exemplar label refs",
             secondSeries(okRefs, exemplar(refs(1, 2)), exemplar(refs(1))),
             "timeseries[1].exemplars[1].labels_refs",
             -1,
             "holds 1 refs, an odd number"),
-        Arguments.of(
+        new Corruption(
             "metadata help_ref past the table",
             secondSeries(okRefs, metadata(1, 5, 0)),
             "timeseries[1].metadata.help_ref",
             -1,
             "ref 5 is out of range"),
-        Arguments.of(
+        new Corruption(
             "metadata unit_ref past the table",
             secondSeries(okRefs, metadata(1, 0, 100)),
             "timeseries[1].metadata.unit_ref",
             -1,
             "ref 100 is out of range"),
-        Arguments.of(
+        new Corruption(
             "metadata help_ref as a string",
             secondSeries(okRefs, len(5, str(3, "help text"))),
             "timeseries[1].metadata",
             -1,
             "field 3 has wire type length-delimited, expected varint"),
-        Arguments.of(
+        new Corruption(
             "empty symbols table",
             series(refs(0, 0), sample(1, 1)),
             "symbols",
             0,
             "the symbols table is empty but the request has 1 timeseries"),
-        Arguments.of(
+        new Corruption(
             "empty symbols table and a series without refs",
             series(sample(1, 1)),
             "symbols",
             0,
             "the symbols table is empty"),
-        Arguments.of(
+        new Corruption(
             "first symbol not the empty string",
             cat(symbols("service_id", "", "t"), series(refs(0, 2))),
             "symbols[0]",
             2,
             "the first symbol must be the empty string, not a 10-byte string"),
-        Arguments.of(
+        new Corruption(
             "first symbol not the empty string, no series",
             symbols("x"),
             "symbols[0]",
             2,
             "the first symbol must be the empty string"),
-        Arguments.of(
+        new Corruption(
             "series length past the end",
             cat(TABLE, bytes(0x2A, 0x05, 0x01)),
             "timeseries[0]",
             TABLE.length + 1,
             "length 5 exceeds the 1 bytes left"),
-        Arguments.of(
+        new Corruption(
             "symbol length past the end",
             cat(TABLE, bytes(0x22, 0x09, 'a')),
             "symbols[5]",
             TABLE.length + 1,
             "length 9 exceeds the 1 bytes left"),
-        Arguments.of(
+        new Corruption(
             "truncated ref varint",
             secondSeries(len(1, bytes(0x03, 0x84))),
             "timeseries[1].labels_refs[1]",
             c + 4,
             "truncated"),
-        Arguments.of(
+        new Corruption(
             "ref varint longer than ten bytes",
             secondSeries(
                 len(1, bytes(0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01))),
             "timeseries[1].labels_refs[0]",
             c + 2,
             "malformed varint"),
-        Arguments.of(
+        new Corruption(
             "truncated length varint",
             cat(TABLE, bytes(0x2A, 0x80)),
             "timeseries[0]",
             TABLE.length + 2,
             "truncated: the input ended in the middle of a field"),
-        Arguments.of(
+        new Corruption(
             "timeseries with varint wire type",
             cat(TABLE, tag(5, 0), varint(1)),
             "Request",
             TABLE.length + 1,
             "field 5 has wire type varint, expected length-delimited"),
-        Arguments.of(
+        new Corruption(
             "symbols with fixed32 wire type",
             cat(bytes(0x25, 0, 0, 0, 0)),
             "Request",
             1,
             "field 4 has wire type fixed32"),
-        Arguments.of(
+        new Corruption(
             "labels_refs with fixed64 wire type",
             secondSeries(bytes(0x09, 0, 0, 0, 0, 0, 0, 0, 0)),
             "timeseries[1] field",
             c + 1,
             "field 1 has wire type fixed64, expected length-delimited (packed) or varint"),
-        Arguments.of(
+        new Corruption(
             "samples with varint wire type",
             secondSeries(okRefs, bytes(0x10, 0x01)),
             "timeseries[1] field",
             -1,
             "field 2 has wire type varint, expected length-delimited"),
-        Arguments.of(
+        new Corruption(
             "exemplar labels_refs with fixed32 wire type",
             secondSeries(okRefs, exemplar(bytes(0x0D, 0, 0, 0, 0))),
             "timeseries[1].exemplars[0]",
             -1,
             "field 1 has wire type fixed32"),
-        Arguments.of(
+        new Corruption(
             "metadata length past the series",
             secondSeries(okRefs, bytes(0x2A, 0x10, 0x08)),
             "timeseries[1].metadata",
             -1,
             "length 16 exceeds the 1 bytes left"),
-        Arguments.of(
+        new Corruption(
             "packed refs length past the series",
             secondSeries(bytes(0x0A, 0x20, 0x01)),
             "timeseries[1].labels_refs[0]",
             c + 1,
             "length 32 exceeds the 1 bytes left"),
-        Arguments.of(
+        new Corruption(
             "unknown field length past the series",
             secondSeries(okRefs, bytes(0x3A, 0x7F)),
             "timeseries[1] field",
             -1,
             "length 127 exceeds the 0 bytes left"),
-        Arguments.of(
+        new Corruption(
             "fixed64 unknown field cut by the series end",
             secondSeries(okRefs, bytes(0x39, 1, 2, 3)),
             "timeseries[1] field",
             -1,
             "truncated"),
-        Arguments.of("field number zero", cat(TABLE, bytes(0x00)), "Request", -1, "invalid tag"),
-        Arguments.of(
+        new Corruption("field number zero", cat(TABLE, bytes(0x00)), "Request", -1, "invalid tag"),
+        new Corruption(
             "wire type 7", cat(TABLE, bytes(0x2F, 0x00)), "Request", -1, "invalid wire type 7"),
-        Arguments.of(
+        new Corruption(
             "unexpected end-group",
             secondSeries(okRefs, tag(9, 4)),
             "timeseries[1] field",
             -1,
             "unexpected end-group tag"),
-        Arguments.of(
+        new Corruption(
             "unterminated group",
             cat(TABLE, tag(7, 3), tag(8, 0), varint(1)),
             "Request",
             -1,
             "unterminated group"),
-        Arguments.of(
+        new Corruption(
             "groups nested beyond the limit",
             cat(TABLE, groupStarts(7, 10_000)),
             "Request",
             -1,
             "groups nested deeper than 32"),
-        Arguments.of(
+        new Corruption(
             "groups nested beyond the limit inside a series",
             secondSeries(okRefs, groupStarts(7, 40)),
             "timeseries[1] field",
@@ -272,19 +271,12 @@ class MalformedV2RequestTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("corruptions")
-  void corruptionIsATypedErrorNamingFieldAndOffset(
-      String name, byte[] request, String field, int offset, String problem) {
+  void corruptionIsATypedErrorNamingFieldAndOffset(Corruption corruption) {
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-      V2TenantRouter router = new V2TenantRouter(RULES, format);
-      RouteResult result = RoutingProperties.route(router, request);
-      RoutingProperties.assertMalformed(result, name, field, offset, problem);
-      result.clear();
-      // The router stays usable after an error.
-      RouteResult next =
-          RoutingProperties.route(router, cat(TABLE, series(refs(3, 4, 1, 2), sample(1, 1))));
-      assertNull(next.error());
-      assertEquals(1, next.batches().size());
-      next.clear();
+      RoutingProperties.assertMalformedAndRouterStillUsable(
+          new V2TenantRouter(RULES, format),
+          corruption,
+          cat(TABLE, series(refs(3, 4, 1, 2), sample(1, 1))));
     }
   }
 

@@ -157,7 +157,8 @@ class RouterFuzzTest {
         Request batch = Request.parseFrom(got);
         if (new HashSet<>(request.getSymbolsList()).size() == request.getSymbolsCount()) {
           // A request that repeats a symbol keeps both copies where its series use both.
-          V2RouteAssertions.assertMinimalTable(request, batch, b.tenant());
+          V2RouteAssertions.assertMinimalTable(
+              V2RouteAssertions.symbolPositions(request), batch, b.tenant());
         }
         List<ResolvedSeries> resolved = new ArrayList<>();
         for (io.prwrelay.oracle.v2.TimeSeries ts : batch.getTimeseriesList()) {

@@ -2,28 +2,22 @@ package io.prwrelay.core.route;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.testing.AbstractRequestGenerator;
+import io.prwrelay.testing.RequestBuffers;
 import java.util.List;
 import java.util.Random;
-import java.util.stream.LongStream;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * The inputs and checks that the PRW 1.0 and PRW 2.0 router tests share: seeds, random rules, the
- * request in the kinds of buffer a router may get, and what a malformed or rejected request must
- * look like.
+ * The inputs and checks that the PRW 1.0 and PRW 2.0 router tests share: random rules and request
+ * shapes, a request routed from the kinds of buffer a router may get, and what a malformed or
+ * rejected request must look like.
  */
 final class RoutingProperties {
-  static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
-
   /** Two tenant labels, and a request with any series without one of them is rejected. */
   static final TenantRules REJECT_RULES =
       TenantRules.builder()
@@ -35,35 +29,45 @@ final class RoutingProperties {
 
   /** Routes {@code request} from a heap buffer that is released before returning. */
   static RouteResult route(AbstractTenantRouter router, byte[] request) {
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    try {
-      return router.route(in, ALLOC);
-    } finally {
-      in.release();
-    }
+    return RequestBuffers.readHeap(request, in -> router.route(in, RequestBuffers.ALLOC));
   }
 
   /**
-   * Asserts a malformed request gave a typed error naming {@code field}, the byte {@code offset}
-   * (unless negative) and the {@code problem}, and no batch.
+   * Routes {@code request} from one of the kinds of buffer a router may get, drawn from {@code r},
+   * that is released before returning.
    */
-  static void assertMalformed(
-      RouteResult result, String name, String field, int offset, String problem) {
-    RequestError error = result.error();
-    assertNotNull(error, name);
-    assertEquals(RequestError.Kind.MALFORMED, error.kind());
-    assertEquals(field, error.field(), error::message);
-    if (offset >= 0) {
-      assertEquals(offset, error.offset(), error::message);
-    }
-    assertTrue(error.problem().contains(problem), error::message);
-    assertTrue(error.message().contains(field), error::message);
-    assertEquals(0, result.batches().size());
+  static RouteResult routeAnyKind(AbstractTenantRouter router, byte[] request, Random r) {
+    return RequestBuffers.readAnyKind(request, r, in -> router.route(in, RequestBuffers.ALLOC));
   }
 
-  /** Seeds 1 to {@code count}. */
-  static Stream<Long> seeds(int count) {
-    return LongStream.rangeClosed(1, count).boxed();
+  /**
+   * Asserts that routing the malformed request of {@code corruption} gives a typed error naming its
+   * field, its byte offset (unless negative) and its problem, and no batch; and that {@code router}
+   * then still routes the valid {@code next} request, of one tenant, to one batch.
+   */
+  static void assertMalformedAndRouterStillUsable(
+      AbstractTenantRouter router, Corruption corruption, byte[] next) {
+    RouteResult result = route(router, corruption.request());
+    assertMalformed(result, corruption);
+    result.clear();
+    RouteResult ok = route(router, next);
+    assertNull(ok.error(), () -> "after " + corruption + ": " + ok.error().message());
+    assertEquals(1, ok.batches().size(), () -> "after " + corruption);
+    ok.clear();
+  }
+
+  private static void assertMalformed(RouteResult result, Corruption corruption) {
+    String field = corruption.field();
+    RequestError error = result.error();
+    assertNotNull(error, corruption.name());
+    assertEquals(RequestError.Kind.MALFORMED, error.kind());
+    assertEquals(field, error.field(), error::message);
+    if (corruption.offset() >= 0) {
+      assertEquals(corruption.offset(), error.offset(), error::message);
+    }
+    assertTrue(error.problem().contains(corruption.problem()), error::message);
+    assertTrue(error.message().contains(field), error::message);
+    assertEquals(0, result.batches().size());
   }
 
   /**
@@ -106,28 +110,6 @@ final class RoutingProperties {
     gen.sortLabels = r.nextInt(3) != 0;
     gen.maxExtraLabels = r.nextInt(41);
     return seed % 50 == 0 ? large : r.nextInt(200);
-  }
-
-  /** The request as a heap buffer at a random offset, or a direct buffer (copied by the router). */
-  static ByteBuf wrap(byte[] bytes, Random r) {
-    switch (r.nextInt(3)) {
-      case 0:
-        return Unpooled.wrappedBuffer(bytes);
-      case 1:
-        {
-          ByteBuf b = ALLOC.directBuffer(bytes.length);
-          return b.writeBytes(bytes);
-        }
-      default:
-        {
-          int pad = 1 + r.nextInt(7);
-          ByteBuf b = Unpooled.buffer(bytes.length + 2 * pad);
-          b.writeZero(pad).writeBytes(bytes).writeZero(pad);
-          b.readerIndex(pad);
-          b.writerIndex(pad + bytes.length);
-          return b;
-        }
-    }
   }
 
   /**

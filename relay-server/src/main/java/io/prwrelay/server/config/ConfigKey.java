@@ -17,6 +17,14 @@ public record ConfigKey(String name, String defaultValue, String meaning, boolea
   }
 
   /**
+   * The key set to {@code value}, as messages quote a limit in effect: {@code
+   * relay.server.read-timeout=PT30S}. Not for a {@link #secret} key.
+   */
+  public String setTo(Object value) {
+    return name + "=" + value;
+  }
+
+  /**
    * The environment variable that sets this key: {@code relay.downstream.url} → {@code
    * RELAY_DOWNSTREAM_URL}.
    */

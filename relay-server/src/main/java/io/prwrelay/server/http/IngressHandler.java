@@ -231,24 +231,18 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     }
     ByteBuf chunk = content.content();
     if (chunk.readableBytes() > in.body.maxWritableBytes()) {
-      abortIncoming();
-      metricsFinished(ctx, 413, in.startNanos);
-      answer(
+      abortAndAnswer(
           ctx,
           in,
           Answer.closing(
               413,
               "request body exceeds "
-                  + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
-                  + "="
-                  + config.maxRequestBytes()));
+                  + ConfigKeys.SERVER_MAX_REQUEST_BYTES.setTo(config.maxRequestBytes())));
       return;
     }
     in.body.writeBytes(chunk);
     if (content.decoderResult().isFailure()) {
-      abortIncoming();
-      metricsFinished(ctx, 400, in.startNanos);
-      answer(ctx, in, Answer.closing(400, "malformed HTTP body"));
+      abortAndAnswer(ctx, in, Answer.closing(400, "malformed HTTP body"));
       return;
     }
     if (content instanceof LastHttpContent) {
@@ -286,14 +280,10 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     String what =
         refusal == InflightBudget.Refusal.TOTAL
             ? "the relay's request memory ("
-                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES.name()
-                + "="
-                + budget.limit()
+                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES.setTo(budget.limit())
                 + ")"
             : "this client's share of the relay's request memory ("
-                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT.name()
-                + "="
-                + budget.perClientLimit()
+                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT.setTo(budget.perClientLimit())
                 + ")";
     return new Answer(503, what + " is in use; retry later", BUDGET_RETRY_AFTER_SECONDS, true);
   }
@@ -330,17 +320,13 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     if (in == null) {
       return;
     }
-    abortIncoming();
-    metricsFinished(ctx, 408, in.startNanos);
-    answer(
+    abortAndAnswer(
         ctx,
         in,
         Answer.closing(
             408,
             "request body not received within "
-                + ConfigKeys.SERVER_READ_TIMEOUT.name()
-                + "="
-                + config.readTimeout()));
+                + ConfigKeys.SERVER_READ_TIMEOUT.setTo(config.readTimeout())));
   }
 
   private void abortIncoming() {
@@ -357,10 +343,12 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * Answers a write request whose body was not processed; a Remote Write 2.0 sender learns that
-   * nothing was written.
+   * Stops receiving {@code in} (its body and budget released) and answers it with {@code a}: its
+   * body was not processed, so a Remote Write 2.0 sender learns that nothing was written.
    */
-  private void answer(ChannelHandlerContext ctx, Incoming in, Answer a) {
+  private void abortAndAnswer(ChannelHandlerContext ctx, Incoming in, Answer a) {
+    abortIncoming();
+    metricsFinished(ctx, a.status(), in.startNanos);
     answer(ctx, in.head, a.forSenderOf(in.accepted.protocol()));
   }
 
