@@ -79,7 +79,7 @@ public class RouteBenchmark extends RelayBenchmark {
     bytes = Payloads.load(payload, tenantLabel);
     request = Unpooled.wrappedBuffer(bytes);
     router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
-    reader = new WriteRequestReader(List.of(tenantLabel));
+    reader = new WriteRequestReader(List.of(tenantLabel), false);
     v2Bytes = V2Payloads.fromV1(bytes);
     v2Request = Unpooled.wrappedBuffer(v2Bytes);
     TenantRules rules = TenantRules.builder().labels(tenantLabel).build();
