@@ -24,9 +24,9 @@ import java.util.List;
  * what senders send: series fields with a one-byte tag and a length of at most three bytes, and
  * inside them one-byte tags, lengths of at most two bytes and labels as name then value. At the
  * first field it does not handle in full, a {@link CodedInputStream} over the request (created on
- * first need, the only allocation of a {@link #read}) takes over from that byte and reads or
- * reports it, then hands back. Both paths produce the same result (the property and malformed-input
- * tests run both).
+ * first need, the only allocation of a {@link #read}: none when the fast scan reads it all) takes
+ * over from that byte and reads or reports it, then hands back. Both paths produce the same result
+ * (the property and malformed-input tests run both).
  *
  * <p>What is validated: the request's framing (every top-level field's tag, wire type and length,
  * groups nested at most {@value #MAX_GROUP_DEPTH} deep), each series' length against the request,
@@ -51,6 +51,8 @@ public final class WriteRequestReader {
   private final byte[][] tenantLabels;
   private final boolean counting;
   private final SeriesView series = new SeriesView();
+  // The stream of the request being read, once a field needed it; null between reads.
+  private CodedInputStream stream;
 
   // Where reading is, kept only to name the field in an error; plain int writes on the hot path.
   private int seriesIndex;
@@ -101,7 +103,7 @@ public final class WriteRequestReader {
     where = AT_REQUEST;
     int end = offset + length;
     int pos = offset;
-    CodedInputStream in = null;
+    stream = null;
     try {
       while (pos < end) {
         // Fast path: a series field with a one-byte tag and a length of one to three bytes.
@@ -123,10 +125,7 @@ public final class WriteRequestReader {
           }
           if (len >= 0 && len <= end - content) {
             seriesIndex++;
-            if (in == null) {
-              in = CodedInputStream.newInstance(array, offset, length);
-            }
-            if (!readSeries(in, array, offset, pos, content, content + len, visitor)) {
+            if (!readSeries(array, offset, length, pos, content, content + len, visitor)) {
               return null;
             }
             pos = content + len;
@@ -134,10 +133,7 @@ public final class WriteRequestReader {
           }
         }
         // Anything else: one top-level field through the stream, from pos.
-        if (in == null) {
-          in = CodedInputStream.newInstance(array, offset, length);
-        }
-        in.skipRawBytes(pos - offset - in.getTotalBytesRead());
+        CodedInputStream in = stream(array, offset, length, pos);
         where = AT_REQUEST;
         int fieldStart = in.getTotalBytesRead();
         int tag = in.readTag();
@@ -147,7 +143,7 @@ public final class WriteRequestReader {
           int len = readLength(in, length);
           int content = offset + in.getTotalBytesRead();
           if (!readSeries(
-              in, array, offset, offset + fieldStart, content, content + len, visitor)) {
+              array, offset, length, offset + fieldStart, content, content + len, visitor)) {
             return null;
           }
           pos = content + len;
@@ -170,24 +166,40 @@ public final class WriteRequestReader {
     } catch (ReadFailure failure) {
       return failure.error;
     } catch (InvalidProtocolBufferException e) {
-      return error(in.getTotalBytesRead(), describe(e));
+      return error(stream.getTotalBytesRead(), describe(e));
     } catch (java.io.IOException e) {
       // Cannot happen for an array-backed stream; reported rather than thrown to keep the contract.
-      return error(in.getTotalBytesRead(), String.valueOf(e.getMessage()));
+      return error(stream.getTotalBytesRead(), String.valueOf(e.getMessage()));
+    } finally {
+      stream = null;
     }
+  }
+
+  /**
+   * The request's stream, created on first need, moved forward to {@code at} (an absolute index at
+   * or after its position).
+   */
+  private CodedInputStream stream(byte[] array, int offset, int length, int at)
+      throws java.io.IOException {
+    CodedInputStream in = stream;
+    if (in == null) {
+      in = CodedInputStream.newInstance(array, offset, length);
+      stream = in;
+    }
+    in.skipRawBytes(at - offset - in.getTotalBytesRead());
+    return in;
   }
 
   /**
    * Reads one series whose field spans {@code [start, seriesEnd)} (absolute indexes) and reports
    * it: the fast scan first, then the stream from where the scan stopped, if it stopped early.
    *
-   * @param in the request's stream, at or before {@code content}; left anywhere up to {@code
-   *     seriesEnd}
+   * <p>The request's stream, if one was needed, is left anywhere up to {@code seriesEnd}.
    */
   private boolean readSeries(
-      CodedInputStream in,
       byte[] array,
       int offset,
+      int length,
       int start,
       int content,
       int seriesEnd,
@@ -199,7 +211,7 @@ public final class WriteRequestReader {
     int reached = scanCanonical(array, content, seriesEnd, s);
     int best = fastBest;
     if (reached != seriesEnd) {
-      in.skipRawBytes(reached - offset - in.getTotalBytesRead());
+      CodedInputStream in = stream(array, offset, length, reached);
       best = readFields(in, array, offset, seriesEnd - offset, best, s);
     }
     s.tenantLabel = best == tenantLabels.length ? SeriesView.NO_TENANT_LABEL : best;

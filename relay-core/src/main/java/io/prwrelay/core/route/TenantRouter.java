@@ -24,10 +24,11 @@ import java.util.List;
  * the default tenant, are dropped, or reject the request.
  *
  * <p><b>Allocation:</b> once a tenant value has been seen (and the scratch arrays have grown to the
- * request size), routing allocates nothing per series or per label; per request it allocates the
- * reader's {@code CodedInputStream} and one pooled buffer per tenant batch. A new tenant value
- * costs one {@code byte[]} and one {@code String}, once; at most {@link
- * TenantRules#maxCachedTenants()} values are remembered before the table starts over.
+ * request size), routing allocates nothing per series or per label; per request it allocates one
+ * pooled buffer per tenant batch (and the reader's {@code CodedInputStream} when a field is not
+ * encoded the usual way). A new tenant value costs one {@code byte[]} and one {@code String}, once;
+ * at most {@link TenantRules#maxCachedTenants()} values are remembered before the table starts
+ * over.
  *
  * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
  * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
