@@ -50,7 +50,9 @@ public class RouteBenchmark extends RelayBenchmark {
   private byte[] bytes;
   private ByteBuf request;
   private TenantRouter router;
+  private TenantRouter countingRouter;
   private WriteRequestReader reader;
+  private WriteRequestReader countingReader;
   private byte[] v2Bytes;
   private ByteBuf v2Request;
   private V2TenantRouter v2Router;
@@ -79,7 +81,10 @@ public class RouteBenchmark extends RelayBenchmark {
     bytes = Payloads.load(payload, tenantLabel);
     request = Unpooled.wrappedBuffer(bytes);
     router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
-    reader = new WriteRequestReader(List.of(tenantLabel));
+    countingRouter =
+        new TenantRouter(TenantRules.builder().labels(tenantLabel).countSamples(true).build());
+    reader = new WriteRequestReader(List.of(tenantLabel), false);
+    countingReader = new WriteRequestReader(List.of(tenantLabel), true);
     v2Bytes = V2Payloads.fromV1(bytes);
     v2Request = Unpooled.wrappedBuffer(v2Bytes);
     TenantRules rules = TenantRules.builder().labels(tenantLabel).build();
@@ -99,14 +104,42 @@ public class RouteBenchmark extends RelayBenchmark {
   }
 
   /**
-   * The lazy scan alone (labels until the tenant, fields counted by tag): the reader's share of
-   * route.
+   * {@code route} with {@code relay.metrics.count-samples=true}: every field of every series is
+   * walked to count samples, exemplars and histograms per tenant. The difference to {@code route}
+   * is what that option costs.
    */
+  @Benchmark
+  public int routeCountingSamples() {
+    return tenants(countingRouter.route(request, alloc));
+  }
+
+  /** The lazy scan alone (labels until the tenant, then the next series): the reader's share. */
   @Benchmark
   public int scan() {
     counter.series = 0;
     reader.read(bytes, 0, bytes.length, counter);
     return counter.series;
+  }
+
+  /** {@code scan} counting every series' fields by tag, as {@code routeCountingSamples} reads. */
+  @Benchmark
+  public int scanCountingSamples() {
+    counter.series = 0;
+    countingReader.read(bytes, 0, bytes.length, counter);
+    return counter.series;
+  }
+
+  /**
+   * One copy of the payload into a pooled heap buffer, the same as {@code CodecBenchmark.copy}:
+   * here so that the route step's floor (touching every byte once) is in the same run and class.
+   */
+  @Benchmark
+  public int copy() {
+    ByteBuf out = alloc.heapBuffer(bytes.length);
+    out.writeBytes(bytes);
+    int n = out.readableBytes();
+    out.release();
+    return n;
   }
 
   @Benchmark

@@ -5,10 +5,11 @@ import io.netty.buffer.ByteBuf;
 /**
  * One tenant's share of a request: a valid, uncompressed request holding exactly that tenant's
  * series, in request order, plus the counts the relay reports (the {@code
- * X-Prometheus-Remote-Write-*-Written} headers included). The request is a PRW 1.0 {@code
- * WriteRequest} from {@code TenantRouter}; from {@code V2TenantRouter} it is in the router's {@link
- * V2BatchEncoder.Format}: a PRW 2.0 {@code Request} with the tenant's own symbols table, or a PRW
- * 1.0 {@code WriteRequest} converted from 2.0.
+ * X-Prometheus-Remote-Write-*-Written} headers included; a PRW 1.0 router counts samples, exemplars
+ * and histograms only under {@code TenantRules#countSamples()}, otherwise they are 0). The request
+ * is a PRW 1.0 {@code WriteRequest} from {@code TenantRouter}; from {@code V2TenantRouter} it is in
+ * the router's {@link V2BatchEncoder.Format}: a PRW 2.0 {@code Request} with the tenant's own
+ * symbols table, or a PRW 1.0 {@code WriteRequest} converted from 2.0.
  *
  * <p>The batch owns {@link #content()} until {@link #takeContent()} hands it over; whatever was not
  * taken is released when the owning {@code RouteResult} is cleared. A batch object is reused across

@@ -10,16 +10,26 @@ import io.prwrelay.core.wire.HeapBuffers;
 import java.util.List;
 
 /**
- * Counts the series, samples, exemplars and histograms of a whole PRW 1.0 {@code WriteRequest} that
- * is forwarded without routing (its tenant comes from a trusted header), validating it on the way
- * like {@code TenantRouter} does: the same reader, the same typed errors, no batch written.
+ * Counts the series (and, when asked, the samples, exemplars and histograms) of a whole PRW 1.0
+ * {@code WriteRequest} that is forwarded without routing (its tenant comes from a trusted header),
+ * validating it on the way like {@code TenantRouter} does: the same reader, the same typed errors,
+ * no batch written.
  *
  * <p>Reusable and not thread-safe: one counter per event loop thread.
  */
 public final class WriteRequestCounter implements WriteRequestVisitor {
-  // The reader needs a tenant label to look for; counting does not care which.
-  private final WriteRequestReader reader = new WriteRequestReader(List.of("__name__"));
+  private final WriteRequestReader reader;
   private final SeriesTally tally = new SeriesTally();
+
+  /**
+   * @param countSamples whether to count samples, exemplars and histograms (every field of every
+   *     series is then walked and checked), or only series, reading each up to its {@code __name__}
+   *     label like a router that does not count ({@code TenantRules#countSamples()})
+   */
+  public WriteRequestCounter(boolean countSamples) {
+    // The reader needs a tenant label to look for; counting does not care which.
+    this.reader = new WriteRequestReader(List.of("__name__"), countSamples);
+  }
 
   /**
    * Reads {@code request} whole.

@@ -84,7 +84,11 @@ public abstract sealed class AbstractSeriesView permits SeriesView, V2SeriesView
   /** Length in bytes of the tenant label's value. */
   public abstract int valueLength();
 
-  /** Number of {@code samples} fields, counted from tags. */
+  /**
+   * Number of {@code samples} fields, counted from tags; 0 from a PRW 1.0 reader that does not
+   * count ({@link WriteRequestReader#WriteRequestReader(java.util.List, boolean)}), like the
+   * exemplar and histogram counts.
+   */
   public final int samples() {
     return samples;
   }

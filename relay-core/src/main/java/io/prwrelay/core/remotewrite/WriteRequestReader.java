@@ -10,26 +10,34 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Lazy reader of a decompressed PRW 1.0 {@code WriteRequest}, built on {@link CodedInputStream}.
+ * Lazy reader of a decompressed PRW 1.0 {@code WriteRequest}.
  *
  * <p>For each {@code timeseries} field it reads only the {@code labels}, and only until the tenant
- * is resolved: once the first configured tenant label has been seen, the remaining labels are
- * skipped by length. Samples, exemplars and histograms are never decoded; they are counted from
- * their tags and skipped by length. Unknown fields are skipped (and, inside a series, kept in the
- * series' byte range). Label names and values are compared in place in the request array: no {@code
- * String} and no {@code byte[]} is created per series or per label. The only allocation per {@link
- * #read} call is the {@link CodedInputStream} itself.
+ * is resolved: once the highest-priority tenant label has been seen, the rest of the series is
+ * skipped by its length (or, for a reader that counts, every later field is counted from its tag
+ * and skipped by its own length). Samples, exemplars and histograms are never decoded. Unknown
+ * fields are skipped (and, inside a series, kept in the series' byte range). Label names and values
+ * are compared in place in the request array: no {@code String} and no {@code byte[]} is created
+ * per series or per label.
  *
- * <p>The stream walks the request and every series boundary. Inside a series encoded the way
- * senders encode it (one-byte tags, short lengths, labels as name then value), a fast scan over
- * local variables reads the same fields with the same checks; at the first field it does not handle
- * in full, the stream takes over from that byte and reads or reports it. Both paths produce the
- * same result (the property and malformed-input tests run both).
+ * <p>Two paths read the same bytes with the same checks. A fast scan over local variables handles
+ * what senders send: series fields with a one-byte tag and a length of at most three bytes, and
+ * inside them one-byte tags, lengths of at most two bytes and labels as name then value. At the
+ * first field it does not handle in full, a {@link CodedInputStream} over the request (created on
+ * first need, the only allocation of a {@link #read}: none when the fast scan reads it all) takes
+ * over from that byte and reads or reports it, then hands back. Both paths produce the same result
+ * (the property and malformed-input tests run both).
  *
- * <p>Malformed input (truncated varint, a length past the end of its enclosing message, a known
- * field with the wrong wire type, a label without a name, groups nested deeper than {@value
- * #MAX_GROUP_DEPTH}) stops reading and is returned as a {@link RequestError} naming the field and
- * byte offset; no exception escapes and nothing outside {@code [offset, offset + length)} is read.
+ * <p>What is validated: the request's framing (every top-level field's tag, wire type and length,
+ * groups nested at most {@value #MAX_GROUP_DEPTH} deep), each series' length against the request,
+ * and inside a series every field up to the label that decides its tenant (labels must have a name;
+ * known fields must have their wire type; lengths must stay inside the series). What follows that
+ * label inside the series (later labels, samples, exemplars, histograms) is forwarded as received
+ * and left to the downstream, which parses it whole (DESIGN §1); a reader that counts walks those
+ * fields too and so also reports a malformed field framing there. A series without the
+ * highest-priority tenant label is always read whole. Malformed input stops reading and is returned
+ * as a {@link RequestError} naming the field and byte offset; no exception escapes and nothing
+ * outside {@code [offset, offset + length)} is read.
  *
  * <p>An instance is a reusable flyweight and not thread-safe: use one per thread.
  */
@@ -41,7 +49,10 @@ public final class WriteRequestReader {
   private static final int END_GROUP = 4;
 
   private final byte[][] tenantLabels;
+  private final boolean counting;
   private final SeriesView series = new SeriesView();
+  // The stream of the request being read, once a field needed it; null between reads.
+  private CodedInputStream stream;
 
   // Where reading is, kept only to name the field in an error; plain int writes on the hot path.
   private int seriesIndex;
@@ -59,8 +70,11 @@ public final class WriteRequestReader {
   /**
    * @param tenantLabels label names in priority order: the first one present in a series (with a
    *     non-empty value) resolves its tenant, whatever the labels' order in the series
+   * @param countSamples whether to count each series' samples, exemplars and histograms (which
+   *     means walking all of its fields); otherwise {@link SeriesView#samples()} and the other
+   *     counts stay 0 and a series is left at its highest-priority tenant label
    */
-  public WriteRequestReader(List<String> tenantLabels) {
+  public WriteRequestReader(List<String> tenantLabels, boolean countSamples) {
     if (tenantLabels.isEmpty()) {
       throw new IllegalArgumentException("at least one tenant label is required");
     }
@@ -68,6 +82,7 @@ public final class WriteRequestReader {
     for (int i = 0; i < tenantLabels.size(); i++) {
       this.tenantLabels[i] = tenantLabels.get(i).getBytes(StandardCharsets.UTF_8);
     }
+    this.counting = countSamples;
   }
 
   /**
@@ -86,63 +101,140 @@ public final class WriteRequestReader {
     seriesIndex = -1;
     labelIndex = -1;
     where = AT_REQUEST;
-    CodedInputStream in = CodedInputStream.newInstance(array, offset, length);
+    int end = offset + length;
+    int pos = offset;
+    stream = null;
     try {
-      while (!in.isAtEnd()) {
+      while (pos < end) {
+        // Fast path: a series field with a one-byte tag and a length of one to three bytes.
+        if (array[pos] == WriteRequestFields.TIMESERIES_TAG && pos + 1 < end) {
+          int len = array[pos + 1];
+          int content = pos + 2;
+          if (len < 0) {
+            len = -1;
+            if (pos + 2 < end) {
+              int b2 = array[pos + 2];
+              if (b2 >= 0) {
+                len = (array[pos + 1] & 0x7F) | (b2 << 7);
+                content = pos + 3;
+              } else if (pos + 3 < end && array[pos + 3] >= 0) {
+                len = (array[pos + 1] & 0x7F) | ((b2 & 0x7F) << 7) | (array[pos + 3] << 14);
+                content = pos + 4;
+              }
+            }
+          }
+          if (len >= 0 && len <= end - content) {
+            seriesIndex++;
+            if (!readSeries(array, offset, length, pos, content, content + len, visitor)) {
+              return null;
+            }
+            pos = content + len;
+            continue;
+          }
+        }
+        // Anything else: one top-level field through the stream, from pos.
+        CodedInputStream in = stream(array, offset, length, pos);
         where = AT_REQUEST;
         int fieldStart = in.getTotalBytesRead();
         int tag = in.readTag();
         if (tag == WriteRequestFields.TIMESERIES_TAG) {
           seriesIndex++;
-          if (!readSeries(in, array, offset, fieldStart, length, visitor)) {
+          where = AT_SERIES;
+          int len = readLength(in, length);
+          int content = offset + in.getTotalBytesRead();
+          if (!readSeries(
+              array, offset, length, offset + fieldStart, content, content + len, visitor)) {
             return null;
           }
+          pos = content + len;
         } else if (tag == WriteRequestFields.METADATA_TAG) {
           where = AT_METADATA;
           int len = readLength(in, length);
           in.skipRawBytes(len);
           visitor.onMetadata(offset + fieldStart, offset + in.getTotalBytesRead());
+          pos = offset + in.getTotalBytesRead();
         } else {
           int field = WireTags.fieldNumber(tag);
           if (field == WriteRequestFields.TIMESERIES || field == WriteRequestFields.METADATA) {
             throw wrongWireType(in, tag);
           }
           skipUnknown(in, tag);
+          pos = offset + in.getTotalBytesRead();
         }
       }
       return null;
     } catch (ReadFailure failure) {
       return failure.error;
     } catch (InvalidProtocolBufferException e) {
-      return error(in.getTotalBytesRead(), describe(e));
+      return error(stream.getTotalBytesRead(), describe(e));
     } catch (java.io.IOException e) {
       // Cannot happen for an array-backed stream; reported rather than thrown to keep the contract.
-      return error(in.getTotalBytesRead(), String.valueOf(e.getMessage()));
+      return error(stream.getTotalBytesRead(), String.valueOf(e.getMessage()));
+    } finally {
+      stream = null;
     }
   }
 
+  /**
+   * The request's stream, created on first need, moved forward to {@code at} (an absolute index at
+   * or after its position).
+   */
+  private CodedInputStream stream(byte[] array, int offset, int length, int at)
+      throws java.io.IOException {
+    CodedInputStream in = stream;
+    if (in == null) {
+      in = CodedInputStream.newInstance(array, offset, length);
+      stream = in;
+    }
+    in.skipRawBytes(at - offset - in.getTotalBytesRead());
+    return in;
+  }
+
+  /**
+   * Reads one series whose field spans {@code [start, seriesEnd)} (absolute indexes) and reports
+   * it: the fast scan first, then the stream from where the scan stopped, if it stopped early.
+   *
+   * <p>The request's stream, if one was needed, is left anywhere up to {@code seriesEnd}.
+   */
   private boolean readSeries(
-      CodedInputStream in,
       byte[] array,
       int offset,
-      int fieldStart,
-      int requestLength,
+      int length,
+      int start,
+      int content,
+      int seriesEnd,
       WriteRequestVisitor visitor)
       throws java.io.IOException {
-    where = AT_SERIES;
     labelIndex = -1;
-    int len = readLength(in, requestLength);
-    int contentStart = in.getTotalBytesRead();
-    int seriesEnd = contentStart + len;
     SeriesView s = series;
-    s.reset(array, seriesIndex, offset + fieldStart, offset + contentStart, offset + seriesEnd);
-    int reached = scanCanonical(array, offset + contentStart, offset + seriesEnd, s);
-    in.skipRawBytes(reached - offset - contentStart);
+    s.reset(array, seriesIndex, start, content, seriesEnd);
+    int reached = scanCanonical(array, content, seriesEnd, s);
     int best = fastBest;
-    // What the fast scan did not handle is read through the stream. The series is bounded by
-    // seriesEnd rather than a pushed limit: every length is checked against it, and a field that
-    // runs past it is caught below.
+    if (reached != seriesEnd) {
+      CodedInputStream in = stream(array, offset, length, reached);
+      best = readFields(in, array, offset, seriesEnd - offset, best, s);
+    }
+    s.tenantLabel = best == tenantLabels.length ? SeriesView.NO_TENANT_LABEL : best;
+    return visitor.onSeries(s);
+  }
+
+  /**
+   * Reads the fields of a series from the stream's position to {@code seriesEnd} (relative to the
+   * stream's start), what the fast scan did not handle. The series is bounded by seriesEnd rather
+   * than a pushed limit: every length is checked against it, and a field that runs past it is
+   * caught.
+   *
+   * @param best the tenant label priority reached so far
+   * @return the tenant label priority reached
+   */
+  private int readFields(
+      CodedInputStream in, byte[] array, int offset, int seriesEnd, int best, SeriesView s)
+      throws java.io.IOException {
     while (in.getTotalBytesRead() < seriesEnd) {
+      if (best == 0 && !counting) {
+        in.skipRawBytes(seriesEnd - in.getTotalBytesRead());
+        break;
+      }
       where = AT_SERIES_FIELD;
       int labelStart = in.getTotalBytesRead();
       int tag = in.readTag();
@@ -167,15 +259,21 @@ public final class WriteRequestReader {
             break;
           }
         case TimeSeriesFields.SAMPLES_TAG:
-          s.samples++;
+          if (counting) {
+            s.samples++;
+          }
           in.skipRawBytes(readLength(in, seriesEnd));
           break;
         case TimeSeriesFields.EXEMPLARS_TAG:
-          s.exemplars++;
+          if (counting) {
+            s.exemplars++;
+          }
           in.skipRawBytes(readLength(in, seriesEnd));
           break;
         case TimeSeriesFields.HISTOGRAMS_TAG:
-          s.histograms++;
+          if (counting) {
+            s.histograms++;
+          }
           in.skipRawBytes(readLength(in, seriesEnd));
           break;
         default:
@@ -191,8 +289,7 @@ public final class WriteRequestReader {
           }
       }
     }
-    s.tenantLabel = best == tenantLabels.length ? SeriesView.NO_TENANT_LABEL : best;
-    return visitor.onSeries(s);
+    return best;
   }
 
   /** Tenant label priority reached by the last {@link #scanCanonical} call. */
@@ -201,12 +298,13 @@ public final class WriteRequestReader {
   /**
    * Fast scan of a series as senders encode it, over local variables: one-byte tags of the four
    * known fields, lengths of at most two bytes, labels in the {@link #canonicalLabel} form. Labels
-   * are matched until the tenant is resolved, then only skipped; every field is counted by its tag
-   * and skipped by its length. The scan stops at the first field it does not handle in full
-   * (unknown field, other encodings, a length past the end) and returns where it stopped; {@link
-   * #readSeries} continues from there through the stream, which reads or reports that field as
-   * usual. Profiled on the real payload, walking every field through the stream's methods cost more
-   * than everything else the reader does per series.
+   * are matched until the highest-priority tenant label is found; then the scan jumps to the end of
+   * the series, or, when counting, goes on counting fields by tag and skipping them by length. The
+   * scan stops at the first field it does not handle in full (unknown field, other encodings, a
+   * length past the end) and returns where it stopped; {@link #readFields} continues from there
+   * through the stream, which reads or reports that field as usual. Profiled on the real payload,
+   * walking series fields through the stream's methods cost 2-3 times this loop, and stopping at
+   * the tenant label halves the fields it visits.
    *
    * @return array index where the scan stopped ({@code end} when it handled the whole series)
    */
@@ -236,6 +334,12 @@ public final class WriteRequestReader {
             break;
           }
           best = matchLabel(a, best, s, pos, body + length);
+          if (best == 0 && !counting) {
+            // The tenant is decided and the label to drop (if any) is known: the rest of the
+            // series is forwarded as received.
+            pos = end;
+            break;
+          }
         }
         labelIndex++;
       } else if (tag == TimeSeriesFields.SAMPLES_TAG) {
@@ -249,9 +353,11 @@ public final class WriteRequestReader {
       }
       pos = body + length;
     }
-    s.samples += samples;
-    s.exemplars += exemplars;
-    s.histograms += histograms;
+    if (counting) {
+      s.samples += samples;
+      s.exemplars += exemplars;
+      s.histograms += histograms;
+    }
     fastBest = best;
     return pos;
   }

@@ -15,17 +15,20 @@ import java.util.List;
  * Splits one decompressed PRW 1.0 {@code WriteRequest} into one valid {@code WriteRequest} per
  * tenant.
  *
- * <p>Reads with {@link WriteRequestReader} (labels only, until the tenant is resolved), resolves
- * each series' tenant through a byte-keyed {@link TenantTable}, and splices the series' raw bytes
- * into its tenant's batch with {@link BatchEncoder}. Tenant values that fail Cortex's tenant ID
- * rules are treated as missing and counted by {@link TenantProblem}; {@link TenantRules#missing()}
- * decides whether such series go to the default tenant, are dropped, or reject the request.
+ * <p>Reads with {@link WriteRequestReader} (labels only, until the tenant is resolved; the rest of
+ * a series is skipped by length unless {@link TenantRules#countSamples()} asks for its samples,
+ * exemplars and histograms to be counted from their tags), resolves each series' tenant through a
+ * byte-keyed {@link TenantTable}, and splices the series' raw bytes into its tenant's batch with
+ * {@link BatchEncoder}. Tenant values that fail Cortex's tenant ID rules are treated as missing and
+ * counted by {@link TenantProblem}; {@link TenantRules#missing()} decides whether such series go to
+ * the default tenant, are dropped, or reject the request.
  *
  * <p><b>Allocation:</b> once a tenant value has been seen (and the scratch arrays have grown to the
- * request size), routing allocates nothing per series or per label; per request it allocates the
- * reader's {@code CodedInputStream} and one pooled buffer per tenant batch. A new tenant value
- * costs one {@code byte[]} and one {@code String}, once; at most {@link
- * TenantRules#maxCachedTenants()} values are remembered before the table starts over.
+ * request size), routing allocates nothing per series or per label; per request it allocates one
+ * pooled buffer per tenant batch (and the reader's {@code CodedInputStream} when a field is not
+ * encoded the usual way). A new tenant value costs one {@code byte[]} and one {@code String}, once;
+ * at most {@link TenantRules#maxCachedTenants()} values are remembered before the table starts
+ * over.
  *
  * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
  * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
@@ -42,7 +45,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   public TenantRouter(TenantRules rules) {
     super(rules);
-    this.reader = new WriteRequestReader(rules.labels());
+    this.reader = new WriteRequestReader(rules.labels(), rules.countSamples());
     this.withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
   }
 

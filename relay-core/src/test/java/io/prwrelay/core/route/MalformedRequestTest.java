@@ -10,11 +10,14 @@ import static io.prwrelay.testing.RawProto.series;
 import static io.prwrelay.testing.RawProto.str;
 import static io.prwrelay.testing.RawProto.tag;
 import static io.prwrelay.testing.RawProto.varint;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.CodedOutputStream;
+import io.netty.buffer.ByteBufUtil;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.oracle.v1.MetricMetadata;
 import io.prwrelay.oracle.v1.TimeSeries;
@@ -26,6 +29,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -126,8 +130,8 @@ class MalformedRequestTest {
             3,
             "field 1 has wire type varint"),
         new Corruption(
-            "samples with fixed64 wire type",
-            series(label("service_id", "t"), bytes(0x11, 0, 0, 0, 0, 0, 0, 0, 0)),
+            "samples with fixed64 wire type before the tenant label",
+            series(bytes(0x11, 0, 0, 0, 0, 0, 0, 0, 0), label("service_id", "t")),
             "timeseries[0] field",
             -1,
             "field 2 has wire type fixed64"),
@@ -162,8 +166,14 @@ class MalformedRequestTest {
             3,
             "length 48 exceeds the 3 bytes left"),
         new Corruption(
-            "sample length past the series",
-            series(label("service_id", "t"), bytes(0x12, 0x7F)),
+            "sample length past the series before the tenant label",
+            series(bytes(0x12, 0x7F), label("service_id", "t")),
+            "timeseries[0] field",
+            -1,
+            "length 127 exceeds the"),
+        new Corruption(
+            "sample length past the series in a series without the first tenant label",
+            series(label("team", "t"), bytes(0x12, 0x7F)),
             "timeseries[0] field",
             -1,
             "length 127 exceeds the 0 bytes left"),
@@ -207,5 +217,62 @@ class MalformedRequestTest {
   void corruptionIsATypedErrorNamingFieldAndOffset(Corruption corruption) {
     RoutingProperties.assertMalformedAndRouterStillUsable(
         new TenantRouter(RULES), corruption, series(label("service_id", "t"), sample(1, 1)));
+  }
+
+  /** Fields after the tenant label that are not valid protobuf, each in a well-framed series. */
+  static Stream<Arguments> malformedTails() {
+    return Stream.of(
+        Arguments.of("samples with fixed64 wire type", bytes(0x11, 0, 0, 0, 0, 0, 0, 0, 0)),
+        Arguments.of("sample length past the series", bytes(0x12, 0x7F)),
+        Arguments.of("truncated tag", bytes(0x80)),
+        Arguments.of("field number zero", bytes(0x00, 0x01)));
+  }
+
+  /**
+   * A label after the tenant label is skipped by its length, unread, also by a router that counts.
+   */
+  static Stream<Arguments> malformedLabelsAfterTheTenantLabel() {
+    return Stream.of(Arguments.of("label without a name", len(1, str(2, "value-only"))));
+  }
+
+  /**
+   * DESIGN §1 and the README: inside a series, what follows the label that decides its tenant is
+   * forwarded as received and left to the downstream (which parses the batch whole and answers 400
+   * for it): the relay does not read it, so it neither reports it nor changes it. The label to
+   * remove is still found, also after a lower-priority tenant label.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource({"malformedTails", "malformedLabelsAfterTheTenantLabel"})
+  void malformedBytesAfterTheTenantLabelAreForwardedAsReceived(String name, byte[] tail) {
+    byte[] s = series(label("team", "x"), label("service_id", "t"), tail);
+    RouteResult result = RoutingProperties.route(new TenantRouter(RULES), s);
+    assertNull(result.error(), name);
+    assertEquals(1, result.batches().size());
+    assertEquals("t", result.batches().get(0).tenant());
+    assertArrayEquals(
+        series(label("team", "x"), tail), ByteBufUtil.getBytes(result.batches().get(0).content()));
+    result.clear();
+  }
+
+  /**
+   * A router that counts samples walks every field of every series, so a field's framing after the
+   * tenant label is a typed error there, and nothing is forwarded.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("malformedTails")
+  void malformedBytesAfterTheTenantLabelAreAnErrorWhenCountingSamples(String name, byte[] tail) {
+    TenantRules counting =
+        TenantRules.builder()
+            .labels("service_id", "team")
+            .removeLabel(true)
+            .countSamples(true)
+            .build();
+    byte[] s = series(label("team", "x"), label("service_id", "t"), tail);
+    RouteResult result = RoutingProperties.route(new TenantRouter(counting), s);
+    assertNotNull(result.error(), name);
+    assertEquals(RequestError.Kind.MALFORMED, result.error().kind());
+    assertTrue(result.error().field().startsWith("timeseries[0]"), result.error()::message);
+    assertEquals(0, result.batches().size());
+    result.clear();
   }
 }

@@ -73,7 +73,8 @@ final class RoutingProperties {
   /**
    * Random rules that route every request: tenant label sets with the labels in and out of sort
    * order, default or drop for a missing tenant, an optional prefix, removal of the deciding label,
-   * a tenant cache small enough to start over mid-request.
+   * a tenant cache small enough to start over mid-request, samples counted (every field of a PRW
+   * 1.0 series read) or not (a series left at its tenant label).
    *
    * @param drawMetadata whether to draw the PRW 1.0 metadata policy (PRW 2.0 ignores it)
    */
@@ -92,7 +93,8 @@ final class RoutingProperties {
             .labels(labelSets.get(r.nextInt(labelSets.size())))
             .missing(missing[r.nextInt(missing.length)])
             .prefix(r.nextInt(4) == 0 ? "p-" : "")
-            .removeLabel(r.nextBoolean());
+            .removeLabel(r.nextBoolean())
+            .countSamples(r.nextBoolean());
     if (drawMetadata) {
       b.metadata(
           r.nextBoolean() ? TenantRules.MetadataPolicy.BROADCAST : TenantRules.MetadataPolicy.DROP);

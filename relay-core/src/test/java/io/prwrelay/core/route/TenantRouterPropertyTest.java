@@ -5,6 +5,7 @@ import io.prwrelay.testing.ForEachSeed;
 import io.prwrelay.testing.Oracle;
 import io.prwrelay.testing.RequestBuffers;
 import io.prwrelay.testing.RequestGenerator;
+import io.prwrelay.testing.UnusualEncoding;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -30,6 +31,32 @@ class TenantRouterPropertyTest {
       WriteRequest request = gen.request(series, rules.labels());
       RouteResult result = RoutingProperties.routeAnyKind(router, request.toByteArray(), r);
       RouteAssertions.assertRoutedLikeOracle(request, rules, result);
+      result.clear();
+    }
+  }
+
+  /**
+   * The same property for encodings senders rarely write ({@link UnusualEncoding}): padded lengths,
+   * value-first labels, unknown fields, samples before or between labels, the tenant label
+   * anywhere. These hand over from the fast scan to the stream at every kind of field, before and
+   * after the tenant label, with samples counted (every field read) or not (the series left at its
+   * tenant label).
+   */
+  @ForEachSeed
+  void unusualEncodingsRouteLikeTheOracle(long seed) throws Exception {
+    RequestGenerator gen = new RequestGenerator(seed);
+    Random r = gen.random();
+    TenantRules rules = RoutingProperties.randomRules(r, true);
+    RoutingProperties.randomShape(gen, seed, 0);
+    gen.exemplarProbability = 0.5;
+    gen.histogramProbability = 0.5;
+    TenantRouter router = new TenantRouter(rules);
+    UnusualEncoding encoding = new UnusualEncoding(r);
+    for (int round = 0; round < 3; round++) {
+      byte[] bytes = encoding.encode(gen.request(r.nextInt(60), rules.labels()));
+      WriteRequest request = WriteRequest.parseFrom(bytes);
+      RouteResult result = RoutingProperties.routeAnyKind(router, bytes, r);
+      RouteAssertions.assertRoutedLikeOracle(request, rules, result, false);
       result.clear();
     }
   }

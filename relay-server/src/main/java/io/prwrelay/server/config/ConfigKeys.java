@@ -311,6 +311,13 @@ public final class ConfigKeys {
           "100",
           "top tenants by volume that get their own metric series; the rest are counted as tenant=\"other\"");
 
+  public static final ConfigKey METRICS_COUNT_SAMPLES =
+      key(
+          "relay.metrics.count-samples",
+          String.valueOf(TenantRules.DEFAULT_COUNT_SAMPLES),
+          "count the samples of PRW 1.0 requests per tenant (relay_tenant_samples_*_total); costs"
+              + " reading every field of every series instead of stopping at the tenant label");
+
   public static final ConfigKey LOG_FAILURE_INTERVAL =
       key(
           "relay.log.failure-interval",
@@ -387,5 +394,6 @@ public final class ConfigKeys {
           METADATA,
           METADATA_MAX_BROADCAST_BYTES,
           METRICS_MAX_TENANTS,
+          METRICS_COUNT_SAMPLES,
           LOG_FAILURE_INTERVAL);
 }

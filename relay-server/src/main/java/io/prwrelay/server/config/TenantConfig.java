@@ -2,6 +2,7 @@ package io.prwrelay.server.config;
 
 import static io.prwrelay.server.config.ConfigKeys.METADATA;
 import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_BROADCAST_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.METRICS_COUNT_SAMPLES;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_DEFAULT;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_LABELS;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_CACHED;
@@ -17,7 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * How requests are split by tenant ({@code relay.tenant.*}, {@code relay.metadata}): the routing
+ * How requests are split by tenant ({@code relay.tenant.*}, {@code relay.metadata}, and {@code
+ * relay.metrics.count-samples}, which decides how far the router reads a series): the routing
  * rules, and whether a tenant header on an incoming request is trusted instead.
  *
  * @param rules how a series' tenant is found
@@ -62,7 +64,8 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
             .metadata(v.choice(METADATA, TenantRules.MetadataPolicy.class))
             .maxBroadcastMetadataBytes(v.bytes(METADATA_MAX_BROADCAST_BYTES, 0, Long.MAX_VALUE))
             .maxCachedTenants(v.integer(TENANT_MAX_CACHED, 1, 100_000_000))
-            .maxTenantsPerRequest(v.integer(TENANT_MAX_PER_REQUEST, 1, 100_000_000));
+            .maxTenantsPerRequest(v.integer(TENANT_MAX_PER_REQUEST, 1, 100_000_000))
+            .countSamples(v.bool(METRICS_COUNT_SAMPLES));
     try {
       return new TenantConfig(b.build(), trust, tenantHeader);
     } catch (TenantRules.InvalidSettingException e) {

@@ -21,9 +21,10 @@ final class LoopResources implements AutoCloseable {
   final V2ToV1Converter v2ToV1 = new V2ToV1Converter();
   final V2Check v2Check = new V2Check();
   final ZstdCodec zstd = new ZstdCodec();
-  final WriteRequestCounter counter = new WriteRequestCounter();
+  final WriteRequestCounter counter;
 
   LoopResources(TenantRules rules) {
+    this.counter = new WriteRequestCounter(rules.countSamples());
     this.router = new TenantRouter(rules);
     this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2);
     this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1);

@@ -469,7 +469,9 @@ class IngressHandlerTest {
   @Test
   void requestTakenWholeUnderTheTrustedHeaderCountsItsSeriesAndSamples() throws Exception {
     channel.finishAndReleaseAll();
-    open(Map.of("relay.tenant.trust-incoming-header", "true"));
+    open(
+        Map.of(
+            "relay.tenant.trust-incoming-header", "true", "relay.metrics.count-samples", "true"));
     FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
     assertEquals(204, r.status().code());
     r.release();

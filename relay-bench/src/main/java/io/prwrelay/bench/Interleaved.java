@@ -1,0 +1,114 @@
+package io.prwrelay.bench;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * The JMH rows the issue's targets compare, run back to back in rounds (route, its baseline and the
+ * copy floor; the whole request and its codec floor) and timed by the running thread's CPU time
+ * rather than the wall clock. On a machine shared with other builds the wall clock measures the
+ * neighbours: a thread that is not scheduled accrues no CPU time, and alternating the rows every
+ * round exposes them to the same conditions, so the ratios hold where JMH's absolute numbers do
+ * not. Not a replacement for JMH on a quiet machine: garbage collection and JIT compilation run on
+ * other threads and are not counted (which flatters the allocating protobuf-java baseline).
+ *
+ * <pre>
+ * java -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.Interleaved [payload] [rounds]
+ * </pre>
+ */
+public final class Interleaved {
+  private Interleaved() {}
+
+  public static void main(String[] args) throws Exception {
+    String payload = args.length > 0 ? args[0] : Payloads.REAL;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+    RouteBenchmark route = new RouteBenchmark();
+    route.payload = payload;
+    route.tenantLabel = "instance";
+    route.setUp();
+    PipelineBenchmark pipeline = new PipelineBenchmark();
+    pipeline.payload = payload;
+    pipeline.tenantLabel = "instance";
+    pipeline.setUp();
+    CodecBenchmark codec = new CodecBenchmark();
+    codec.payload = payload;
+    codec.tenantLabel = "instance";
+    codec.setUp();
+    Blackhole bh =
+        new Blackhole(
+            "Today's password is swordfish. I understand instantiating Blackholes directly is"
+                + " dangerous.");
+    Map<String, Callable<Object>> rows = new LinkedHashMap<>();
+    rows.put("RouteBenchmark.route", route::route);
+    rows.put("RouteBenchmark.routeCountingSamples", route::routeCountingSamples);
+    rows.put("RouteBenchmark.scan", route::scan);
+    rows.put("RouteBenchmark.scanCountingSamples", route::scanCountingSamples);
+    rows.put("RouteBenchmark.copy", route::copy);
+    rows.put("RouteBenchmark.baseline", () -> route.baseline(bh));
+    rows.put("PipelineBenchmark.relay", pipeline::relay);
+    rows.put("PipelineBenchmark.floor", pipeline::floor);
+    rows.put("CodecBenchmark.snappyDecode", codec::snappyDecode);
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    Map<String, List<Double>> perRound = new LinkedHashMap<>();
+    for (int round = -5; round < rounds; round++) {
+      for (Map.Entry<String, Callable<Object>> row : rows.entrySet()) {
+        double micros = cpuMicrosPerOp(threads, row.getValue(), bh);
+        if (round >= 0) {
+          perRound.computeIfAbsent(row.getKey(), k -> new ArrayList<>()).add(micros);
+        }
+      }
+    }
+    route.tearDown();
+    pipeline.tearDown();
+    codec.tearDown();
+    Map<String, Double> median = new LinkedHashMap<>();
+    System.out.println("| benchmark | CPU µs/op, median | min | max |");
+    System.out.println("|---|---:|---:|---:|");
+    for (Map.Entry<String, List<Double>> e : perRound.entrySet()) {
+      double[] v = e.getValue().stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      median.put(e.getKey(), v[v.length / 2]);
+      System.out.printf(
+          Locale.ROOT,
+          "| %s | %.1f | %.1f | %.1f |%n",
+          e.getKey(),
+          v[v.length / 2],
+          v[0],
+          v[v.length - 1]);
+    }
+    System.out.println();
+    ratio(median, "RouteBenchmark.baseline", "RouteBenchmark.route", "baseline / route");
+    ratio(median, "RouteBenchmark.route", "RouteBenchmark.copy", "route / copy");
+    ratio(
+        median,
+        "RouteBenchmark.routeCountingSamples",
+        "RouteBenchmark.route",
+        "routeCountingSamples / route");
+    ratio(median, "PipelineBenchmark.relay", "PipelineBenchmark.floor", "relay / floor");
+  }
+
+  private static void ratio(Map<String, Double> median, String a, String b, String name) {
+    System.out.printf(Locale.ROOT, "%s = %.2f%n", name, median.get(a) / median.get(b));
+  }
+
+  /** Runs {@code op} for about 200 ms of this thread's CPU time; returns CPU µs per call. */
+  private static double cpuMicrosPerOp(ThreadMXBean threads, Callable<Object> op, Blackhole bh)
+      throws Exception {
+    long budget = 200_000_000L;
+    long start = threads.getCurrentThreadCpuTime();
+    long used;
+    int calls = 0;
+    do {
+      bh.consume(op.call());
+      calls++;
+      used = threads.getCurrentThreadCpuTime() - start;
+    } while (used < budget);
+    return used / 1000.0 / calls;
+  }
+}
