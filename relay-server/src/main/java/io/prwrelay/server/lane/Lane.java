@@ -640,7 +640,9 @@ public final class Lane {
               1000,
               0));
     }
-    drain(now());
+    // After the tasks already waiting on the loop: the other records of the same group commit
+    // come back there, and travel with this one.
+    pumpSoon();
   }
 
   /**
