@@ -18,6 +18,7 @@ import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
@@ -104,6 +105,20 @@ class IngressHandlerTest {
     return channel.readOutbound();
   }
 
+  /**
+   * Sends an empty {@code method} request for {@code path}, asserts the answer's status, releases
+   * the answer and returns its headers.
+   */
+  private HttpHeaders answered(int status, HttpMethod method, String path) {
+    FullHttpResponse r = exchange(request(method, path, new byte[0]));
+    try {
+      assertEquals(status, r.status().code());
+      return r.headers().copy();
+    } finally {
+      r.release();
+    }
+  }
+
   private static byte[] twoTenants() throws Exception {
     return Snappy.compress(
         RawProto.cat(
@@ -127,24 +142,15 @@ class IngressHandlerTest {
 
   @Test
   void wrongMethodIs405WithAllow() {
-    FullHttpResponse r = exchange(request(HttpMethod.GET, "/api/v1/push", new byte[0]));
-    assertEquals(405, r.status().code());
-    assertEquals("POST", r.headers().get(HttpHeaderNames.ALLOW));
-    r.release();
-    FullHttpResponse m = exchange(request(HttpMethod.POST, "/metrics", new byte[0]));
-    assertEquals(405, m.status().code());
-    assertEquals("GET, HEAD", m.headers().get(HttpHeaderNames.ALLOW));
-    m.release();
+    assertEquals("POST", answered(405, HttpMethod.GET, "/api/v1/push").get(HttpHeaderNames.ALLOW));
+    assertEquals(
+        "GET, HEAD", answered(405, HttpMethod.POST, "/metrics").get(HttpHeaderNames.ALLOW));
   }
 
   @Test
   void healthReadinessAndMetrics() {
-    FullHttpResponse h = exchange(request(HttpMethod.GET, "/-/healthy", new byte[0]));
-    assertEquals(200, h.status().code());
-    h.release();
-    FullHttpResponse ready = exchange(request(HttpMethod.GET, "/-/ready?x=1", new byte[0]));
-    assertEquals(200, ready.status().code());
-    ready.release();
+    answered(200, HttpMethod.GET, "/-/healthy");
+    answered(200, HttpMethod.GET, "/-/ready?x=1");
     fixture.ingress.draining();
     FullHttpResponse notReady = exchange(request(HttpMethod.GET, "/-/ready", new byte[0]));
     assertEquals(503, notReady.status().code());

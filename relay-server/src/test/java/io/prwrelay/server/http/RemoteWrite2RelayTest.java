@@ -31,7 +31,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -305,15 +304,7 @@ class RemoteWrite2RelayTest {
       List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
       for (int i = 0; i < 6; i++) {
         byte[] body = request(table, series(refs(1, 2 + i, 8, 9), sample(i, i)));
-        answers.add(
-            CompletableFuture.supplyAsync(
-                () -> {
-                  try {
-                    return f.writeV2(body);
-                  } catch (Exception e) {
-                    throw new CompletionException(e);
-                  }
-                }));
+        answers.add(f.writeV2Async(body));
       }
       for (CompletableFuture<HttpResponse<String>> a : answers) {
         assertEquals(204, a.get(30, TimeUnit.SECONDS).statusCode());
