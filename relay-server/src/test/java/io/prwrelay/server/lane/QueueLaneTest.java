@@ -38,13 +38,11 @@ import org.junit.jupiter.api.io.TempDir;
 class QueueLaneTest {
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final LaneSettings SETTINGS =
-      new LaneSettings(
+      LaneTesting.settings(
           4,
           1 << 20,
           1 << 20,
-          Duration.ofMillis(5),
-          Duration.ofMinutes(5),
-          1000,
+          5,
           Duration.ofMillis(20),
           Duration.ofMillis(100),
           Duration.ofSeconds(1));
