@@ -51,13 +51,14 @@ class SyncModeIsolationTest {
           new Expectation(
               true,
               r -> {
-                for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
-                  for (Answer a : e.answers()) {
-                    assertEquals(429, a.status(), () -> e.request().id() + ": " + a);
-                    assertNull(a.retryAfter(), "the downstream gave no Retry-After: none known");
-                    assertTrue(a.body().contains("tenant bad"), a.body());
-                  }
-                }
+                r.eachAnswer(
+                    Side.WITH_BAD,
+                    Kind.MIXING,
+                    (e, a) -> {
+                      assertEquals(429, a.status(), () -> e.request().id() + ": " + a);
+                      assertNull(a.retryAfter(), "the downstream gave no Retry-After: none known");
+                      assertTrue(a.body().contains("tenant bad"), a.body());
+                    });
                 return null;
               }),
           Duration.ZERO);
@@ -75,15 +76,16 @@ class SyncModeIsolationTest {
               false,
               r -> {
                 List<Long> times = new ArrayList<>();
-                for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
-                  for (Answer a : e.answers()) {
-                    times.add(a.nanos());
-                    assertEquals(503, a.status(), () -> e.request().id() + ": " + a);
-                    assertTrue(
-                        a.nanos() <= DEADLINE.plusMillis(500).toNanos(),
-                        () -> e.request().id() + " answered after the deadline: " + a);
-                  }
-                }
+                r.eachAnswer(
+                    Side.WITH_BAD,
+                    Kind.MIXING,
+                    (e, a) -> {
+                      times.add(a.nanos());
+                      assertEquals(503, a.status(), () -> e.request().id() + ": " + a);
+                      assertTrue(
+                          a.nanos() <= DEADLINE.plusMillis(500).toNanos(),
+                          () -> e.request().id() + " answered after the deadline: " + a);
+                    });
                 System.out.println("sync slow: 503 answers " + new Latencies(times));
                 return null;
               }),
