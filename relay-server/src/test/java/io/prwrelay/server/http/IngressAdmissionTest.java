@@ -144,6 +144,11 @@ class IngressAdmissionTest {
     return s;
   }
 
+  /** The status of the answer to a write of two tenants with {@code Authorization: value}. */
+  private int statusWithAuthorization(String value) throws Exception {
+    return status(exchange(write(twoTenants(), "Authorization", value)));
+  }
+
   private static String body(FullHttpResponse r) {
     String s = r.content().toString(StandardCharsets.UTF_8);
     r.release();
@@ -300,10 +305,8 @@ class IngressAdmissionTest {
         Map.of(
             "relay.server.basic-auth.username", "prom",
             "relay.server.basic-auth.password", "s3cret"));
-    assertEquals(
-        204, status(exchange(write(twoTenants(), "Authorization", basic("prom", "s3cret")))));
-    assertEquals(
-        401, status(exchange(write(twoTenants(), "Authorization", basic("prom", "s3cres")))));
+    assertEquals(204, statusWithAuthorization(basic("prom", "s3cret")));
+    assertEquals(401, statusWithAuthorization(basic("prom", "s3cres")));
   }
 
   @Test
@@ -316,8 +319,7 @@ class IngressAdmissionTest {
             "prom",
             "relay.server.basic-auth.password-file",
             file.toString()));
-    assertEquals(
-        204, status(exchange(write(twoTenants(), "Authorization", basic("prom", "from-file")))));
+    assertEquals(204, statusWithAuthorization(basic("prom", "from-file")));
   }
 
   @Test
@@ -325,7 +327,7 @@ class IngressAdmissionTest {
     Path tokens = dir.resolve("tokens");
     Files.writeString(tokens, "# sender tokens\nall-tenants\n\nonly-a a,c\n");
     open(Map.of("relay.server.bearer-token-file", tokens.toString()));
-    assertEquals(204, status(exchange(write(twoTenants(), "Authorization", "Bearer all-tenants"))));
+    assertEquals(204, statusWithAuthorization("Bearer all-tenants"));
     assertEquals(2, sender.calls().size());
     FullHttpResponse forbidden = exchange(write(twoTenants(), "Authorization", "Bearer only-a"));
     assertEquals(403, forbidden.status().code());
@@ -349,9 +351,8 @@ class IngressAdmissionTest {
     open(Map.of("relay.server.bearer-token-file", tokens.toString()));
     Files.writeString(tokens, "new-token-longer\n");
     fixture.ingress.reloadChangedFiles();
-    assertEquals(
-        204, status(exchange(write(twoTenants(), "Authorization", "Bearer new-token-longer"))));
-    assertEquals(401, status(exchange(write(twoTenants(), "Authorization", "Bearer old-token"))));
+    assertEquals(204, statusWithAuthorization("Bearer new-token-longer"));
+    assertEquals(401, statusWithAuthorization("Bearer old-token"));
     assertTrue(
         metrics
             .scrape()
@@ -365,7 +366,7 @@ class IngressAdmissionTest {
     open(Map.of("relay.server.bearer-token-file", tokens.toString()));
     Files.writeString(tokens, "one two three\n");
     fixture.ingress.reloadChangedFiles();
-    assertEquals(204, status(exchange(write(twoTenants(), "Authorization", "Bearer good-token"))));
+    assertEquals(204, statusWithAuthorization("Bearer good-token"));
     assertTrue(
         metrics
             .scrape()

@@ -119,6 +119,13 @@ class IngressHandlerTest {
     }
   }
 
+  /** Sends a GET for {@code path}, asserts the answer's status and returns its body. */
+  private String answeredText(int status, String path) {
+    FullHttpResponse r = exchange(request(HttpMethod.GET, path, new byte[0]));
+    assertEquals(status, r.status().code());
+    return body(r);
+  }
+
   private static byte[] twoTenants() throws Exception {
     return Snappy.compress(
         RawProto.cat(
@@ -134,9 +141,7 @@ class IngressHandlerTest {
 
   @Test
   void unknownPathIs404() {
-    FullHttpResponse r = exchange(request(HttpMethod.GET, "/nope", new byte[0]));
-    assertEquals(404, r.status().code());
-    assertEquals("not found: /nope\n", body(r));
+    assertEquals("not found: /nope\n", answeredText(404, "/nope"));
     assertTrue(channel.isOpen(), "keep-alive after a 404");
   }
 
@@ -152,9 +157,7 @@ class IngressHandlerTest {
     answered(200, HttpMethod.GET, "/-/healthy");
     answered(200, HttpMethod.GET, "/-/ready?x=1");
     fixture.ingress.draining();
-    FullHttpResponse notReady = exchange(request(HttpMethod.GET, "/-/ready", new byte[0]));
-    assertEquals(503, notReady.status().code());
-    assertEquals("not ready: shutting down\n", body(notReady));
+    assertEquals("not ready: shutting down\n", answeredText(503, "/-/ready"));
     assertFalse(channel.isOpen(), "while draining, answers close the connection");
   }
 

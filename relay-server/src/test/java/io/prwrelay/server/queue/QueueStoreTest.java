@@ -47,6 +47,13 @@ class QueueStoreTest {
     return QueueStore.open(dir, limits, listener);
   }
 
+  /** Appends records 0 to {@code count - 1}, one series each. */
+  private static void appendTens(TenantQueue q, int count) throws Exception {
+    for (int i = 0; i < count; i++) {
+      append(q, ten(i), 1, T0);
+    }
+  }
+
   private static String ten(int i) {
     return String.format("record%04d", i);
   }
@@ -55,9 +62,7 @@ class QueueStoreTest {
   void readsRecordsInAppendOrderAcrossSegmentRolls() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS.withSegmentBytes(100))) {
       TenantQueue q = store.queue("team-a");
-      for (int i = 0; i < 20; i++) {
-        append(q, ten(i), 1, T0);
-      }
+      appendTens(q, 20);
       Path tenantDir = dir.resolve("team-a");
       assertEquals(7, segmentFiles(tenantDir).size(), "three 30-byte records per 100-byte segment");
 
@@ -79,9 +84,7 @@ class QueueStoreTest {
   void readDoesNotConsumeAndRespectsRecordAndByteLimits() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
       TenantQueue q = store.queue("t");
-      for (int i = 0; i < 5; i++) {
-        append(q, ten(i), 1, T0);
-      }
+      appendTens(q, 5);
       assertEquals(List.of(ten(0), ten(1)), peek(q, 2));
       assertEquals(List.of(ten(0), ten(1)), peek(q, 2), "reading again returns the same records");
       List<QueuedRecord> byBytes = get(q.read(100, 25, PooledByteBufAllocator.DEFAULT));
@@ -95,9 +98,7 @@ class QueueStoreTest {
   void ackIsCumulativeAndIgnoresRecordsAlreadyConsumed() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
       TenantQueue q = store.queue("t");
-      for (int i = 0; i < 5; i++) {
-        append(q, ten(i), 1, T0);
-      }
+      appendTens(q, 5);
       List<QueuedRecord> three = get(q.read(3, Long.MAX_VALUE, PooledByteBufAllocator.DEFAULT));
       get(q.ack(List.of(three.get(2))));
       get(q.ack(List.of(three.get(0))));
