@@ -144,6 +144,18 @@ class IngressAdmissionTest {
     return s;
   }
 
+  /**
+   * Opens a handler with a bearer token file holding {@code before}, then writes {@code after} into
+   * the file and has the handler read its changed files again.
+   */
+  private void reloadTokenFile(String before, String after) throws Exception {
+    Path tokens = dir.resolve("tokens");
+    Files.writeString(tokens, before);
+    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
+    Files.writeString(tokens, after);
+    fixture.ingress.reloadChangedFiles();
+  }
+
   /** The status of the answer to a write of two tenants with {@code Authorization: value}. */
   private int statusWithAuthorization(String value) throws Exception {
     return status(exchange(write(twoTenants(), "Authorization", value)));
@@ -346,11 +358,7 @@ class IngressAdmissionTest {
 
   @Test
   void aChangedTokenFileIsUsedAfterItIsReRead() throws Exception {
-    Path tokens = dir.resolve("tokens");
-    Files.writeString(tokens, "old-token\n");
-    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
-    Files.writeString(tokens, "new-token-longer\n");
-    fixture.ingress.reloadChangedFiles();
+    reloadTokenFile("old-token\n", "new-token-longer\n");
     assertEquals(204, statusWithAuthorization("Bearer new-token-longer"));
     assertEquals(401, statusWithAuthorization("Bearer old-token"));
     assertTrue(
@@ -361,11 +369,7 @@ class IngressAdmissionTest {
 
   @Test
   void aBrokenTokenFileKeepsThePreviousTokens() throws Exception {
-    Path tokens = dir.resolve("tokens");
-    Files.writeString(tokens, "good-token\n");
-    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
-    Files.writeString(tokens, "one two three\n");
-    fixture.ingress.reloadChangedFiles();
+    reloadTokenFile("good-token\n", "one two three\n");
     assertEquals(204, statusWithAuthorization("Bearer good-token"));
     assertTrue(
         metrics

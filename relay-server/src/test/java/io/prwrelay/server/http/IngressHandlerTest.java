@@ -119,6 +119,18 @@ class IngressHandlerTest {
     }
   }
 
+  /**
+   * Opens a new handler that trusts {@code X-Scope-OrgID} and writes two tenants' series under
+   * {@code X-Scope-OrgID: team-x}, answered 204.
+   */
+  private void writeTwoTenantsTrustedAsTeamX() throws Exception {
+    channel.finishAndReleaseAll();
+    open(Map.of("relay.tenant.trust-incoming-header", "true"));
+    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
+    assertEquals(204, r.status().code());
+    r.release();
+  }
+
   /** Sends a GET for {@code path}, asserts the answer's status and returns its body. */
   private String answeredText(int status, String path) {
     FullHttpResponse r = exchange(request(HttpMethod.GET, path, new byte[0]));
@@ -464,11 +476,7 @@ class IngressHandlerTest {
 
   @Test
   void trustedTenantHeaderSendsTheWholeRequestToItsTenant() throws Exception {
-    channel.finishAndReleaseAll();
-    open(Map.of("relay.tenant.trust-incoming-header", "true"));
-    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
-    assertEquals(204, r.status().code());
-    r.release();
+    writeTwoTenantsTrustedAsTeamX();
     assertEquals(List.of("team-x"), sender.calls().stream().map(c -> c.tenant()).toList());
     FullHttpResponse bad = exchange(write(twoTenants(), "X-Scope-OrgID", "a|b"));
     assertEquals(400, bad.status().code());
@@ -477,11 +485,7 @@ class IngressHandlerTest {
 
   @Test
   void requestTakenWholeUnderTheTrustedHeaderCountsItsSeriesAndSamples() throws Exception {
-    channel.finishAndReleaseAll();
-    open(Map.of("relay.tenant.trust-incoming-header", "true"));
-    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
-    assertEquals(204, r.status().code());
-    r.release();
+    writeTwoTenantsTrustedAsTeamX();
     String text = metrics.scrape();
     assertTrue(text.contains("relay_tenant_series_in_total{tenant=\"team-x\"} 2.0"), text);
     assertTrue(text.contains("relay_tenant_samples_in_total{tenant=\"team-x\"} 2.0"), text);
