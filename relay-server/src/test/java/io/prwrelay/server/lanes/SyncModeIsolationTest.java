@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -31,7 +32,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * outcome; every healthy series reaches the downstream exactly once, retries of the same body
  * included (the ledger). The relay's deadline is 3 s and one attempt's 1 s, so the slow tenant's 5
  * s answers end in time-outs; retries back off 20 to 100 ms (the test fixture's settings).
+ *
+ * <p>Tagged {@code isolation}: it keeps both cores busy, so it runs only beside the other isolation
+ * class (see relay-server's pom.xml).
  */
+@Tag("isolation")
 @ExtendWith(LeakDetection.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SyncModeIsolationTest {
