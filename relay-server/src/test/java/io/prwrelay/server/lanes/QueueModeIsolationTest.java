@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * every healthy series reaches the downstream exactly once, while the bad tenant's data waits in
  * its own queue.
  *
- * <p>Tagged {@code isolation}: it keeps both cores busy, so it runs only beside the other isolation
- * class (see relay-server's pom.xml).
+ * <p>Tagged {@code isolation}: it keeps both cores busy, so it runs after the other test classes,
+ * with nothing beside it (see relay-server's pom.xml).
  */
 @Tag("isolation")
 @ExtendWith(LeakDetection.class)

@@ -33,8 +33,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * included (the ledger). The relay's deadline is 3 s and one attempt's 1 s, so the slow tenant's 5
  * s answers end in time-outs; retries back off 20 to 100 ms (the test fixture's settings).
  *
- * <p>Tagged {@code isolation}: it keeps both cores busy, so it runs only beside the other isolation
- * class (see relay-server's pom.xml).
+ * <p>Tagged {@code isolation}: it keeps both cores busy, so it runs after the other test classes,
+ * with nothing beside it (see relay-server's pom.xml).
  */
 @Tag("isolation")
 @ExtendWith(LeakDetection.class)
