@@ -27,6 +27,11 @@ class RelayConfigTest {
     return p;
   }
 
+  /** Asserts that loading with the system property {@code key=value} fails with {@code message}. */
+  private static void assertError(String key, String value, String message) {
+    assertEquals(message, error(Map.of(key, value)).getMessage());
+  }
+
   private static ConfigException error(Map<String, String> systemProperties) {
     return assertThrows(
         ConfigException.class, () -> RelayConfig.load(null, systemProperties, Map.of()));
@@ -189,10 +194,11 @@ class RelayConfigTest {
       assertTrue(e.getMessage().startsWith(c.getKey() + " "), e.getMessage());
       assertTrue(e.getMessage().endsWith(" (from -D" + c.getKey() + ")"), e.getMessage());
     }
-    assertEquals(
+    assertError(
+        "relay.tenant.prefix",
+        "a/b",
         "relay.tenant.prefix 'a/b' is not a valid tenant ID prefix (invalid_character)"
-            + " (from -Drelay.tenant.prefix)",
-        error(Map.of("relay.tenant.prefix", "a/b")).getMessage());
+            + " (from -Drelay.tenant.prefix)");
     assertEquals(
         "has a duplicate label name in [a, a]",
         error(Map.of("relay.tenant.labels", "a,a")).problem());
@@ -200,17 +206,20 @@ class RelayConfigTest {
 
   @Test
   void deliveryKeysAreCheckedAndNameTheirKey() throws Exception {
-    assertEquals(
+    assertError(
+        "relay.delivery.mode",
+        "queue",
         "relay.delivery.queue.dir must name a directory when relay.delivery.mode=queue"
-            + " (from default)",
-        error(Map.of("relay.delivery.mode", "queue")).getMessage());
-    assertEquals(
-        "relay.delivery.mode 'disk' must be one of sync, queue (from -Drelay.delivery.mode)",
-        error(Map.of("relay.delivery.mode", "disk")).getMessage());
-    assertEquals(
+            + " (from default)");
+    assertError(
+        "relay.delivery.mode",
+        "disk",
+        "relay.delivery.mode 'disk' must be one of sync, queue (from -Drelay.delivery.mode)");
+    assertError(
+        "relay.lanes.batch-max-bytes",
+        "8 MB",
         "relay.lanes.batch-max-bytes '8 MB' is not a byte count like 1048576, 512KiB, 64MiB or"
-            + " 8GiB (from -Drelay.lanes.batch-max-bytes)",
-        error(Map.of("relay.lanes.batch-max-bytes", "8 MB")).getMessage());
+            + " 8GiB (from -Drelay.lanes.batch-max-bytes)");
     assertEquals(
         "relay.delivery.queue.max-bytes '1GiB' must not be less than"
             + " relay.delivery.queue.max-tenant-bytes (from -Drelay.delivery.queue.max-bytes)",
@@ -234,10 +243,11 @@ class RelayConfigTest {
 
   @Test
   void downstreamProtocolIsV1V2OrAuto() throws Exception {
-    assertEquals(
+    assertError(
+        "relay.downstream.protocol",
+        "2.0",
         "relay.downstream.protocol '2.0' must be one of v1, v2, auto"
-            + " (from -Drelay.downstream.protocol)",
-        error(Map.of("relay.downstream.protocol", "2.0")).getMessage());
+            + " (from -Drelay.downstream.protocol)");
     RelayConfig c = RelayConfig.load(null, Map.of("relay.downstream.protocol", "auto"), Map.of());
     assertEquals(DownstreamConfig.ProtocolMode.AUTO, c.downstream().protocol());
   }
@@ -254,10 +264,11 @@ class RelayConfigTest {
 
   @Test
   void crossKeyRulesNameTheKeyToChange() {
-    assertEquals(
+    assertError(
+        "relay.downstream.retry.max-backoff",
+        "10ms",
         "relay.downstream.retry.max-backoff '10ms' must not be less than"
-            + " relay.downstream.retry.initial-backoff (from -Drelay.downstream.retry.max-backoff)",
-        error(Map.of("relay.downstream.retry.max-backoff", "10ms")).getMessage());
+            + " relay.downstream.retry.initial-backoff (from -Drelay.downstream.retry.max-backoff)");
     assertEquals(
         "relay.downstream.bearer-token cannot be combined with relay.downstream.basic-auth.username"
             + " (from -Drelay.downstream.bearer-token)",

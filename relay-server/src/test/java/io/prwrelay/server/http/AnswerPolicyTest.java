@@ -37,6 +37,11 @@ class AnswerPolicyTest {
     return AnswerPolicy.fromResults(list);
   }
 
+  /** The answer to a request of one batch, of tenant x, that ended with {@code outcome}. */
+  private static Answer answerForX(SeriesCounts counts, FragmentOutcome outcome) {
+    return AnswerPolicy.fromResults(List.of(new SenderRequest.Result("x", counts, outcome)));
+  }
+
   private static AttemptOutcome status(int s) {
     return new AttemptOutcome(s, "msg" + s, -1);
   }
@@ -132,24 +137,16 @@ class AnswerPolicyTest {
   @Test
   void attemptsAreCountedInTheMessage() {
     Answer a =
-        AnswerPolicy.fromResults(
-            List.of(
-                new SenderRequest.Result(
-                    "x",
-                    new SeriesCounts(5, 5, 0, 0),
-                    new FragmentOutcome(
-                        Kind.UNAVAILABLE, 503, "downstream answered 503: down", 1000, 4))));
+        answerForX(
+            new SeriesCounts(5, 5, 0, 0),
+            new FragmentOutcome(Kind.UNAVAILABLE, 503, "downstream answered 503: down", 1000, 4));
     assertTrue(a.message().contains("tenant x (5 series, 4 attempts): downstream answered 503"));
     assertEquals(1, a.retryAfterSeconds());
   }
 
   @Test
   void queuedBatchesCountAsAccepted() {
-    Answer a =
-        AnswerPolicy.fromResults(
-            List.of(
-                new SenderRequest.Result(
-                    "x", SeriesCounts.NONE, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0))));
+    Answer a = answerForX(SeriesCounts.NONE, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0));
     assertEquals(204, a.status());
   }
 }

@@ -144,6 +144,23 @@ class IngressAdmissionTest {
     return s;
   }
 
+  /**
+   * Opens a handler with a bearer token file holding {@code before}, then writes {@code after} into
+   * the file and has the handler read its changed files again.
+   */
+  private void reloadTokenFile(String before, String after) throws Exception {
+    Path tokens = dir.resolve("tokens");
+    Files.writeString(tokens, before);
+    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
+    Files.writeString(tokens, after);
+    fixture.ingress.reloadChangedFiles();
+  }
+
+  /** The status of the answer to a write of two tenants with {@code Authorization: value}. */
+  private int statusWithAuthorization(String value) throws Exception {
+    return status(exchange(write(twoTenants(), "Authorization", value)));
+  }
+
   private static String body(FullHttpResponse r) {
     String s = r.content().toString(StandardCharsets.UTF_8);
     r.release();
@@ -205,9 +222,7 @@ class IngressAdmissionTest {
     assertNull(channel.readOutbound(), "b is still in flight");
     assertEquals(body.length, budgetInUse(), "held while the request is delivered");
     sim.advance(Duration.ofMillis(500));
-    FullHttpResponse r = channel.readOutbound();
-    assertEquals(204, r.status().code());
-    r.release();
+    assertEquals(204, status(channel.readOutbound()));
     assertEquals(0, budgetInUse());
     assertTrue(metrics.scrape().contains("relay_inflight_body_bytes 0.0"), metrics.scrape());
     channel.close();
@@ -222,9 +237,7 @@ class IngressAdmissionTest {
     byte[] body = twoTenants();
     channel.writeInbound(new DefaultLastHttpContent(Unpooled.wrappedBuffer(body)));
     sim.runDue();
-    FullHttpResponse r = channel.readOutbound();
-    assertEquals(204, r.status().code());
-    r.release();
+    assertEquals(204, status(channel.readOutbound()));
     assertEquals(0, budgetInUse());
   }
 
@@ -234,9 +247,7 @@ class IngressAdmissionTest {
     channel.writeInbound(head(500), new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
     assertEquals(500, budgetInUse());
     sim.advance(Duration.ofSeconds(30));
-    FullHttpResponse r = channel.readOutbound();
-    assertEquals(408, r.status().code());
-    r.release();
+    assertEquals(408, status(channel.readOutbound()));
     assertEquals(0, budgetInUse());
   }
 
@@ -245,9 +256,7 @@ class IngressAdmissionTest {
     open(Map.of());
     channel.writeInbound(head(-1));
     channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[1001])));
-    FullHttpResponse r = channel.readOutbound();
-    assertEquals(413, r.status().code());
-    r.release();
+    assertEquals(413, status(channel.readOutbound()));
     assertEquals(0, budgetInUse());
   }
 
@@ -258,9 +267,7 @@ class IngressAdmissionTest {
     open(Map.of());
     byte[] body = twoTenants();
     channel.writeInbound(head(body.length, "Expect", "100-continue"));
-    FullHttpResponse cont = channel.readOutbound();
-    assertEquals(100, cont.status().code());
-    cont.release();
+    assertEquals(100, status(channel.readOutbound()));
     channel.writeInbound(new DefaultLastHttpContent(Unpooled.wrappedBuffer(body)));
     sim.runDue();
     assertEquals(204, status(channel.readOutbound()));
@@ -270,9 +277,7 @@ class IngressAdmissionTest {
   void expectContinueWithAnOversizeLengthGets413AndNo100Continue() throws Exception {
     open(Map.of());
     channel.writeInbound(head(5000, "Expect", "100-continue"));
-    FullHttpResponse r = channel.readOutbound();
-    assertEquals(413, r.status().code());
-    r.release();
+    assertEquals(413, status(channel.readOutbound()));
     assertNull(channel.readOutbound());
     assertEquals(0, budgetInUse());
   }
@@ -282,9 +287,7 @@ class IngressAdmissionTest {
     open(Map.of());
     another().writeInbound(head(1000));
     channel.writeInbound(head(800, "Expect", "100-continue"));
-    FullHttpResponse r = channel.readOutbound();
-    assertEquals(503, r.status().code());
-    r.release();
+    assertEquals(503, status(channel.readOutbound()));
     assertNull(channel.readOutbound());
   }
 
@@ -314,10 +317,8 @@ class IngressAdmissionTest {
         Map.of(
             "relay.server.basic-auth.username", "prom",
             "relay.server.basic-auth.password", "s3cret"));
-    assertEquals(
-        204, status(exchange(write(twoTenants(), "Authorization", basic("prom", "s3cret")))));
-    assertEquals(
-        401, status(exchange(write(twoTenants(), "Authorization", basic("prom", "s3cres")))));
+    assertEquals(204, statusWithAuthorization(basic("prom", "s3cret")));
+    assertEquals(401, statusWithAuthorization(basic("prom", "s3cres")));
   }
 
   @Test
@@ -330,8 +331,7 @@ class IngressAdmissionTest {
             "prom",
             "relay.server.basic-auth.password-file",
             file.toString()));
-    assertEquals(
-        204, status(exchange(write(twoTenants(), "Authorization", basic("prom", "from-file")))));
+    assertEquals(204, statusWithAuthorization(basic("prom", "from-file")));
   }
 
   @Test
@@ -339,7 +339,7 @@ class IngressAdmissionTest {
     Path tokens = dir.resolve("tokens");
     Files.writeString(tokens, "# sender tokens\nall-tenants\n\nonly-a a,c\n");
     open(Map.of("relay.server.bearer-token-file", tokens.toString()));
-    assertEquals(204, status(exchange(write(twoTenants(), "Authorization", "Bearer all-tenants"))));
+    assertEquals(204, statusWithAuthorization("Bearer all-tenants"));
     assertEquals(2, sender.calls().size());
     FullHttpResponse forbidden = exchange(write(twoTenants(), "Authorization", "Bearer only-a"));
     assertEquals(403, forbidden.status().code());
@@ -358,14 +358,9 @@ class IngressAdmissionTest {
 
   @Test
   void aChangedTokenFileIsUsedAfterItIsReRead() throws Exception {
-    Path tokens = dir.resolve("tokens");
-    Files.writeString(tokens, "old-token\n");
-    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
-    Files.writeString(tokens, "new-token-longer\n");
-    fixture.ingress.reloadChangedFiles();
-    assertEquals(
-        204, status(exchange(write(twoTenants(), "Authorization", "Bearer new-token-longer"))));
-    assertEquals(401, status(exchange(write(twoTenants(), "Authorization", "Bearer old-token"))));
+    reloadTokenFile("old-token\n", "new-token-longer\n");
+    assertEquals(204, statusWithAuthorization("Bearer new-token-longer"));
+    assertEquals(401, statusWithAuthorization("Bearer old-token"));
     assertTrue(
         metrics
             .scrape()
@@ -374,12 +369,8 @@ class IngressAdmissionTest {
 
   @Test
   void aBrokenTokenFileKeepsThePreviousTokens() throws Exception {
-    Path tokens = dir.resolve("tokens");
-    Files.writeString(tokens, "good-token\n");
-    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
-    Files.writeString(tokens, "one two three\n");
-    fixture.ingress.reloadChangedFiles();
-    assertEquals(204, status(exchange(write(twoTenants(), "Authorization", "Bearer good-token"))));
+    reloadTokenFile("good-token\n", "one two three\n");
+    assertEquals(204, statusWithAuthorization("Bearer good-token"));
     assertTrue(
         metrics
             .scrape()

@@ -18,6 +18,7 @@ import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
@@ -104,6 +105,41 @@ class IngressHandlerTest {
     return channel.readOutbound();
   }
 
+  /**
+   * Sends an empty {@code method} request for {@code path}, asserts the answer's status, releases
+   * the answer and returns its headers.
+   */
+  private HttpHeaders answered(int status, HttpMethod method, String path) {
+    FullHttpResponse r = exchange(request(method, path, new byte[0]));
+    try {
+      assertEquals(status, r.status().code());
+      return r.headers().copy();
+    } finally {
+      r.release();
+    }
+  }
+
+  /**
+   * Opens a new handler that trusts {@code X-Scope-OrgID} and writes two tenants' series under
+   * {@code X-Scope-OrgID: team-x}, answered 204, with samples counted per tenant.
+   */
+  private void writeTwoTenantsTrustedAsTeamX() throws Exception {
+    channel.finishAndReleaseAll();
+    open(
+        Map.of(
+            "relay.tenant.trust-incoming-header", "true", "relay.metrics.count-samples", "true"));
+    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
+    assertEquals(204, r.status().code());
+    r.release();
+  }
+
+  /** Sends a GET for {@code path}, asserts the answer's status and returns its body. */
+  private String answeredText(int status, String path) {
+    FullHttpResponse r = exchange(request(HttpMethod.GET, path, new byte[0]));
+    assertEquals(status, r.status().code());
+    return body(r);
+  }
+
   private static byte[] twoTenants() throws Exception {
     return Snappy.compress(
         RawProto.cat(
@@ -119,36 +155,23 @@ class IngressHandlerTest {
 
   @Test
   void unknownPathIs404() {
-    FullHttpResponse r = exchange(request(HttpMethod.GET, "/nope", new byte[0]));
-    assertEquals(404, r.status().code());
-    assertEquals("not found: /nope\n", body(r));
+    assertEquals("not found: /nope\n", answeredText(404, "/nope"));
     assertTrue(channel.isOpen(), "keep-alive after a 404");
   }
 
   @Test
   void wrongMethodIs405WithAllow() {
-    FullHttpResponse r = exchange(request(HttpMethod.GET, "/api/v1/push", new byte[0]));
-    assertEquals(405, r.status().code());
-    assertEquals("POST", r.headers().get(HttpHeaderNames.ALLOW));
-    r.release();
-    FullHttpResponse m = exchange(request(HttpMethod.POST, "/metrics", new byte[0]));
-    assertEquals(405, m.status().code());
-    assertEquals("GET, HEAD", m.headers().get(HttpHeaderNames.ALLOW));
-    m.release();
+    assertEquals("POST", answered(405, HttpMethod.GET, "/api/v1/push").get(HttpHeaderNames.ALLOW));
+    assertEquals(
+        "GET, HEAD", answered(405, HttpMethod.POST, "/metrics").get(HttpHeaderNames.ALLOW));
   }
 
   @Test
   void healthReadinessAndMetrics() {
-    FullHttpResponse h = exchange(request(HttpMethod.GET, "/-/healthy", new byte[0]));
-    assertEquals(200, h.status().code());
-    h.release();
-    FullHttpResponse ready = exchange(request(HttpMethod.GET, "/-/ready?x=1", new byte[0]));
-    assertEquals(200, ready.status().code());
-    ready.release();
+    answered(200, HttpMethod.GET, "/-/healthy");
+    answered(200, HttpMethod.GET, "/-/ready?x=1");
     fixture.ingress.draining();
-    FullHttpResponse notReady = exchange(request(HttpMethod.GET, "/-/ready", new byte[0]));
-    assertEquals(503, notReady.status().code());
-    assertEquals("not ready: shutting down\n", body(notReady));
+    assertEquals("not ready: shutting down\n", answeredText(503, "/-/ready"));
     assertFalse(channel.isOpen(), "while draining, answers close the connection");
   }
 
@@ -455,11 +478,7 @@ class IngressHandlerTest {
 
   @Test
   void trustedTenantHeaderSendsTheWholeRequestToItsTenant() throws Exception {
-    channel.finishAndReleaseAll();
-    open(Map.of("relay.tenant.trust-incoming-header", "true"));
-    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
-    assertEquals(204, r.status().code());
-    r.release();
+    writeTwoTenantsTrustedAsTeamX();
     assertEquals(List.of("team-x"), sender.calls().stream().map(c -> c.tenant()).toList());
     FullHttpResponse bad = exchange(write(twoTenants(), "X-Scope-OrgID", "a|b"));
     assertEquals(400, bad.status().code());
@@ -468,13 +487,7 @@ class IngressHandlerTest {
 
   @Test
   void requestTakenWholeUnderTheTrustedHeaderCountsItsSeriesAndSamples() throws Exception {
-    channel.finishAndReleaseAll();
-    open(
-        Map.of(
-            "relay.tenant.trust-incoming-header", "true", "relay.metrics.count-samples", "true"));
-    FullHttpResponse r = exchange(write(twoTenants(), "X-Scope-OrgID", "team-x"));
-    assertEquals(204, r.status().code());
-    r.release();
+    writeTwoTenantsTrustedAsTeamX();
     String text = metrics.scrape();
     assertTrue(text.contains("relay_tenant_series_in_total{tenant=\"team-x\"} 2.0"), text);
     assertTrue(text.contains("relay_tenant_samples_in_total{tenant=\"team-x\"} 2.0"), text);

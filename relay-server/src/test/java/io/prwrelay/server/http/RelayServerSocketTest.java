@@ -73,6 +73,25 @@ class RelayServerSocketTest {
   }
 
   /**
+   * Writes {@code bytes} on a new connection to a relay with {@code settings} and asserts that the
+   * relay answers with {@code statusLine} alone and closes the connection.
+   */
+  private static void answeredAndClosed(
+      Map<String, String> settings, String statusLine, byte[]... bytes) throws Exception {
+    try (RelayFixture f = new RelayFixture(settings);
+        Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+      s.setSoTimeout(10_000);
+      OutputStream out = s.getOutputStream();
+      for (byte[] b : bytes) {
+        out.write(b);
+      }
+      out.flush();
+      assertEquals(List.of(statusLine), readResponses(s.getInputStream(), 1));
+      assertEquals(-1, s.getInputStream().read(), "connection closed");
+    }
+  }
+
+  /**
    * Sends {@code head} and its whole body before reading anything, as a sender that does not wait
    * for an early answer does, and returns the status line it then reads back.
    */
@@ -160,33 +179,20 @@ class RelayServerSocketTest {
 
   @Test
   void chunkedBodyOverTheLimitIs413() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.server.max-request-bytes", "100"))) {
-      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
-        s.setSoTimeout(10_000);
-        OutputStream out = s.getOutputStream();
-        out.write(head("Transfer-Encoding: chunked\r\n", -1));
-        out.write(("c8\r\n" + "x".repeat(200) + "\r\n").getBytes(StandardCharsets.US_ASCII));
-        out.flush();
-        assertEquals(
-            List.of("HTTP/1.1 413 Request Entity Too Large"), readResponses(s.getInputStream(), 1));
-        assertEquals(-1, s.getInputStream().read(), "connection closed");
-      }
-    }
+    answeredAndClosed(
+        Map.of("relay.server.max-request-bytes", "100"),
+        "HTTP/1.1 413 Request Entity Too Large",
+        head("Transfer-Encoding: chunked\r\n", -1),
+        ("c8\r\n" + "x".repeat(200) + "\r\n").getBytes(StandardCharsets.US_ASCII));
   }
 
   @Test
   void slowSenderGets408AndIsDisconnected() throws Exception {
-    try (RelayFixture f = new RelayFixture(Map.of("relay.server.read-timeout", "300ms"))) {
-      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
-        s.setSoTimeout(10_000);
-        OutputStream out = s.getOutputStream();
-        out.write(head("", 100));
-        out.write(new byte[10]);
-        out.flush();
-        assertEquals(List.of("HTTP/1.1 408 Request Timeout"), readResponses(s.getInputStream(), 1));
-        assertEquals(-1, s.getInputStream().read(), "connection closed");
-      }
-    }
+    answeredAndClosed(
+        Map.of("relay.server.read-timeout", "300ms"),
+        "HTTP/1.1 408 Request Timeout",
+        head("", 100),
+        new byte[10]);
   }
 
   @Test
@@ -222,15 +228,7 @@ class RelayServerSocketTest {
     try {
       f.downstream.script("a", Reply.slow(Duration.ofMillis(500)));
       byte[] body = RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1));
-      CompletableFuture<HttpResponse<String>> inFlight =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return f.write(body);
-                } catch (Exception e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+      CompletableFuture<HttpResponse<String>> inFlight = f.writeAsync(body);
       long until = System.nanoTime() + 5_000_000_000L;
       while (f.downstream.received().isEmpty() && System.nanoTime() < until) {
         Thread.sleep(5);

@@ -31,7 +31,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -71,6 +70,12 @@ class RemoteWrite2RelayTest {
       t[2] += ts.getExemplarsCount();
     }
     return t;
+  }
+
+  /** Asserts the answer's status and its samples, histograms and exemplars written headers. */
+  private static void assertAnswered(HttpResponse<String> r, int status, long... written) {
+    assertEquals(status, r.statusCode(), r.body());
+    assertWritten(r, written);
   }
 
   private static void assertWritten(HttpResponse<String> r, long... expected) {
@@ -137,8 +142,7 @@ class RemoteWrite2RelayTest {
       long[] totals = totals(g.request());
       assertTrue(totals[1] > 0 && totals[2] > 0, "histograms and exemplars are part of the run");
       HttpResponse<String> r = f.writeV2(g.bytes());
-      assertEquals(204, r.statusCode(), r.body());
-      assertWritten(r, totals);
+      assertAnswered(r, 204, totals);
       Map<String, WriteRequest> expected =
           V2Oracle.expectedV1(g.request(), RULES, new EnumMap<>(TenantProblem.class));
       Map<String, List<Received>> got = f.downstream.byTenant();
@@ -158,8 +162,7 @@ class RemoteWrite2RelayTest {
     try (RelayFixture f = new RelayFixture()) {
       V2RequestGenerator.Generated g = generated(12, 20);
       HttpResponse<String> r = f.writeV2Compressed(Zstd.compress(g.bytes()), "zstd");
-      assertEquals(204, r.statusCode(), r.body());
-      assertWritten(r, totals(g.request()));
+      assertAnswered(r, 204, totals(g.request()));
       assertEquals(
           V2Oracle.expectedV1(g.request(), RULES, new EnumMap<>(TenantProblem.class)).keySet(),
           f.downstream.byTenant().keySet());
@@ -172,8 +175,7 @@ class RemoteWrite2RelayTest {
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "v2"))) {
       V2RequestGenerator.Generated g = generated(seed, 80);
       HttpResponse<String> r = f.writeV2(g.bytes());
-      assertEquals(204, r.statusCode(), r.body());
-      assertWritten(r, totals(g.request()));
+      assertAnswered(r, 204, totals(g.request()));
       assertV2PerTenant(
           V2Oracle.expectedSeries(g.request(), RULES, new EnumMap<>(TenantProblem.class)),
           f.downstream.byTenant());
@@ -226,8 +228,7 @@ class RemoteWrite2RelayTest {
     try (RelayFixture f = new RelayFixture(Map.of("relay.tenant.trust-incoming-header", "true"))) {
       V2RequestGenerator.Generated g = generated(15, 40);
       HttpResponse<String> r = f.writeV2(g.bytes(), "X-Scope-OrgID", "team-x");
-      assertEquals(204, r.statusCode(), r.body());
-      assertWritten(r, totals(g.request()));
+      assertAnswered(r, 204, totals(g.request()));
       List<Received> got = f.downstream.byTenant().get("team-x");
       assertEquals(Set.of("team-x"), f.downstream.byTenant().keySet());
       assertEquals(1, got.size());
@@ -242,8 +243,7 @@ class RemoteWrite2RelayTest {
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "auto"))) {
       f.downstream.script("a", Reply.status(415, "remote write 2.0 is not enabled"));
       HttpResponse<String> r = f.writeV2(first);
-      assertEquals(204, r.statusCode(), r.body());
-      assertWritten(r, 2, 0, 0);
+      assertAnswered(r, 204, 2, 0, 0);
       List<Received> a = f.downstream.byTenant().get("a");
       assertEquals(
           List.of(RelayFixture.V2_CONTENT_TYPE, V1_TYPE),
@@ -268,8 +268,7 @@ class RemoteWrite2RelayTest {
       f.downstream.refuseRemoteWrite2();
       V2RequestGenerator.Generated g = generated(17, 80);
       HttpResponse<String> r = f.writeV2(g.bytes());
-      assertEquals(204, r.statusCode(), r.body());
-      assertWritten(r, totals(g.request()));
+      assertAnswered(r, 204, totals(g.request()));
       Map<String, WriteRequest> expected =
           V2Oracle.expectedV1(g.request(), RULES, new EnumMap<>(TenantProblem.class));
       Map<String, List<Received>> got = f.downstream.byTenant();
@@ -305,15 +304,7 @@ class RemoteWrite2RelayTest {
       List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
       for (int i = 0; i < 6; i++) {
         byte[] body = request(table, series(refs(1, 2 + i, 8, 9), sample(i, i)));
-        answers.add(
-            CompletableFuture.supplyAsync(
-                () -> {
-                  try {
-                    return f.writeV2(body);
-                  } catch (Exception e) {
-                    throw new CompletionException(e);
-                  }
-                }));
+        answers.add(f.writeV2Async(body));
       }
       for (CompletableFuture<HttpResponse<String>> a : answers) {
         assertEquals(204, a.get(30, TimeUnit.SECONDS).statusCode());
@@ -348,9 +339,8 @@ class RemoteWrite2RelayTest {
               Duration.ZERO,
               false));
       HttpResponse<String> r = f.writeV2(body);
-      assertEquals(204, r.statusCode(), r.body());
       // a: the relay's count (2 samples); b: its own headers, histograms from the relay (0).
-      assertWritten(r, 32, 0, 4);
+      assertAnswered(r, 204, 32, 0, 4);
     }
   }
 
@@ -373,8 +363,7 @@ class RemoteWrite2RelayTest {
       assertTrue(r.body().contains("out of order sample"), r.body());
       assertWritten(r, 2, 0, 0);
       r = f.writeV2(unavailable);
-      assertEquals(503, r.statusCode(), r.body());
-      assertWritten(r, 1, 0, 0);
+      assertAnswered(r, 503, 1, 0, 0);
     }
   }
 
@@ -417,11 +406,9 @@ class RemoteWrite2RelayTest {
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.protocol", "v2"))) {
       f.downstream.script("b", Reply.status(429, "rate limited"));
       HttpResponse<String> r = f.writeV2(body);
-      assertEquals(429, r.statusCode(), r.body());
-      assertWritten(r, 1, 0, 0);
+      assertAnswered(r, 429, 1, 0, 0);
       r = f.writeV2(body);
-      assertEquals(204, r.statusCode(), r.body());
-      assertWritten(r, 2, 0, 0);
+      assertAnswered(r, 204, 2, 0, 0);
       assertEquals(1, f.downstream.byTenant().get("a").size(), "a is not sent again");
       assertEquals(2, f.downstream.byTenant().get("b").size());
     }

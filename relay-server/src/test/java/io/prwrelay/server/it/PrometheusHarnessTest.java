@@ -17,22 +17,18 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Proves the {@link PrometheusProcess} harness against a real Prometheus, without any relay code:
  * Prometheus as a remote-write receiver fed by hand, and Prometheus as a remote-write sender whose
  * relabelling spreads its series over three {@code service_id} values.
  */
+@ExtendWith(PrometheusProcess.Required.class)
 class PrometheusHarnessTest {
   private static final Duration SENDER_DEADLINE = Duration.ofSeconds(60);
-
-  @BeforeEach
-  void prometheusInstalled() {
-    PrometheusProcess.assumeAvailable();
-  }
 
   @Test
   @Timeout(value = 60, unit = TimeUnit.SECONDS)

@@ -31,6 +31,8 @@ import java.util.function.IntFunction;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.xerial.snappy.Snappy;
 
 /**
@@ -137,6 +139,23 @@ public final class PrometheusProcess implements AutoCloseable {
       Assertions.fail("Prometheus is required in CI: " + message);
     }
     Assumptions.assumeTrue(false, "Prometheus not available: " + message);
+  }
+
+  /** The extension of the tests that need Prometheus: {@link #assumeAvailable()} before each. */
+  public static final class Required implements BeforeEachCallback {
+    @Override
+    public void beforeEach(ExtensionContext context) {
+      assumeAvailable();
+    }
+  }
+
+  /**
+   * Starts a Prometheus that scrapes itself and remote-writes to {@code remoteWriteUrl} ({@link
+   * #senderConfig}) and waits until it is ready.
+   */
+  public static PrometheusProcess startSender(URI remoteWriteUrl)
+      throws IOException, InterruptedException {
+    return start(port -> senderConfig(remoteWriteUrl.toString(), port));
   }
 
   /**

@@ -26,9 +26,9 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The relay between real Prometheus servers: a Prometheus that scrapes itself and remote-writes
@@ -43,6 +43,7 @@ import org.junit.jupiter.api.Timeout;
  * transport errors) and {@value #SAMPLES_FAILED} those dropped after a non-recoverable failure
  * (other 4xx).
  */
+@ExtendWith(PrometheusProcess.Required.class)
 class PrometheusRelayTest {
   /** Samples of every send attempt, successful or not. */
   static final String SAMPLES_SENT = "prometheus_remote_storage_samples_total";
@@ -61,11 +62,6 @@ class PrometheusRelayTest {
   private static final String FROM_SENDER = "{job=\"" + PrometheusProcess.SENDER_JOB + "\"}";
   private static final Set<String> TENANTS = Set.of("tenant-0", "tenant-1", "tenant-2");
 
-  @BeforeEach
-  void prometheusInstalled() {
-    PrometheusProcess.assumeAvailable();
-  }
-
   /**
    * Prometheus → relay → recording downstream: every forwarded request is a well-formed PRW 1.0
    * request for one of the three tenants, holds only that tenant's series with their labels still
@@ -78,10 +74,7 @@ class PrometheusRelayTest {
     long runStartMillis = System.currentTimeMillis();
     long deadline = System.nanoTime() + DEADLINE.toNanos();
     try (RelayFixture relay = new RelayFixture();
-        PrometheusProcess sender =
-            PrometheusProcess.start(
-                port ->
-                    PrometheusProcess.senderConfig(relay.uri("/api/v1/write").toString(), port))) {
+        PrometheusProcess sender = PrometheusProcess.startSender(relay.uri("/api/v1/write"))) {
       ScriptedDownstream downstream = relay.downstream;
 
       boolean allTenants =
@@ -140,10 +133,7 @@ class PrometheusRelayTest {
                 PrometheusProcess.receiverConfig(), PrometheusProcess.REMOTE_WRITE_RECEIVER_FLAG);
         RelayFixture relay =
             new RelayFixture(Map.of("relay.downstream.url", receiver.remoteWriteUrl()));
-        PrometheusProcess sender =
-            PrometheusProcess.start(
-                port ->
-                    PrometheusProcess.senderConfig(relay.uri("/api/v1/write").toString(), port))) {
+        PrometheusProcess sender = PrometheusProcess.startSender(relay.uri("/api/v1/write"))) {
       boolean arrived =
           PrometheusProcess.waitFor(
               remaining(deadline),

@@ -18,9 +18,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A real Prometheus 2.42 writing through the relay (sync mode) to a downstream that throttles one
@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Timeout;
  * and goes on with new ones, and the relay has delivered the other tenants' part of each batch
  * anyway, so their series keep arriving, each sample once.
  */
+@ExtendWith(PrometheusProcess.Required.class)
 class PrometheusThrottledTenantTest {
   private static final String THROTTLED = "tenant-1";
   private static final Set<String> HEALTHY = Set.of("tenant-0", "tenant-2");
@@ -39,11 +40,6 @@ class PrometheusThrottledTenantTest {
 
   private static final String FROM_SENDER = "{job=\"" + PrometheusProcess.SENDER_JOB + "\"}";
 
-  @BeforeEach
-  void prometheusInstalled() {
-    PrometheusProcess.assumeAvailable();
-  }
-
   /** One forwarded request: when it arrived and its newest sample. */
   private record Arrival(long atNanos, long newestMillis) {}
 
@@ -52,10 +48,7 @@ class PrometheusThrottledTenantTest {
   void healthyTenantsKeepArrivingWhileThePrometheusBatchesCarryingAThrottledTenantGet429()
       throws Exception {
     try (RelayFixture relay = new RelayFixture();
-        PrometheusProcess sender =
-            PrometheusProcess.start(
-                port ->
-                    PrometheusProcess.senderConfig(relay.uri("/api/v1/write").toString(), port))) {
+        PrometheusProcess sender = PrometheusProcess.startSender(relay.uri("/api/v1/write"))) {
       Reply throttled =
           Reply.status(429, "ingestion rate limit (10) exceeded while adding 100 samples");
       relay.downstream.rule(THROTTLED, () -> throttled);

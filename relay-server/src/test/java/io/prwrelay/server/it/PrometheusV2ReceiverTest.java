@@ -16,20 +16,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A Remote Write 2.0 sender (built from the schema in the test: Debian's Prometheus 2.42 cannot
  * send 2.0) → relay with {@code relay.downstream.protocol=v1} → a real Prometheus as PRW 1.0
  * receiver: the receiver stores each tenant's converted series.
  */
+@ExtendWith(PrometheusProcess.Required.class)
 class PrometheusV2ReceiverTest {
-  @BeforeEach
-  void prometheusInstalled() {
-    PrometheusProcess.assumeAvailable();
-  }
 
   @Test
   @Timeout(value = 90, unit = TimeUnit.SECONDS)

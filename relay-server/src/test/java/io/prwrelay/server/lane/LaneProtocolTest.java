@@ -6,7 +6,6 @@ import static io.prwrelay.testing.V2RawProto.sample;
 import static io.prwrelay.testing.V2RawProto.series;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
@@ -53,17 +52,7 @@ class LaneProtocolTest {
 
   private void lanes(ProtocolMode mode) {
     protocol = new DownstreamProtocol(mode);
-    LaneSettings s =
-        new LaneSettings(
-            1,
-            1 << 20,
-            1 << 20,
-            Duration.ofMillis(5),
-            Duration.ofMinutes(5),
-            1000,
-            Duration.ofMillis(100),
-            Duration.ofSeconds(2),
-            Duration.ofSeconds(5));
+    LaneSettings s = LaneTesting.settings(1, 1 << 20, 1 << 20, 5);
     lanes = new Lanes(List.of(sim.loop()), s, downstream, ALLOC, LaneObserver.NONE, null, protocol);
   }
 
@@ -74,10 +63,7 @@ class LaneProtocolTest {
         ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
         new SeriesCounts(1, 2, 0, 0),
         sim.now() + DEADLINE,
-        (f, o) -> {
-          assertNull(f.body(), "released before the listener is told");
-          assertNull(outcomes.put(id, o), id + " answered twice");
-        });
+        LaneTesting.answeredOnce(outcomes, id));
   }
 
   private Fragment text(String id, Protocol p) {

@@ -1,9 +1,10 @@
 package io.prwrelay.server.lane;
 
+import static io.prwrelay.server.lane.LaneTesting.answeredOnce;
+import static io.prwrelay.server.lane.LaneTesting.settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
@@ -38,19 +39,6 @@ class LaneTest {
   private final List<String> events = new ArrayList<>();
   private Lanes lanes;
 
-  private LaneSettings settings(int maxConcurrent, long maxPending, int batchMax, long lingerMs) {
-    return new LaneSettings(
-        maxConcurrent,
-        maxPending,
-        batchMax,
-        Duration.ofMillis(lingerMs),
-        Duration.ofMinutes(5),
-        1000,
-        Duration.ofMillis(100),
-        Duration.ofSeconds(2),
-        Duration.ofSeconds(5));
-  }
-
   private Lanes lanes(LaneSettings s) {
     LaneObserver observer =
         new LaneObserver() {
@@ -70,10 +58,7 @@ class LaneTest {
         ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
         new SeriesCounts(1, 1, 0, 0),
         sim.now() + deadlineFromNow,
-        (f, o) -> {
-          assertNull(f.body(), "released before the listener is told");
-          assertNull(outcomes.put(id, o), id + " answered twice");
-        });
+        answeredOnce(outcomes, id));
   }
 
   private void submit(Fragment... fragments) {

@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -38,13 +39,11 @@ import org.junit.jupiter.api.io.TempDir;
 class QueueLaneTest {
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final LaneSettings SETTINGS =
-      new LaneSettings(
+      LaneTesting.settings(
           4,
           1 << 20,
           1 << 20,
-          Duration.ofMillis(5),
-          Duration.ofMinutes(5),
-          1000,
+          5,
           Duration.ofMillis(20),
           Duration.ofMillis(100),
           Duration.ofSeconds(1));
@@ -78,6 +77,21 @@ class QueueLaneTest {
             },
             new Lanes.Queues(store, System::currentTimeMillis, 1 << 24));
     return lanes;
+  }
+
+  /**
+   * Opens the lanes with tenant a's downstream always answering {@code status}, submits fragments
+   * a1 to a{@code count} of tenant a at once and waits until each is answered.
+   */
+  private void queuedWhileAAnswers(int status, int count) throws Exception {
+    open();
+    downstream.always("a", Reply.status(status));
+    List<Fragment> fragments = new ArrayList<>();
+    for (int i = 1; i <= count; i++) {
+      fragments.add(fragment("a" + i, "a"));
+    }
+    lanes.submit(fragments);
+    await("answers", () -> outcomes.size() == count);
   }
 
   private void closeLanes() {
@@ -157,10 +171,7 @@ class QueueLaneTest {
    */
   @Test
   void whileFailingRecordsAreSentOneByOne() throws Exception {
-    open();
-    downstream.always("a", Reply.status(503));
-    lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a"), fragment("a3", "a")));
-    await("answers", () -> outcomes.size() == 3);
+    queuedWhileAAnswers(503, 3);
     await("retries", () -> downstream.callsTo("a").size() >= 4);
     List<ScriptedSender.Call> sent = downstream.callsTo("a");
     for (ScriptedSender.Call s : sent.subList(1, sent.size())) {
@@ -181,10 +192,7 @@ class QueueLaneTest {
 
   @Test
   void afterA429RecordsAreSentOneByOne() throws Exception {
-    open();
-    downstream.always("a", Reply.status(429));
-    lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a")));
-    await("answers", () -> outcomes.size() == 2);
+    queuedWhileAAnswers(429, 2);
     await("throttled retries", () -> downstream.callsTo("a").size() >= 3);
     downstream.always("a", Reply.status(200));
     await("caught up", () -> store.queue("a").isEmpty());
@@ -196,10 +204,7 @@ class QueueLaneTest {
 
   @Test
   void queuedRecordsAreDeliveredAfterARestart() throws Exception {
-    open();
-    downstream.always("a", Reply.status(503));
-    lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a")));
-    await("answers", () -> outcomes.size() == 2);
+    queuedWhileAAnswers(503, 2);
     closeLanes();
     lanes = null;
     downstream.always("a", Reply.status(200));

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.stream.IntStream;
 
 /**
@@ -69,6 +70,18 @@ final class IsolationRun {
     /** Every exchange of {@code kind}'s senders towards {@code side}, warm-up included. */
     List<Exchange> every(Side side, Kind kind) {
       return exchanges.stream().filter(e -> e.side() == side && e.kind() == kind).toList();
+    }
+
+    /**
+     * Calls {@code check} with every answer to {@code kind}'s senders from {@code side}, warm-up
+     * included, and the exchange it belongs to.
+     */
+    void eachAnswer(Side side, Kind kind, BiConsumer<Exchange, Answer> check) {
+      for (Exchange e : every(side, kind)) {
+        for (Answer a : e.answers()) {
+          check.accept(e, a);
+        }
+      }
     }
 
     /** The measured exchanges of {@code kind}'s senders towards {@code side}. */
@@ -189,13 +202,7 @@ final class IsolationRun {
           boolean measured = now - startNanos >= warmup.toNanos();
           exchanges.add(new Exchange(side, kind, measured, request, answers));
         }
-        next += PERIOD.toNanos();
-        long wait = next - System.nanoTime();
-        if (wait > 0) {
-          LockSupport.parkNanos(wait);
-        } else {
-          next = System.nanoTime();
-        }
+        next = Pace.next(next, PERIOD);
       }
     }
   }

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -27,7 +28,11 @@ import org.junit.jupiter.api.io.TempDir;
  * sender, including those that carry the bad tenant, is answered 204 as fast as without it, and
  * every healthy series reaches the downstream exactly once, while the bad tenant's data waits in
  * its own queue.
+ *
+ * <p>Tagged {@code isolation}: it keeps both cores busy, so it runs after the other test classes,
+ * with nothing beside it (see relay-server's pom.xml).
  */
+@Tag("isolation")
 @ExtendWith(LeakDetection.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class QueueModeIsolationTest {

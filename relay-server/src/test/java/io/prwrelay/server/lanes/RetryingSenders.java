@@ -121,13 +121,7 @@ final class RetryingSenders {
           }
           backoff = Math.min(backoff * 2, MAX_BACKOFF.toNanos());
         }
-        next += PERIOD.toNanos();
-        long wait = next - System.nanoTime();
-        if (wait > 0) {
-          LockSupport.parkNanos(wait);
-        } else {
-          next = System.nanoTime();
-        }
+        next = Pace.next(next, PERIOD);
       }
     }
   }

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,7 +35,11 @@ import org.junit.jupiter.api.io.TempDir;
  * delivers that batch's healthy tenants once and each retry re-sends only the throttled tenant (the
  * ledger), but the senders' newer samples never leave them. Healthy data is fresh at the downstream
  * only as far as the senders hand it over; queue mode is the answer for such senders.
+ *
+ * <p>Its freshness bounds are absolute, not relative to a control run, so it runs in a test JVM of
+ * its own with no other test class beside it (tag {@code alone}, see relay-server's pom.xml).
  */
+@Tag("alone")
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class RetryingSendersFreshnessTest {
   private static final int SENDERS = 4;

@@ -13,11 +13,15 @@ import io.prwrelay.server.lanes.IsolationRun.Kind;
 import io.prwrelay.server.lanes.IsolationRun.Result;
 import io.prwrelay.server.lanes.IsolationRun.Side;
 import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -28,7 +32,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * outcome; every healthy series reaches the downstream exactly once, retries of the same body
  * included (the ledger). The relay's deadline is 3 s and one attempt's 1 s, so the slow tenant's 5
  * s answers end in time-outs; retries back off 20 to 100 ms (the test fixture's settings).
+ *
+ * <p>Tagged {@code isolation}: it keeps both cores busy, so it runs after the other test classes,
+ * with nothing beside it (see relay-server's pom.xml).
  */
+@Tag("isolation")
 @ExtendWith(LeakDetection.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SyncModeIsolationTest {
@@ -37,70 +45,79 @@ class SyncModeIsolationTest {
   /** {@code relay.downstream.retry.max-backoff} of the test fixture. */
   private static final long MAX_BACKOFF_MILLIS = 100;
 
-  private static Relays relays() throws Exception {
-    return Relays.start("sync", () -> BadTenants.settings(Map.of()));
+  /**
+   * Runs {@link BadTenants#runAndCheck} as {@code label} against two new sync-mode relays, the bad
+   * tenant answered by {@code bad}.
+   */
+  private static void runAndCheck(String label, Supplier<Reply> bad, Expectation expect)
+      throws Exception {
+    try (Relays relays = Relays.start("sync", () -> BadTenants.settings(Map.of()))) {
+      BadTenants.runAndCheck(label, relays, bad, expect, Duration.ZERO);
+    }
+  }
+
+  /**
+   * Asserts that every answer to the mixing senders at the bad relay, warm-up included, has {@code
+   * status}, and checks it with {@code check}.
+   */
+  private static void eachMixingAnswer(Result r, int status, BiConsumer<Exchange, Answer> check) {
+    r.eachAnswer(
+        Side.WITH_BAD,
+        Kind.MIXING,
+        (e, a) -> {
+          assertEquals(status, a.status(), () -> e.request().id() + ": " + a);
+          check.accept(e, a);
+        });
   }
 
   @Test
   void aThrottledTenantIsAnswered429AsFastAsTheHealthyTenantsAndHoldsBackNoOne() throws Exception {
-    try (Relays relays = relays()) {
-      BadTenants.runAndCheck(
-          "sync 429",
-          relays,
-          BadTenants.throttled(),
-          new Expectation(
-              true,
-              r -> {
-                for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
-                  for (Answer a : e.answers()) {
-                    assertEquals(429, a.status(), () -> e.request().id() + ": " + a);
+    runAndCheck(
+        "sync 429",
+        BadTenants.throttled(),
+        new Expectation(
+            true,
+            r -> {
+              eachMixingAnswer(
+                  r,
+                  429,
+                  (e, a) -> {
                     assertNull(a.retryAfter(), "the downstream gave no Retry-After: none known");
                     assertTrue(a.body().contains("tenant bad"), a.body());
-                  }
-                }
-                return null;
-              }),
-          Duration.ZERO);
-    }
+                  });
+              return null;
+            }));
   }
 
   @Test
   void aSlowTenantHoldsOnlyTheRequestsThatCarryIt() throws Exception {
-    try (Relays relays = relays()) {
-      BadTenants.runAndCheck(
-          "sync slow",
-          relays,
-          BadTenants.slow(),
-          new Expectation(
-              false,
-              r -> {
-                List<Long> times = new ArrayList<>();
-                for (Exchange e : r.every(Side.WITH_BAD, Kind.MIXING)) {
-                  for (Answer a : e.answers()) {
+    runAndCheck(
+        "sync slow",
+        BadTenants.slow(),
+        new Expectation(
+            false,
+            r -> {
+              List<Long> times = new ArrayList<>();
+              eachMixingAnswer(
+                  r,
+                  503,
+                  (e, a) -> {
                     times.add(a.nanos());
-                    assertEquals(503, a.status(), () -> e.request().id() + ": " + a);
                     assertTrue(
                         a.nanos() <= DEADLINE.plusMillis(500).toNanos(),
                         () -> e.request().id() + " answered after the deadline: " + a);
-                  }
-                }
-                System.out.println("sync slow: 503 answers " + new Latencies(times));
-                return null;
-              }),
-          Duration.ZERO);
-    }
+                  });
+              System.out.println("sync slow: 503 answers " + new Latencies(times));
+              return null;
+            }));
   }
 
   @Test
   void aTenantFailingInBurstsIsAnswered503FastWithRetryAfterAndHoldsBackNoOne() throws Exception {
-    try (Relays relays = relays()) {
-      BadTenants.runAndCheck(
-          "sync 503 bursts",
-          relays,
-          BadTenants.burstsOf503(),
-          new Expectation(false, SyncModeIsolationTest::burstAnswers),
-          Duration.ZERO);
-    }
+    runAndCheck(
+        "sync 503 bursts",
+        BadTenants.burstsOf503(),
+        new Expectation(false, SyncModeIsolationTest::burstAnswers));
   }
 
   /**

@@ -54,6 +54,25 @@ class QueueRecoveryTest {
     }
   }
 
+  /** Queue limits with room for {@code records} 10-byte records in a segment. */
+  private static QueueLimits segmentsOf(int records) {
+    return QueueLimits.DEFAULTS.withSegmentBytes(
+        RecordLayout.SEGMENT_HEADER_BYTES + records * RECORD);
+  }
+
+  /**
+   * Writes {@code count} 10-byte records for tenant "t" into {@code dir} with {@code limits} from
+   * {@link #segmentsOf}, closes, and returns the segment files, checking that there are {@code
+   * segments}.
+   */
+  private static List<Path> fillSegments(Path dir, QueueLimits limits, int count, int segments)
+      throws Exception {
+    fill(dir, limits, count);
+    List<Path> files = segmentFiles(dir.resolve("t"));
+    assertEquals(segments, files.size());
+    return files;
+  }
+
   private static void truncate(Path file, long size) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
       ch.truncate(size);
@@ -105,10 +124,8 @@ class QueueRecoveryTest {
   @Test
   void flippedByteCutsItsSegmentThereAndKeepsLaterSegments() throws Exception {
     Path dir = tmp.resolve("q");
-    QueueLimits limits = QueueLimits.DEFAULTS.withSegmentBytes(8 + 5 * RECORD);
-    fill(dir, limits, 10);
-    List<Path> segments = segmentFiles(dir.resolve("t"));
-    assertEquals(2, segments.size());
+    QueueLimits limits = segmentsOf(5);
+    List<Path> segments = fillSegments(dir, limits, 10, 2);
     // Record 2 of the first segment: flip a byte of its payload.
     long record2 = RecordLayout.SEGMENT_HEADER_BYTES + 2L * RECORD;
     flipByte(segments.get(0), record2 + RecordLayout.RECORD_HEADER_BYTES + 3);
@@ -139,10 +156,8 @@ class QueueRecoveryTest {
   @Test
   void segmentWithABadOrTornHeaderIsDeletedAndCounted() throws Exception {
     Path dir = tmp.resolve("q");
-    QueueLimits limits = QueueLimits.DEFAULTS.withSegmentBytes(8 + 2 * RECORD);
-    fill(dir, limits, 6);
-    List<Path> segments = segmentFiles(dir.resolve("t"));
-    assertEquals(3, segments.size());
+    QueueLimits limits = segmentsOf(2);
+    List<Path> segments = fillSegments(dir, limits, 6, 3);
     flipByte(segments.get(1), 0);
     Path torn = dir.resolve("t").resolve(RecordLayout.segmentFileName(4));
     Files.write(torn, new byte[] {0x50, 0x52, 0x57});

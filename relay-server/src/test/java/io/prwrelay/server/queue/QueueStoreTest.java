@@ -31,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,6 +47,13 @@ class QueueStoreTest {
     return QueueStore.open(dir, limits, listener);
   }
 
+  /** Appends records 0 to {@code count - 1}, one series each. */
+  private static void appendTens(TenantQueue q, int count) throws Exception {
+    for (int i = 0; i < count; i++) {
+      append(q, ten(i), 1, T0);
+    }
+  }
+
   private static String ten(int i) {
     return String.format("record%04d", i);
   }
@@ -54,9 +62,7 @@ class QueueStoreTest {
   void readsRecordsInAppendOrderAcrossSegmentRolls() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS.withSegmentBytes(100))) {
       TenantQueue q = store.queue("team-a");
-      for (int i = 0; i < 20; i++) {
-        append(q, ten(i), 1, T0);
-      }
+      appendTens(q, 20);
       Path tenantDir = dir.resolve("team-a");
       assertEquals(7, segmentFiles(tenantDir).size(), "three 30-byte records per 100-byte segment");
 
@@ -78,9 +84,7 @@ class QueueStoreTest {
   void readDoesNotConsumeAndRespectsRecordAndByteLimits() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
       TenantQueue q = store.queue("t");
-      for (int i = 0; i < 5; i++) {
-        append(q, ten(i), 1, T0);
-      }
+      appendTens(q, 5);
       assertEquals(List.of(ten(0), ten(1)), peek(q, 2));
       assertEquals(List.of(ten(0), ten(1)), peek(q, 2), "reading again returns the same records");
       List<QueuedRecord> byBytes = get(q.read(100, 25, PooledByteBufAllocator.DEFAULT));
@@ -94,9 +98,7 @@ class QueueStoreTest {
   void ackIsCumulativeAndIgnoresRecordsAlreadyConsumed() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
       TenantQueue q = store.queue("t");
-      for (int i = 0; i < 5; i++) {
-        append(q, ten(i), 1, T0);
-      }
+      appendTens(q, 5);
       List<QueuedRecord> three = get(q.read(3, Long.MAX_VALUE, PooledByteBufAllocator.DEFAULT));
       get(q.ack(List.of(three.get(2))));
       get(q.ack(List.of(three.get(0))));
@@ -307,33 +309,33 @@ class QueueStoreTest {
   @Test
   void fullDiskFailsTheAppendAndKeepsNothingOfIt() throws Exception {
     FailingIo io = new FailingIo();
-    try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, listener, io)) {
-      TenantQueue q = store.queue("t");
-      append(q, ten(0), 1, T0);
-      io.failWrites = true;
-      IOException e = assertThrows(IOException.class, () -> append(q, ten(1), 1, T0));
-      assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
-      assertTrue(e.getMessage().contains(dir.resolve("t").toString()), e.getMessage());
-      io.failWrites = false;
-      append(q, ten(2), 1, T0);
-      assertEquals(List.of(ten(0), ten(2)), peekAll(q));
-    }
-    try (QueueStore store = open(QueueLimits.DEFAULTS)) {
-      assertEquals(List.of(ten(0), ten(2)), peekAll(store.queue("t")));
-      assertTrue(listener.cuts.isEmpty(), "the failed write left nothing to cut");
-    }
+    IOException e = appendFailingOnce(io, on -> io.failWrites = on);
+    assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
+    assertTrue(e.getMessage().contains(dir.resolve("t").toString()), e.getMessage());
+    assertTrue(listener.cuts.isEmpty(), "the failed write left nothing to cut");
   }
 
   @Test
   void failedFsyncFailsTheAppendAndTakesItBack() throws Exception {
     FailingIo io = new FailingIo();
+    IOException e = appendFailingOnce(io, on -> io.failForces = on);
+    assertTrue(e.getMessage().contains("cannot flush queue segment"), e.getMessage());
+  }
+
+  /**
+   * Appends record 0, then record 1 with {@code failing} switched on, then record 2: the failed
+   * append throws, and the queue holds records 0 and 2 only, right away and when opened again.
+   *
+   * @return the failed append's exception
+   */
+  private IOException appendFailingOnce(FailingIo io, Consumer<Boolean> failing) throws Exception {
+    IOException e;
     try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, listener, io)) {
       TenantQueue q = store.queue("t");
       append(q, ten(0), 1, T0);
-      io.failForces = true;
-      IOException e = assertThrows(IOException.class, () -> append(q, ten(1), 1, T0));
-      assertTrue(e.getMessage().contains("cannot flush queue segment"), e.getMessage());
-      io.failForces = false;
+      failing.accept(true);
+      e = assertThrows(IOException.class, () -> append(q, ten(1), 1, T0));
+      failing.accept(false);
       assertEquals(List.of(ten(0)), peekAll(q));
       append(q, ten(2), 1, T0);
       assertEquals(List.of(ten(0), ten(2)), peekAll(q));
@@ -341,6 +343,7 @@ class QueueStoreTest {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
       assertEquals(List.of(ten(0), ten(2)), peekAll(store.queue("t")));
     }
+    return e;
   }
 
   @Test

@@ -10,6 +10,9 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
 import org.xerial.snappy.Snappy;
 
@@ -88,6 +91,28 @@ public final class RelayFixture implements AutoCloseable {
     }
     b.POST(HttpRequest.BodyPublishers.ofByteArray(Snappy.compress(request)));
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** {@link #write} on another thread; the future fails with what {@code write} threw. */
+  public CompletableFuture<HttpResponse<String>> writeAsync(byte[] request) {
+    return async(() -> write(request));
+  }
+
+  /** {@link #writeV2} on another thread; the future fails with what {@code writeV2} threw. */
+  public CompletableFuture<HttpResponse<String>> writeV2Async(byte[] request) {
+    return async(() -> writeV2(request));
+  }
+
+  private static CompletableFuture<HttpResponse<String>> async(
+      Callable<HttpResponse<String>> send) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return send.call();
+          } catch (Exception e) {
+            throw new CompletionException(e);
+          }
+        });
   }
 
   /** The Content-Type of a PRW 2.0 request. */

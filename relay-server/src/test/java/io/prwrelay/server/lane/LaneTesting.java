@@ -1,0 +1,60 @@
+package io.prwrelay.server.lane;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.time.Duration;
+import java.util.Map;
+
+/** Settings and fragment listeners the lane tests share. */
+final class LaneTesting {
+  private LaneTesting() {}
+
+  /**
+   * Lane settings with up to {@code maxConcurrent} sends, {@code maxPending} waiting bytes and
+   * requests of up to {@code batchMax} bytes, lingering {@code lingerMs}; lanes idle for 5 minutes
+   * are forgotten, at most 1000 of them; backoff from 100 ms to 2 s, attempts of 5 s.
+   */
+  static LaneSettings settings(int maxConcurrent, long maxPending, int batchMax, long lingerMs) {
+    return settings(
+        maxConcurrent,
+        maxPending,
+        batchMax,
+        lingerMs,
+        Duration.ofMillis(100),
+        Duration.ofSeconds(2),
+        Duration.ofSeconds(5));
+  }
+
+  /** {@link #settings(int, long, int, long)} with another backoff and attempt timeout. */
+  static LaneSettings settings(
+      int maxConcurrent,
+      long maxPending,
+      int batchMax,
+      long lingerMs,
+      Duration initialBackoff,
+      Duration maxBackoff,
+      Duration attemptTimeout) {
+    return new LaneSettings(
+        maxConcurrent,
+        maxPending,
+        batchMax,
+        Duration.ofMillis(lingerMs),
+        Duration.ofMinutes(5),
+        1000,
+        initialBackoff,
+        maxBackoff,
+        attemptTimeout);
+  }
+
+  /**
+   * A listener that records the outcome of fragment {@code id} in {@code outcomes}, failing when
+   * the fragment still holds its body (it is released before the listener is told) or was answered
+   * before.
+   */
+  static Fragment.Listener answeredOnce(Map<String, FragmentOutcome> outcomes, String id) {
+    return (f, o) -> {
+      assertNull(f.body(), "released before the listener is told");
+      assertNull(outcomes.put(id, o), id + " answered twice");
+    };
+  }
+}
