@@ -248,12 +248,6 @@ public final class ConfigKeys {
           "relay.lanes.linger",
           "5ms",
           "how long a tenant with a request in flight waits for more fragments before opening another");
-  public static final ConfigKey LANES_MIN_INTERVAL =
-      key(
-          "relay.lanes.min-interval",
-          "0s",
-          "least time between the starts of two downstream requests of one tenant; fragments that"
-              + " arrive meanwhile travel together (0s = send as soon as a connection is free)");
   public static final ConfigKey LANES_IDLE_TIMEOUT =
       key(
           "relay.lanes.idle-timeout",
@@ -387,7 +381,6 @@ public final class ConfigKeys {
           LANES_MAX_PENDING_BYTES,
           LANES_BATCH_MAX_BYTES,
           LANES_LINGER,
-          LANES_MIN_INTERVAL,
           LANES_IDLE_TIMEOUT,
           LANES_MAX,
           TENANT_LABELS,

@@ -7,7 +7,6 @@ import static io.prwrelay.server.config.ConfigKeys.LANES_LINGER;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_CONCURRENT_SENDS;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_PENDING_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.LANES_MIN_INTERVAL;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_MAX_ENTRIES;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_TTL;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIR;
@@ -64,7 +63,6 @@ public record DeliveryConfig(
    * @param linger wait for more fragments before opening another concurrent send
    * @param idleTimeout an idle lane is forgotten after this long
    * @param max lanes at most
-   * @param minInterval least time between the starts of two downstream requests of one tenant
    */
   public record Lanes(
       int maxConcurrentSends,
@@ -72,17 +70,7 @@ public record DeliveryConfig(
       int batchMaxBytes,
       Duration linger,
       Duration idleTimeout,
-      int max,
-      Duration minInterval) {}
-
-  /** {@code relay.lanes.min-interval}: a duration, where 0 (off) is allowed. */
-  private static Duration minInterval(ConfigValues v) throws ConfigException {
-    try {
-      return Durations.parse(v.string(LANES_MIN_INTERVAL));
-    } catch (IllegalArgumentException e) {
-      throw v.invalid(LANES_MIN_INTERVAL, e.getMessage());
-    }
-  }
+      int max) {}
 
   static DeliveryConfig load(ConfigValues v) throws ConfigException {
     Mode mode = v.choice(DELIVERY_MODE, Mode.class);
@@ -114,8 +102,7 @@ public record DeliveryConfig(
             (int) v.bytes(LANES_BATCH_MAX_BYTES, 1 << 10, Integer.MAX_VALUE - 8),
             v.duration(LANES_LINGER),
             v.duration(LANES_IDLE_TIMEOUT),
-            v.integer(LANES_MAX, 1, 100_000_000),
-            minInterval(v));
+            v.integer(LANES_MAX, 1, 100_000_000));
     return new DeliveryConfig(
         mode,
         queueDir,

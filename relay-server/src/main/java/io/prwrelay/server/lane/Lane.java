@@ -91,10 +91,6 @@ public final class Lane {
   private int failures;
   private boolean oneByOne;
   private long lastActiveNanos;
-
-  /** When the lane's latest downstream request started ({@link LaneSettings#minInterval()}). */
-  private long lastSendNanos;
-
   private ScheduledFuture<?> wake;
   private long wakeAt;
   private boolean pumpScheduled;
@@ -118,30 +114,12 @@ public final class Lane {
 
   private boolean reading;
 
-  /**
-   * Queue mode: the records this lane appended, newest last, as they were written (compressed),
-   * until they are consumed. While the oldest of them is the queue's head the lane sends from here
-   * instead of reading the queue back; it reads from disk what is not here (after a restart, or
-   * records that did not fit the memory bounds).
-   */
-  private final ArrayDeque<QueuedRecord> kept = new ArrayDeque<>();
-
-  /** Payload bytes in {@link #kept}. */
-  private long keptBytes;
-
-  /**
-   * A record appended since the oldest kept one was not kept: until {@link #kept} is empty again,
-   * nothing more is kept, so that the kept records never skip one of the queue's.
-   */
-  private boolean keptGap;
-
   Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots) {
     this.tenant = tenant;
     this.ctx = ctx;
     this.loop = loop;
     this.slots = slots;
     this.lastActiveNanos = now();
-    this.lastSendNanos = lastActiveNanos - (1L << 62);
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
   }
 
@@ -243,21 +221,11 @@ public final class Lane {
     pump(now());
   }
 
-  /**
-   * True when the lane holds nothing and has nothing to remember. Releases the kept records that
-   * are consumed first (queue mode: dropped by a bound while the lane was idle).
-   */
+  /** True when the lane holds nothing and has nothing to remember. */
   boolean idleSince(long now, long idleNanos) {
-    if (queue != null) {
-      if (queue.isEmpty()) {
-        releaseAllKept();
-      } else {
-        releaseConsumed();
-      }
-    }
     return pending.isEmpty()
         && inFlight == 0
-        && (queue == null || (appending == 0 && !reading && queue.isEmpty() && kept.isEmpty()))
+        && (queue == null || (appending == 0 && !reading && queue.isEmpty()))
         && (state == State.HEALTHY || now - untilNanos >= 0)
         && now - lastActiveNanos >= idleNanos;
   }
@@ -302,9 +270,6 @@ public final class Lane {
           && now - pending.peek().queuedNanos < ctx.lingerNanos) {
         break;
       }
-      if (spacing(now) > 0 && pendingBytes < ctx.settings.batchMaxBytes()) {
-        break; // sent recently: what arrives until the interval ends travels with this
-      }
       if (!granted && !slots.free()) {
         // Every connection of the loop is busy: the fragments wait here, where the ones that
         // arrive meanwhile join them, rather than as separate requests inside the sender.
@@ -344,11 +309,6 @@ public final class Lane {
               retryAfterHint(now),
               f.attempts));
     }
-  }
-
-  /** Time until the lane may start its next downstream request; 0 or less when it may now. */
-  private long spacing(long now) {
-    return ctx.minIntervalNanos == 0 ? 0 : lastSendNanos + ctx.minIntervalNanos - now;
   }
 
   private long retryAfterHint(long now) {
@@ -402,7 +362,6 @@ public final class Lane {
     }
     inFlight++;
     slots.take();
-    lastSendNanos = now;
     long started = now;
     Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, protocol, compressed, timeout);
     result.addListener(
@@ -605,28 +564,16 @@ public final class Lane {
     appending++;
     // The fragment keeps its block until appended() completes it, after the queue is done with it.
     queue
-        .appendKept(
+        .append(
             f.compressed(),
             f.counts().series(),
             f.protocol() == Protocol.V2,
             ctx.wallMillis.getAsLong())
-        .whenComplete(
-            (record, error) -> {
-              try {
-                loop.execute(() -> appended(f, record, error));
-              } catch (RejectedExecutionException shuttingDown) {
-                if (record != null) {
-                  record.payload().release();
-                }
-              }
-            });
+        .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
   }
 
-  private void appended(Fragment f, QueuedRecord record, Throwable error) {
+  private void appended(Fragment f, Throwable error) {
     appending--;
-    if (record != null) {
-      keep(record);
-    }
     if (error == null) {
       finish(f, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0));
     } else {
@@ -640,72 +587,7 @@ public final class Lane {
               1000,
               0));
     }
-    // After the tasks already waiting on the loop: the other records of the same group commit
-    // come back there, and travel with this one.
-    pumpSoon();
-  }
-
-  /**
-   * Keeps a record just appended to send it from memory, within {@link #keptLimit()} for the lane
-   * and {@link LaneContext#keptTotalLimit} for all lanes; else releases it (it is read from disk
-   * when its turn comes).
-   */
-  private void keep(QueuedRecord record) {
-    long size = record.payload().readableBytes();
-    if (kept.isEmpty()) {
-      keptGap = false;
-    }
-    if (closed || keptGap || keptBytes + size > keptLimit() || !ctx.reserveKept(size)) {
-      record.payload().release();
-      keptGap = !kept.isEmpty();
-      return;
-    }
-    kept.add(record);
-    keptBytes += size;
-  }
-
-  /** Compressed bytes one lane keeps in memory at most: its largest batch, uncompressed. */
-  private long keptLimit() {
-    return ctx.settings.batchMaxBytes();
-  }
-
-  /** Releases the kept records that are consumed (sent and acknowledged, or dropped by a bound). */
-  private void releaseConsumed() {
-    while (!kept.isEmpty() && queue.isConsumed(kept.peek())) {
-      releaseKept(kept.poll());
-    }
-  }
-
-  private void releaseKept(QueuedRecord r) {
-    long size = r.payload().readableBytes();
-    keptBytes -= size;
-    ctx.releaseKept(size);
-    r.payload().release();
-  }
-
-  private void releaseAllKept() {
-    while (!kept.isEmpty()) {
-      releaseKept(kept.poll());
-    }
-  }
-
-  /**
-   * The kept records from the head, as many as one send may take ({@code maxRecords}, and about
-   * {@code batchMaxBytes}: {@link #joined} applies the exact bound), each a new reference.
-   */
-  private List<QueuedRecord> keptBatch(int maxRecords) {
-    List<QueuedRecord> out = new ArrayList<>(Math.min(kept.size(), Math.min(maxRecords, 64)));
-    long bytes = 0;
-    for (QueuedRecord r : kept) {
-      long size = r.payload().readableBytes();
-      if (out.size() >= maxRecords
-          || (!out.isEmpty() && bytes + size > ctx.settings.batchMaxBytes())) {
-        break;
-      }
-      out.add(r.retainedDuplicate());
-      bytes += size;
-    }
-    return out;
+    drain(now());
   }
 
   /** Queue mode: sends the records at the head of the queue, one request at a time. */
@@ -717,24 +599,11 @@ public final class Lane {
    * @param granted a connection was set aside for this lane ({@link SendSlots})
    */
   private void drain(long now, boolean granted) {
-    if (closed || reading || inFlight > 0) {
+    if (closed || reading || inFlight > 0 || queue.isEmpty()) {
       return;
     }
-    if (queue.isEmpty()) {
-      releaseAllKept(); // every record written is consumed
-      return;
-    }
-    releaseConsumed();
     if (state != State.HEALTHY && now - untilNanos < 0) {
       scheduleDrain(untilNanos - now);
-      return;
-    }
-    long spacing = spacing(now);
-    if (spacing > 0) {
-      // Sent recently: records appended until the interval ends travel with these.
-      if (wake == null || wake.isDone() || wakeAt - (now + spacing) > 0) {
-        scheduleDrain(spacing);
-      }
       return;
     }
     if (!granted && !slots.free()) {
@@ -743,15 +612,9 @@ public final class Lane {
     }
     // The connection is counted from the read on, so that lanes reading at once stay within them.
     slots.take();
-    int maxRecords = oneByOne ? 1 : 4096;
-    if (!kept.isEmpty() && queue.isFirst(kept.peek())) {
-      // Caught up: what the queue would return is in memory, compressed as it was written.
-      read(keptBatch(maxRecords), null);
-      return;
-    }
     reading = true;
     queue
-        .read(maxRecords, ctx.settings.batchMaxBytes(), ctx.alloc)
+        .read(oneByOne ? 1 : 4096, ctx.settings.batchMaxBytes(), ctx.alloc)
         .whenComplete((records, error) -> loop.execute(() -> read(records, error)));
   }
 
@@ -846,7 +709,6 @@ public final class Lane {
     Protocol sentProtocol = protocol;
     inFlight++;
     lastActiveNanos = now;
-    lastSendNanos = now;
     long started = now;
     Future<AttemptOutcome> result =
         ctx.sender.send(loop, tenant, protocol, body, ctx.attemptTimeoutNanos);
@@ -985,14 +847,8 @@ public final class Lane {
     }
     if (state != State.HEALTHY && untilNanos - now > 0) {
       at = Math.min(at, untilNanos - now);
-    } else {
-      if (inFlight > 0 && inFlight < ctx.settings.maxConcurrentSends() && !oneByOne) {
-        at = Math.min(at, pending.peek().queuedNanos + ctx.lingerNanos - now);
-      }
-      long spacing = spacing(now);
-      if (spacing > 0 && inFlight < ctx.settings.maxConcurrentSends()) {
-        at = Math.min(at, spacing);
-      }
+    } else if (inFlight > 0 && inFlight < ctx.settings.maxConcurrentSends() && !oneByOne) {
+      at = Math.min(at, pending.peek().queuedNanos + ctx.lingerNanos - now);
     }
     at = Math.max(at, 0) + now;
     if (wake != null && !wake.isDone() && wakeAt - at <= 0) {
@@ -1023,9 +879,6 @@ public final class Lane {
   void close() {
     closed = true;
     cancelWake();
-    if (queue != null) {
-      releaseAllKept();
-    }
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();

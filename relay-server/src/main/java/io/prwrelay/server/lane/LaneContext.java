@@ -5,7 +5,6 @@ import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.queue.QueueStore;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /** What every lane shares: settings, the sender, buffers, backoff policy and the observer. */
@@ -18,9 +17,6 @@ final class LaneContext {
   final long lingerNanos;
   final long attemptTimeoutNanos;
 
-  /** {@link LaneSettings#minInterval()}; 0 when sends are not spaced. */
-  final long minIntervalNanos;
-
   /** The on-disk queues in queue mode, {@code null} in sync mode. */
   final QueueStore store;
 
@@ -32,15 +28,6 @@ final class LaneContext {
 
   /** The Remote Write version PRW 2.0 batches go downstream in. */
   final DownstreamProtocol protocol;
-
-  /**
-   * Compressed bytes that all lanes together keep in memory of what they appended to their queues
-   * (queue mode), at most: beyond it records are read back from disk when their turn comes.
-   */
-  static final long KEPT_TOTAL_LIMIT = 64L << 20;
-
-  final long keptTotalLimit;
-  private final AtomicLong keptBytes = new AtomicLong();
 
   LaneContext(
       LaneSettings settings,
@@ -60,29 +47,5 @@ final class LaneContext {
     this.observer = observer;
     this.lingerNanos = settings.linger().toNanos();
     this.attemptTimeoutNanos = settings.attemptTimeout().toNanos();
-    this.minIntervalNanos = Math.max(0, settings.minInterval().toNanos());
-    this.keptTotalLimit = KEPT_TOTAL_LIMIT;
-  }
-
-  /** Takes {@code bytes} of the kept-records budget; false (nothing taken) when they do not fit. */
-  boolean reserveKept(long bytes) {
-    long now;
-    do {
-      now = keptBytes.get();
-      if (now + bytes > keptTotalLimit) {
-        return false;
-      }
-    } while (!keptBytes.compareAndSet(now, now + bytes));
-    return true;
-  }
-
-  /** Gives back {@code bytes} taken by {@link #reserveKept}. */
-  void releaseKept(long bytes) {
-    keptBytes.addAndGet(-bytes);
-  }
-
-  /** Compressed bytes kept in memory by all lanes now. */
-  long keptBytes() {
-    return keptBytes.get();
   }
 }

@@ -22,9 +22,6 @@ import java.time.Duration;
  *     with jitter)
  * @param maxBackoff largest backoff ({@code Retry-After} may ask for more)
  * @param attemptTimeout limit of one downstream attempt
- * @param minInterval least time between the starts of two downstream requests of one tenant ({@link
- *     Duration#ZERO}: a lane sends as soon as it may); fragments (queue mode: records) that arrive
- *     meanwhile travel together. In sync mode it adds up to this much to a sender's answer
  */
 public record LaneSettings(
     int maxConcurrentSends,
@@ -35,32 +32,7 @@ public record LaneSettings(
     int maxLanes,
     Duration initialBackoff,
     Duration maxBackoff,
-    Duration attemptTimeout,
-    Duration minInterval) {
-
-  /** Settings without a minimum interval between sends. */
-  public LaneSettings(
-      int maxConcurrentSends,
-      long maxPendingBytes,
-      int batchMaxBytes,
-      Duration linger,
-      Duration idleTimeout,
-      int maxLanes,
-      Duration initialBackoff,
-      Duration maxBackoff,
-      Duration attemptTimeout) {
-    this(
-        maxConcurrentSends,
-        maxPendingBytes,
-        batchMaxBytes,
-        linger,
-        idleTimeout,
-        maxLanes,
-        initialBackoff,
-        maxBackoff,
-        attemptTimeout,
-        Duration.ZERO);
-  }
+    Duration attemptTimeout) {
 
   /**
    * The settings of {@code relay.lanes.*}, with the backoff and attempt limit of the downstream.
@@ -75,7 +47,6 @@ public record LaneSettings(
         lanes.max(),
         downstream.initialBackoff(),
         downstream.maxBackoff(),
-        downstream.attemptTimeout(),
-        lanes.minInterval());
+        downstream.attemptTimeout());
   }
 }

@@ -283,11 +283,6 @@ public final class Lanes implements AutoCloseable {
     }
   }
 
-  /** Compressed bytes of queued records that the lanes keep in memory to send them (queue mode). */
-  long keptBytes() {
-    return ctx.keptBytes();
-  }
-
   /**
    * Answers every fragment still waiting with 503 and stops the sweepers; sends in flight end on
    * their own. Call before the event loops shut down.

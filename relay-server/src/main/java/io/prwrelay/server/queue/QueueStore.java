@@ -359,25 +359,6 @@ public final class QueueStore implements AutoCloseable {
 
   CompletableFuture<Void> append(
       TenantQueue q, ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
-    return append(q, payload, series, remoteWrite2, nowMillis, false).thenApply(r -> null);
-  }
-
-  CompletableFuture<QueuedRecord> appendKept(
-      TenantQueue q, ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
-    return append(q, payload, series, remoteWrite2, nowMillis, true);
-  }
-
-  /**
-   * @param keep complete with the record, its payload the retained slice taken here; else with a
-   *     record without payload ({@code null}), the slice released once written
-   */
-  private CompletableFuture<QueuedRecord> append(
-      TenantQueue q,
-      ByteBuf payload,
-      int series,
-      boolean remoteWrite2,
-      long nowMillis,
-      boolean keep) {
     if (series < 0) {
       throw new IllegalArgumentException("series must not be negative: " + series);
     }
@@ -399,11 +380,10 @@ public final class QueueStore implements AutoCloseable {
     }
     PendingAppend p =
         new PendingAppend(
-            q,
+            q.log,
             payload.retainedSlice(),
             RecordLayout.seriesField(series, remoteWrite2),
-            nowMillis,
-            keep);
+            nowMillis);
     pending.add(p);
     if (flushScheduled.compareAndSet(false, true)) {
       try {
@@ -468,7 +448,7 @@ public final class QueueStore implements AutoCloseable {
       } else if (t != null && t.failure != null) {
         p.fail(t.failure);
       } else {
-        p.succeed();
+        p.future.complete(null);
       }
     }
   }
@@ -546,16 +526,13 @@ public final class QueueStore implements AutoCloseable {
       System.arraycopy(payload, 0, sources, 1, payload.length);
       RecordLayout.putRecordHeader(recordHeader, crc, p.nowMillis, p.series, payload);
       sources[0] = recordHeader;
-      p.seq = p.log.append(s, sources, recordBytes, p.nowMillis, p.series);
+      p.log.append(s, sources, recordBytes, p.nowMillis, p.series);
       p.segment = s;
-      p.offset = s.offset(s.count() - 1);
     } catch (IOException e) {
       p.failure = e;
     } finally {
-      if (!p.keep) {
-        p.payload.release();
-        p.payload = null;
-      }
+      p.payload.release();
+      p.payload = null;
     }
   }
 
@@ -717,51 +694,19 @@ public final class QueueStore implements AutoCloseable {
 
   /** An append waiting for the I/O thread. */
   private static final class PendingAppend {
-    final TenantQueue queue;
     final TenantLog log;
     final int series;
     final long nowMillis;
-    final boolean keep;
-    final CompletableFuture<QueuedRecord> future = new CompletableFuture<>();
-
-    /** The bytes to write; kept after the write when {@link #keep}, for the record. */
+    final CompletableFuture<Void> future = new CompletableFuture<>();
     ByteBuf payload;
-
     Segment segment;
-    long offset;
-    long seq;
     IOException failure;
 
-    PendingAppend(TenantQueue queue, ByteBuf payload, int series, long nowMillis, boolean keep) {
-      this.queue = queue;
-      this.log = queue.log;
+    PendingAppend(TenantLog log, ByteBuf payload, int series, long nowMillis) {
+      this.log = log;
       this.payload = payload;
       this.series = series;
       this.nowMillis = nowMillis;
-      this.keep = keep;
-    }
-
-    /** Completes the append once its record is on the device. */
-    void succeed() {
-      if (!keep) {
-        future.complete(null);
-        return;
-      }
-      ByteBuf kept = payload;
-      payload = null;
-      QueuedRecord record =
-          new QueuedRecord(
-              queue,
-              segment.id,
-              offset,
-              nowMillis,
-              RecordLayout.seriesOf(series),
-              RecordLayout.isRemoteWrite2(series),
-              seq,
-              kept);
-      if (!future.complete(record)) {
-        kept.release();
-      }
     }
 
     void fail(IOException e) {

@@ -16,7 +16,6 @@ public final class QueuedRecord {
   private final long appendMillis;
   private final int series;
   private final boolean remoteWrite2;
-  private final long seq;
   private final ByteBuf payload;
 
   QueuedRecord(
@@ -26,10 +25,8 @@ public final class QueuedRecord {
       long appendMillis,
       int series,
       boolean remoteWrite2,
-      long seq,
       ByteBuf payload) {
     this.remoteWrite2 = remoteWrite2;
-    this.seq = seq;
     this.queue = queue;
     this.segmentId = segmentId;
     this.offset = offset;
@@ -61,27 +58,6 @@ public final class QueuedRecord {
   /** The payload bytes as appended (readable bytes), owned by the caller: release once. */
   public ByteBuf payload() {
     return payload;
-  }
-
-  /**
-   * The same record with a new reference to the same payload bytes (a retained duplicate), which
-   * the caller of this method owns and releases once.
-   */
-  public QueuedRecord retainedDuplicate() {
-    return new QueuedRecord(
-        queue,
-        segmentId,
-        offset,
-        appendMillis,
-        series,
-        remoteWrite2,
-        seq,
-        payload.retainedDuplicate());
-  }
-
-  /** Sequence number in the queue: records are numbered in write order, never reused. */
-  long seq() {
-    return seq;
   }
 
   long segmentId() {

@@ -11,7 +11,7 @@ import java.util.Arrays;
  * consumed. Confined to the store's I/O thread.
  *
  * <p>The index is what lets the queue drop or acknowledge records from the head, count bytes and
- * series, and know the oldest record's age without reading the file; it costs 32 bytes per record.
+ * series, and know the oldest record's age without reading the file; it costs 24 bytes per record.
  */
 final class Segment {
   final long id;
@@ -33,7 +33,6 @@ final class Segment {
   private int[] sizes = new int[16];
   private long[] millis = new long[16];
   private int[] series = new int[16];
-  private long[] seqs = new long[16];
   private int count;
 
   /** Index of the first record not consumed yet; {@code head == count} when all are. */
@@ -51,40 +50,18 @@ final class Segment {
    * @param seriesField the record's series field (count and protocol bit, {@link RecordLayout})
    */
   void add(long offset, int recordBytes, long appendMillis, int seriesField) {
-    add(offset, recordBytes, appendMillis, seriesField, 0);
-  }
-
-  /**
-   * Indexes a record that ends the segment's valid data, with its sequence number in the tenant's
-   * queue ({@link TenantLog}: grows with every record written, never reused).
-   */
-  void add(long offset, int recordBytes, long appendMillis, int seriesField, long seq) {
     if (count == offsets.length) {
       int n = count * 2;
       offsets = Arrays.copyOf(offsets, n);
       sizes = Arrays.copyOf(sizes, n);
       millis = Arrays.copyOf(millis, n);
       series = Arrays.copyOf(series, n);
-      seqs = Arrays.copyOf(seqs, n);
     }
     offsets[count] = offset;
     sizes[count] = recordBytes;
     millis[count] = appendMillis;
     series[count] = seriesField;
-    seqs[count] = seq;
     count++;
-  }
-
-  /** Numbers the records indexed so far {@code first}, {@code first + 1}, ... (after a replay). */
-  void numberFrom(long first) {
-    for (int i = 0; i < count; i++) {
-      seqs[i] = first + i;
-    }
-  }
-
-  /** Sequence number of record {@code i} in the tenant's queue. */
-  long seq(int i) {
-    return seqs[i];
   }
 
   int count() {

@@ -58,16 +58,6 @@ final class TenantLog {
   private final ArrayDeque<Segment> segments = new ArrayDeque<>();
   private final CRC32C crc = new CRC32C();
   private long nextSegmentId = 1;
-
-  /** Sequence number of the next record written: records are numbered in write order. */
-  private long nextSeq;
-
-  /**
-   * Sequence number of the first record not consumed, or of the next record when none is queued.
-   * Never decreases. Written on the I/O thread, read by lanes on their loops.
-   */
-  private volatile long headSeq;
-
   private boolean dirReady;
   private boolean headDirty;
 
@@ -146,8 +136,6 @@ final class TenantLog {
       long from = id == headSegment ? Math.max(head.offset(), SEGMENT_HEADER_BYTES) : 0;
       Segment s = loadSegment(scanner, id, path, from);
       if (s != null) {
-        s.numberFrom(nextSeq);
-        nextSeq += s.count();
         segments.addLast(s);
         for (int i = 0; i < s.count(); i++) {
           addCounts(s.recordBytes(i), 1, s.series(i));
@@ -220,14 +208,6 @@ final class TenantLog {
     return series;
   }
 
-  /**
-   * Sequence number of the first record not consumed yet, or of the next record written when none
-   * is queued; only grows.
-   */
-  long headSeq() {
-    return headSeq;
-  }
-
   /** Append time of the oldest queued record; meaningless when {@link #records()} is 0. */
   long oldestMillis() {
     return oldestMillis;
@@ -262,9 +242,8 @@ final class TenantLog {
    * segment is cut back to where the record started and takes no more appends.
    *
    * @param sources record header and payload, consumed by the write
-   * @return the record's sequence number
    */
-  long append(Segment segment, ByteBuffer[] sources, int recordBytes, long millis, int seriesField)
+  void append(Segment segment, ByteBuffer[] sources, int recordBytes, long millis, int seriesField)
       throws IOException {
     long at = segment.size;
     try {
@@ -283,12 +262,10 @@ final class TenantLog {
       discardIfEmpty(segment);
       throw failure("cannot write queue segment", segment.path, e);
     }
-    long seq = nextSeq++;
-    segment.add(at, recordBytes, millis, seriesField, seq);
+    segment.add(at, recordBytes, millis, seriesField);
     segment.size = at + recordBytes;
     addCounts(recordBytes, 1, RecordLayout.seriesOf(seriesField));
     normalizeHead();
-    return seq;
   }
 
   /**
@@ -405,7 +382,6 @@ final class TenantLog {
                   s.appendMillis(i),
                   s.series(i),
                   s.remoteWrite2(i),
-                  s.seq(i),
                   payload));
           payloadBytes += size;
         }
@@ -561,9 +537,6 @@ final class TenantLog {
     Segment first = segments.peekFirst();
     if (first != null && !first.consumed()) {
       oldestMillis = first.appendMillis(first.head());
-      headSeq = first.seq(first.head());
-    } else {
-      headSeq = nextSeq;
     }
   }
 

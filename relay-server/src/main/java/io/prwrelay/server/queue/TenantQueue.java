@@ -5,7 +5,6 @@ import io.netty.buffer.ByteBufAllocator;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One tenant's on-disk queue, as its lane uses it: append batches, read them back from the head in
@@ -23,12 +22,6 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TenantQueue {
   private final QueueStore store;
   final TenantLog log;
-
-  /**
-   * One past the sequence number of the latest record acknowledged through {@link #ack}: every
-   * record before it is consumed, or will be by an acknowledgement already submitted.
-   */
-  private final AtomicLong ackedBefore = new AtomicLong();
 
   TenantQueue(QueueStore store, TenantLog log) {
     this.store = store;
@@ -76,40 +69,6 @@ public final class TenantQueue {
   }
 
   /**
-   * Appends a record as {@link #append(ByteBuf, int, boolean, long)} does and completes with the
-   * record as queued, so that a caller that keeps the bytes can send them and acknowledge the
-   * record without reading it back ({@link #isFirst}, {@link #isConsumed}).
-   *
-   * @param payload borrowed, as in {@link #append(ByteBuf, int, long)}; the record's payload is a
-   *     new reference to the same bytes, owned by whoever takes the completed record (released by
-   *     the queue when the append fails)
-   */
-  public CompletableFuture<QueuedRecord> appendKept(
-      ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
-    return store.appendKept(this, payload, series, remoteWrite2, nowMillis);
-  }
-
-  /**
-   * True when no record appended before {@code record} is still queued, apart from records whose
-   * acknowledgement was already submitted: sending {@code record} now keeps the queue's order.
-   *
-   * @param record a record of this queue
-   */
-  public boolean isFirst(QueuedRecord record) {
-    return Math.max(log.headSeq(), ackedBefore.get()) >= record.seq();
-  }
-
-  /**
-   * True when {@code record} is consumed: acknowledged (or its acknowledgement submitted), or
-   * dropped by a bound.
-   *
-   * @param record a record of this queue
-   */
-  public boolean isConsumed(QueuedRecord record) {
-    return Math.max(log.headSeq(), ackedBefore.get()) > record.seq();
-  }
-
-  /**
    * Reads records from the head, in append order, without consuming them; reading again before
    * acknowledging returns the same records.
    *
@@ -149,8 +108,6 @@ public final class TenantQueue {
     if (last == null) {
       return CompletableFuture.completedFuture(null);
     }
-    long through = last.seq() + 1;
-    ackedBefore.accumulateAndGet(through, Math::max);
     return store.ack(this, last.segmentId(), last.offset());
   }
 

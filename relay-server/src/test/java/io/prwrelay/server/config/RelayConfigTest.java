@@ -58,7 +58,6 @@ class RelayConfigTest {
     assertEquals(64L << 20, c.delivery().lanes().maxPendingBytes());
     assertEquals(8 << 20, c.delivery().lanes().batchMaxBytes());
     assertEquals(Duration.ofMillis(5), c.delivery().lanes().linger());
-    assertEquals(Duration.ZERO, c.delivery().lanes().minInterval());
     assertEquals(1L << 30, c.delivery().queue().maxTenantBytes());
     assertEquals(8L << 30, c.delivery().queue().maxBytes());
     assertEquals(100_000, c.delivery().ledgerMaxEntries());

@@ -97,63 +97,6 @@ class LaneTest {
     assertEquals(1, outcomes.get("a1").attempts());
   }
 
-  private LaneSettings spaced(long minIntervalMs, int batchMax) {
-    LaneSettings s = settings(4, 1 << 20, batchMax, 5);
-    return new LaneSettings(
-        s.maxConcurrentSends(),
-        s.maxPendingBytes(),
-        s.batchMaxBytes(),
-        s.linger(),
-        s.idleTimeout(),
-        s.maxLanes(),
-        s.initialBackoff(),
-        s.maxBackoff(),
-        s.attemptTimeout(),
-        Duration.ofMillis(minIntervalMs));
-  }
-
-  @Test
-  void aLaneThatSentRecentlyWaitsOutTheMinimumIntervalAndSendsWhatArrivedMeanwhileTogether() {
-    lanes(spaced(20, 1 << 20));
-    submit(fragment("a1", "a", 10 * SECOND));
-    assertEquals(1, downstream.callsTo("a").size(), "the first fragment goes at once");
-    assertEquals(Kind.DELIVERED, outcomes.get("a1").kind());
-    advance(5);
-    submit(fragment("a2", "a", 10 * SECOND), fragment("b1", "b", 10 * SECOND));
-    advance(5);
-    submit(fragment("a3", "a", 10 * SECOND));
-    assertEquals(1, downstream.callsTo("a").size(), "a sent 10 ms ago: it waits");
-    assertEquals(1, downstream.callsTo("b").size(), "another tenant is not held back");
-    assertNull(outcomes.get("a2"));
-    advance(9);
-    assertEquals(1, downstream.callsTo("a").size());
-    advance(1);
-    assertEquals(2, downstream.callsTo("a").size(), "20 ms after the first send");
-    assertEquals("a2a3", downstream.callsTo("a").get(1).text());
-    assertEquals(Kind.DELIVERED, outcomes.get("a2").kind());
-    assertEquals(Kind.DELIVERED, outcomes.get("a3").kind());
-  }
-
-  @Test
-  void aFullBatchDoesNotWaitForTheMinimumInterval() {
-    lanes(spaced(1000, 4));
-    submit(fragment("a1", "a", 10 * SECOND));
-    submit(fragment("a2", "a", 10 * SECOND), fragment("a3", "a", 10 * SECOND));
-    assertEquals(2, downstream.callsTo("a").size(), "batch-max-bytes reached: sent at once");
-    assertEquals("a2a3", downstream.callsTo("a").get(1).text());
-  }
-
-  @Test
-  void theMinimumIntervalNeverHoldsAFragmentPastItsDeadline() {
-    lanes(spaced(1000, 1 << 20));
-    submit(fragment("a1", "a", 10 * SECOND));
-    submit(fragment("a2", "a", 100 * 1_000_000L));
-    advance(100);
-    assertEquals(Kind.UNAVAILABLE, outcomes.get("a2").kind());
-    assertEquals(503, outcomes.get("a2").status());
-    assertEquals(1, downstream.callsTo("a").size());
-  }
-
   @Test
   void coalescesFragmentsThatArriveWhileTheLaneIsBusy() {
     lanes(settings(1, 1 << 20, 1 << 20, 5));

@@ -58,15 +58,11 @@ class QueueLaneTest {
   private Lanes lanes;
 
   private Lanes open() throws Exception {
-    return open(SETTINGS);
-  }
-
-  private Lanes open(LaneSettings settings) throws Exception {
     store = QueueStore.open(dir.resolve("queue"), QueueLimits.DEFAULTS, QueueListener.NONE);
     lanes =
         new Lanes(
             group,
-            settings,
+            SETTINGS,
             downstream,
             ALLOC,
             new LaneObserver() {
@@ -212,76 +208,6 @@ class QueueLaneTest {
     await("resumed", () -> store.queue("a").isEmpty());
     String last = downstream.callsTo("a").get(downstream.callsTo("a").size() - 1).text();
     assertEquals("a1a2", last);
-  }
-
-  /**
-   * A lane that is caught up sends the blocks it has just appended from memory instead of reading
-   * them back on the queue's I/O thread: damaging the record on disk after it was written changes
-   * nothing for the lane that wrote it.
-   */
-  @Test
-  void caughtUpLaneSendsWhatItAppendedFromMemory() throws Exception {
-    open();
-    downstream.always("a", Reply.status(503));
-    lanes.submit(List.of(fragment("a1", "a")));
-    await("answer", () -> outcomes.containsKey("a1"));
-    await("first attempt", () -> !downstream.callsTo("a").isEmpty());
-    List<Path> segments;
-    try (var files = Files.walk(dir.resolve("queue"))) {
-      segments = files.filter(f -> f.toString().endsWith(".seg")).toList();
-    }
-    assertEquals(1, segments.size(), segments.toString());
-    byte[] bytes = Files.readAllBytes(segments.get(0));
-    bytes[bytes.length - 1] ^= 0x55; // the record's last payload byte: its CRC fails on a read
-    Files.write(segments.get(0), bytes);
-    downstream.always("a", Reply.status(200));
-    await("delivered", () -> drained.contains("a:1:200"));
-    List<ScriptedSender.Call> sent = downstream.callsTo("a");
-    assertEquals("a1", sent.get(sent.size() - 1).text());
-    await("memory given back", () -> lanes.keptBytes() == 0);
-  }
-
-  /**
-   * Past the lane's memory bound (its {@code batchMaxBytes} of compressed records) appended records
-   * are read back from disk; the records kept in memory after them wait their turn, so the tenant's
-   * records still go downstream in order and each once.
-   */
-  @Test
-  void recordsPastTheMemoryBoundAreReadFromDiskInOrder() throws Exception {
-    open(
-        new LaneSettings(
-            4,
-            1 << 20,
-            16,
-            Duration.ofMillis(5),
-            Duration.ofMinutes(5),
-            1000,
-            Duration.ofMillis(20),
-            Duration.ofMillis(100),
-            Duration.ofSeconds(1)));
-    downstream.script("a", Reply.status(503));
-    StringBuilder expected = new StringBuilder();
-    List<Fragment> first = new java.util.ArrayList<>();
-    for (int i = 0; i < 10; i++) {
-      first.add(fragment("a" + i, "a"));
-      expected.append("a").append(i);
-    }
-    lanes.submit(first);
-    await("answers", () -> outcomes.size() == 10);
-    List<Fragment> later = new java.util.ArrayList<>();
-    for (char c = 'b'; c <= 'k'; c++) {
-      later.add(fragment("a" + c, "a"));
-      expected.append("a").append(c);
-    }
-    lanes.submit(later);
-    await("caught up", () -> outcomes.size() == 20 && store.queue("a").isEmpty());
-    List<ScriptedSender.Call> sent = downstream.callsTo("a");
-    StringBuilder delivered = new StringBuilder();
-    for (ScriptedSender.Call c : sent.subList(1, sent.size())) { // the first one was answered 503
-      delivered.append(c.text());
-    }
-    assertEquals(expected.toString(), delivered.toString());
-    await("memory given back", () -> lanes.keptBytes() == 0);
   }
 
   @Test
