@@ -90,8 +90,10 @@ public final class SnappyCodec {
       if (Buffers.isSingleDirect(in)) {
         ByteBuf out = alloc.directBuffer(max, max);
         try {
-          ByteBuffer dst = out.nioBuffer(0, max);
-          int n = Snappy.compress(in.nioBuffer(in.readerIndex(), length), dst);
+          // The buffers' own NIO views, not new ones (nioBuffer() makes a ByteBuffer per call): the
+          // two are of different buffers and live only for this call.
+          ByteBuffer dst = out.internalNioBuffer(0, max);
+          int n = Snappy.compress(in.internalNioBuffer(in.readerIndex(), length), dst);
           out.writerIndex(n);
           return out;
         } catch (IOException | RuntimeException e) {

@@ -9,7 +9,6 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -38,7 +37,8 @@ import javax.net.ssl.SSLException;
  *
  * <p>The request head is not an {@code HttpRequest}: {@link RequestHead} holds its bytes, encoded
  * once, and each request writes them (with the tenant and length filled in) next to the body. The
- * pipeline therefore has no request encoder, only Netty's response decoder and aggregator.
+ * pipeline therefore has no request encoder, only Netty's response decoder; {@link ResponseHandler}
+ * collects the response's body itself.
  */
 public final class DownstreamClient implements TenantSender, AutoCloseable {
   /** Largest downstream response body kept (for error messages); longer bodies are cut. */
@@ -100,7 +100,6 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
                       }
                       ch.pipeline()
                           .addLast(new HttpResponseDecoder())
-                          .addLast(new HttpObjectAggregator(MAX_RESPONSE_BODY, true))
                           .addLast(new ResponseHandler(hostHeader));
                     }
                   });

@@ -1,24 +1,27 @@
 package io.prwrelay.server.downstream;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
-import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.VoidChannelPromise;
-import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Last handler of a pooled downstream connection, and the connection as {@link LoopConnections}
- * keeps it: hands the response of the current attempt back, and fails the attempt when the
- * connection breaks or its request cannot be written.
+ * Last handler of a pooled downstream connection, after Netty's response decoder, and the
+ * connection as {@link LoopConnections} keeps it: hands the response of the current attempt back,
+ * and fails the attempt when the connection breaks or its request cannot be written.
  */
-final class ResponseHandler extends SimpleChannelInboundHandler<FullHttpResponse>
-    implements ChannelFutureListener {
+final class ResponseHandler extends ChannelInboundHandlerAdapter implements ChannelFutureListener {
   /** Characters of a downstream body kept for messages. */
   private static final int MESSAGE_CHARS = 512;
 
@@ -34,6 +37,11 @@ final class ResponseHandler extends SimpleChannelInboundHandler<FullHttpResponse
   private ChannelPromise quietWrite;
 
   private Attempt attempt;
+
+  /** The head of the response being read, and its body so far ({@code null} while empty). */
+  private HttpResponse response;
+
+  private ByteBuf body;
 
   /**
    * @param hostHeader the downstream, as named in messages
@@ -73,22 +81,101 @@ final class ResponseHandler extends SimpleChannelInboundHandler<FullHttpResponse
     }
   }
 
+  /**
+   * Collects one response from Netty's decoder — its head, then its content up to {@link
+   * DownstreamClient#MAX_RESPONSE_BODY} — as {@code HttpObjectAggregator} did, without building a
+   * whole message: a response with a failed decoder result ends at once, content past the limit
+   * closes the connection and fails the attempt, and the last content (or a failed one) completes
+   * it. Content without a head is dropped.
+   */
   @Override
-  protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse response) {
-    Attempt a = attempt;
-    if (a == null) {
-      // A response nobody asked for: the connection is out of step, do not reuse it.
-      ctx.close();
-      return;
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    try {
+      if (msg instanceof HttpResponse response) {
+        head(ctx, response);
+      } else if (msg instanceof HttpContent content && response != null) {
+        content(ctx, content);
+      }
+    } finally {
+      ReferenceCountUtil.release(msg);
     }
-    a.complete(outcome(response), HttpUtil.isKeepAlive(response));
   }
 
-  private static AttemptOutcome outcome(FullHttpResponse response) {
+  private void head(ChannelHandlerContext ctx, HttpResponse head) {
+    dropBody();
+    if (HttpUtil.getContentLength(head, -1L) > DownstreamClient.MAX_RESPONSE_BODY) {
+      response = null;
+      tooLarge(ctx);
+      return;
+    }
+    response = head;
+    if (!head.decoderResult().isSuccess()) {
+      respond(ctx);
+    }
+  }
+
+  private void content(ChannelHandlerContext ctx, HttpContent content) {
+    ByteBuf bytes = content.content();
+    if (bytes.isReadable()) {
+      if (body == null) {
+        body = ctx.alloc().heapBuffer(bytes.readableBytes());
+      }
+      if (body.readableBytes() + bytes.readableBytes() > DownstreamClient.MAX_RESPONSE_BODY) {
+        response = null;
+        dropBody();
+        tooLarge(ctx);
+        return;
+      }
+      body.writeBytes(bytes);
+    }
+    if (content instanceof LastHttpContent || !content.decoderResult().isSuccess()) {
+      respond(ctx);
+    }
+  }
+
+  /** A body over the limit: the connection is out of step with the response, so it closes. */
+  private void tooLarge(ChannelHandlerContext ctx) {
+    ctx.close();
+    Attempt a = attempt;
+    if (a != null) {
+      a.fail(
+          "downstream connection failed: response body larger than "
+              + DownstreamClient.MAX_RESPONSE_BODY
+              + " bytes");
+    }
+  }
+
+  private void respond(ChannelHandlerContext ctx) {
+    HttpResponse r = response;
+    response = null;
+    Attempt a = attempt;
+    try {
+      if (a == null) {
+        // A response nobody asked for: the connection is out of step, do not reuse it.
+        ctx.close();
+        return;
+      }
+      a.complete(outcome(r, body), HttpUtil.isKeepAlive(r));
+    } finally {
+      dropBody();
+    }
+  }
+
+  private void dropBody() {
+    if (body != null) {
+      body.release();
+      body = null;
+    }
+  }
+
+  /**
+   * @param body borrowed; {@code null} for none
+   */
+  private static AttemptOutcome outcome(HttpResponse response, ByteBuf body) {
     int status = response.status().code();
     String retryAfterHeader = response.headers().get(HttpHeaderNames.RETRY_AFTER);
     WrittenCounts written = WrittenCounts.of(response.headers());
-    if (!response.content().isReadable() && retryAfterHeader == null && written == null) {
+    if (body == null && retryAfterHeader == null && written == null) {
       if (status == 204) {
         return OK_204;
       }
@@ -96,12 +183,17 @@ final class ResponseHandler extends SimpleChannelInboundHandler<FullHttpResponse
         return OK_200;
       }
     }
-    String body = response.content().toString(StandardCharsets.UTF_8).strip();
-    if (body.length() > MESSAGE_CHARS) {
-      body = body.substring(0, MESSAGE_CHARS) + "...";
+    String text = body == null ? "" : body.toString(StandardCharsets.UTF_8).strip();
+    if (text.length() > MESSAGE_CHARS) {
+      text = text.substring(0, MESSAGE_CHARS) + "...";
     }
     long retryAfter = RetryPolicy.parseRetryAfter(retryAfterHeader, System.currentTimeMillis());
-    return new AttemptOutcome(status, body, retryAfter, written);
+    return new AttemptOutcome(status, text, retryAfter, written);
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    dropBody();
   }
 
   @Override
@@ -110,6 +202,8 @@ final class ResponseHandler extends SimpleChannelInboundHandler<FullHttpResponse
     if (a != null) {
       a.fail("connection closed before the downstream answered");
     }
+    response = null;
+    dropBody();
     super.channelInactive(ctx);
   }
 

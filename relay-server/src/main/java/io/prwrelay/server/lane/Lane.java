@@ -103,6 +103,8 @@ public final class Lane {
 
   private final Runnable deferredPump = this::deferredPump;
 
+  private final Runnable onWake = this::onWake;
+
   /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
   private boolean closed;
 
@@ -828,7 +830,7 @@ public final class Lane {
   private void scheduleDrain(long delayNanos) {
     cancelWake();
     wakeAt = now() + delayNanos;
-    wake = loop.schedule(this::onWake, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+    wake = loop.schedule(onWake, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
   }
 
   /** Queue mode, after a restart: starts sending what the queue holds. */
@@ -838,7 +840,8 @@ public final class Lane {
 
   private void scheduleWake(long now) {
     if (pending.isEmpty()) {
-      cancelWake();
+      // A wake already set stays: firing with nothing to do costs less than a new timer each time
+      // fragments wait again (with many tenants, that was one timer per downstream request).
       return;
     }
     long at = Long.MAX_VALUE;
@@ -856,7 +859,7 @@ public final class Lane {
     }
     cancelWake();
     wakeAt = at;
-    wake = loop.schedule(this::onWake, at - now, TimeUnit.NANOSECONDS);
+    wake = loop.schedule(onWake, at - now, TimeUnit.NANOSECONDS);
   }
 
   private void onWake() {

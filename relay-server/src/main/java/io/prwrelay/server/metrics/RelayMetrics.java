@@ -35,6 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
@@ -67,8 +68,11 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   private final long rerankNanos;
   private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
 
-  /** {@code relay.downstream.responses} by code: looked up once per code, not per response. */
-  private final Map<String, Counter> responses = new ConcurrentHashMap<>();
+  /**
+   * {@code relay.downstream.responses} by status (0 for transport failures), looked up once per
+   * status: no label string or lookup per response.
+   */
+  private final AtomicReferenceArray<Counter> responses = new AtomicReferenceArray<>(1000);
 
   private final Map<String, LongAdder> window = new ConcurrentHashMap<>();
   private final AtomicLong nextRerank;
@@ -336,10 +340,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
   @Override
   public void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {
-    responses
-        .computeIfAbsent(
-            outcome.code(), code -> registry.counter("relay.downstream.responses", "code", code))
-        .increment();
+    responses(outcome).increment();
     downstreamLatency.record(nanos, TimeUnit.NANOSECONDS);
     TenantMeters m = meters(tenant);
     m.downstreamRequests.increment();
@@ -417,6 +418,20 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     return n;
   }
 
+  private Counter responses(AttemptOutcome outcome) {
+    int status = outcome.status();
+    if (status < 0 || status >= responses.length()) {
+      return registry.counter("relay.downstream.responses", "code", outcome.code());
+    }
+    Counter c = responses.get(status);
+    if (c == null) {
+      // The registry hands out one counter per code, so two threads racing here share it.
+      c = registry.counter("relay.downstream.responses", "code", outcome.code());
+      responses.set(status, c);
+    }
+    return c;
+  }
+
   private TenantMeters meters(String tenant) {
     Set<String> a = admitted;
     if (!a.contains(tenant)) {
@@ -424,13 +439,19 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
         a = admitted;
         if (!a.contains(tenant)) {
           if (a.size() >= maxTenants) {
-            return tenants.computeIfAbsent(OTHER_TENANT, TenantMeters::new);
+            return labelled(OTHER_TENANT);
           }
           a.add(tenant);
         }
       }
     }
-    return tenants.computeIfAbsent(tenant, TenantMeters::new);
+    return labelled(tenant);
+  }
+
+  private TenantMeters labelled(String label) {
+    TenantMeters m = tenants.get(label);
+    // get() first: the constructor reference captures this, so computeIfAbsent allocates per call.
+    return m != null ? m : tenants.computeIfAbsent(label, TenantMeters::new);
   }
 
   /** Re-ranks the admitted tenants by the volume of the last interval, once per interval. */
