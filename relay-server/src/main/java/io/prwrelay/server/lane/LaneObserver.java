@@ -1,7 +1,6 @@
 package io.prwrelay.server.lane;
 
 import io.prwrelay.server.downstream.AttemptOutcome;
-import java.util.List;
 
 /**
  * Told what lanes do; implemented by metrics and the lane log. Called on the lane's event loop;
@@ -37,36 +36,50 @@ public interface LaneObserver {
 
   /** An observer that tells each of {@code observers}, in this order. */
   static LaneObserver all(LaneObserver... observers) {
-    List<LaneObserver> list = List.of(observers);
+    // Loops over an array: forEach with a capturing lambda allocates per call, and these
+    // run once per fragment and per downstream attempt.
+    LaneObserver[] list = observers.clone();
     return new LaneObserver() {
       @Override
       public void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {
-        list.forEach(o -> o.attempt(tenant, fragments, outcome, nanos));
+        for (LaneObserver o : list) {
+          o.attempt(tenant, fragments, outcome, nanos);
+        }
       }
 
       @Override
       public void finished(Fragment fragment, FragmentOutcome outcome) {
-        list.forEach(o -> o.finished(fragment, outcome));
+        for (LaneObserver o : list) {
+          o.finished(fragment, outcome);
+        }
       }
 
       @Override
       public void drained(String tenant, long records, long series, AttemptOutcome outcome) {
-        list.forEach(o -> o.drained(tenant, records, series, outcome));
+        for (LaneObserver o : list) {
+          o.drained(tenant, records, series, outcome);
+        }
       }
 
       @Override
       public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
-        list.forEach(o -> o.stateChanged(tenant, state, reason, delayNanos));
+        for (LaneObserver o : list) {
+          o.stateChanged(tenant, state, reason, delayNanos);
+        }
       }
 
       @Override
       public void laneCreated(String tenant) {
-        list.forEach(o -> o.laneCreated(tenant));
+        for (LaneObserver o : list) {
+          o.laneCreated(tenant);
+        }
       }
 
       @Override
       public void laneForgotten(String tenant) {
-        list.forEach(o -> o.laneForgotten(tenant));
+        for (LaneObserver o : list) {
+          o.laneForgotten(tenant);
+        }
       }
     };
   }
