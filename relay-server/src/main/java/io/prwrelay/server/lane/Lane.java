@@ -858,7 +858,13 @@ public final class Lane {
     }
     if (state != State.HEALTHY && untilNanos - now > 0) {
       at = Math.min(at, untilNanos - now);
-    } else if (inFlight > 0 && inFlight < ctx.settings.maxConcurrentSends() && !oneByOne) {
+    } else if (inFlight > 0
+        && inFlight < ctx.settings.maxConcurrentSends()
+        && !oneByOne
+        && !waitingForSlot) {
+      // While the lane waits in SendSlots, the end of the linger could not send anything: the
+      // free connection it waits for pumps it. With many tenants most lanes wait there, and
+      // this was one timer per downstream request.
       at = Math.min(at, pending.peek().queuedNanos + ctx.lingerNanos - now);
     }
     at = Math.max(at, 0) + now;
