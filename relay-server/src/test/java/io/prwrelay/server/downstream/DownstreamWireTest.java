@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.Future;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.config.RelayVersion;
@@ -198,6 +199,52 @@ class DownstreamWireTest {
 
     assertEquals(1, server.connections());
     assertEquals(3, server.requests.size());
+  }
+
+  @Test
+  void attemptsBeyondTheLoopsConnectionsWaitForOneAndReuseIt() throws Exception {
+    client(Map.of("relay.downstream.max-connections", "1"));
+    server.reply("HTTP/1.1 204 No Content\r\n\r\n");
+    server.reply("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    EventLoop loop = group.next();
+    long timeout = TimeUnit.SECONDS.toNanos(10);
+
+    List<Future<AttemptOutcome>> both =
+        loop.submit(
+                () ->
+                    List.of(
+                        client.send(loop, "a", Protocol.V1, body, timeout),
+                        client.send(loop, "b", Protocol.V1, body, timeout)))
+            .get();
+
+    assertEquals(204, both.get(0).get(20, TimeUnit.SECONDS).status());
+    assertEquals(200, both.get(1).get(20, TimeUnit.SECONDS).status());
+    assertEquals(1, server.connections());
+    assertTrue(server.requests.get(1).head.contains("X-Scope-OrgID: b\r\n"));
+  }
+
+  @Test
+  void attemptWaitingForAConnectionFailsAtItsDeadline() throws Exception {
+    client(Map.of("relay.downstream.max-connections", "1"));
+    server.reply(null); // the first request holds the only connection
+    EventLoop loop = group.next();
+
+    List<Future<AttemptOutcome>> both =
+        loop.submit(
+                () ->
+                    List.of(
+                        client.send(loop, "a", Protocol.V1, body, TimeUnit.SECONDS.toNanos(30)),
+                        client.send(
+                            loop, "b", Protocol.V1, body, TimeUnit.MILLISECONDS.toNanos(200))))
+            .get();
+
+    AttemptOutcome waited = both.get(1).get(20, TimeUnit.SECONDS);
+    assertEquals(AttemptOutcome.TRANSPORT_FAILURE, waited.status());
+    assertEquals("no response within 200 ms", waited.message());
+    assertEquals(1, server.requests.size());
+    client.close();
+    assertEquals(AttemptOutcome.TRANSPORT_FAILURE, both.get(0).getNow().status());
+    client = null;
   }
 
   @Test
