@@ -41,13 +41,16 @@ import javax.net.ssl.SSLException;
  * collects the response's body itself.
  */
 public final class DownstreamClient implements TenantSender, AutoCloseable {
-  /** Largest downstream response body kept (for error messages); longer bodies are cut. */
+  /**
+   * Largest downstream response body read (its start becomes the outcome's message); a longer one
+   * closes the connection and fails the attempt as a transport failure.
+   */
   static final int MAX_RESPONSE_BODY = 64 * 1024;
 
   private final Map<EventExecutor, LoopConnections> loops = new IdentityHashMap<>();
 
   /**
-   * @param group event loops the ingress also runs on; one pool is created per loop
+   * @param group event loops the ingress also runs on; each gets its own {@link LoopConnections}
    * @param channelClass socket channel class of {@code group}'s transport
    * @param allocator buffers of the downstream connections
    * @throws IOException when the TLS context of an https downstream cannot be built
