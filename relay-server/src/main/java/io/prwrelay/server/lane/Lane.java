@@ -16,6 +16,7 @@ import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -114,6 +115,27 @@ public final class Lane {
 
   private boolean reading;
 
+  /**
+   * Queue mode: new fragments go to the queue, because it holds a backlog (or did a moment ago) or
+   * direct delivery is off. False while the lane is caught up and sends fragments directly.
+   */
+  private boolean queueing;
+
+  /**
+   * Queue mode, catching up: the queue's last records are being drained, and new fragments wait in
+   * memory (until their spill time) to be sent directly once it is empty.
+   */
+  private boolean holding;
+
+  /** Queue mode: direct sends not answered yet, in the order they were sent. */
+  private final ArrayDeque<DirectSend> directSends = new ArrayDeque<>();
+
+  /** Queue mode: spilled direct sends answered 2xx whose records are being acknowledged. */
+  private int acking;
+
+  private ScheduledFuture<?> spillTimer;
+  private long spillTimerAt;
+
   Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots) {
     this.tenant = tenant;
     this.ctx = ctx;
@@ -121,6 +143,7 @@ public final class Lane {
     this.slots = slots;
     this.lastActiveNanos = now();
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
+    this.queueing = queue != null && (ctx.directNanos == 0 || !queue.isEmpty());
   }
 
   public String tenant() {
@@ -154,7 +177,7 @@ public final class Lane {
       return;
     }
     if (queue != null) {
-      enqueue(f);
+      offerQueued(f, now);
       return;
     }
     if (state != State.HEALTHY && now - untilNanos < 0) {
@@ -198,6 +221,27 @@ public final class Lane {
   }
 
   /**
+   * Queue mode: appends the fragment to the queue while the lane has a backlog; else keeps it for a
+   * direct send (or, catching up, until the queue is empty), and spills everything to the queue
+   * when the lane holds more than {@code maxPendingBytes}.
+   */
+  private void offerQueued(Fragment f, long now) {
+    if (queueing && !holding) {
+      enqueue(f);
+      return;
+    }
+    f.queuedNanos = now;
+    pending.add(f);
+    pendingBytes += f.size();
+    if (pending.size() > 1 && pendingBytes > ctx.settings.maxPendingBytes()) {
+      spill();
+      return;
+    }
+    scheduleSpill(now);
+    pumpSoon();
+  }
+
+  /**
    * Sends after the tasks already waiting on the loop instead of at once: when the loop is busy,
    * those tasks hand this lane the same tenant's fragments of other sender requests, and they
    * travel downstream together; when it is not, nothing waits. With many tenants per request this
@@ -225,7 +269,7 @@ public final class Lane {
   boolean idleSince(long now, long idleNanos) {
     return pending.isEmpty()
         && inFlight == 0
-        && (queue == null || (appending == 0 && !reading && queue.isEmpty()))
+        && (queue == null || (appending == 0 && acking == 0 && !reading && queue.isEmpty()))
         && (state == State.HEALTHY || now - untilNanos >= 0)
         && now - lastActiveNanos >= idleNanos;
   }
@@ -239,7 +283,7 @@ public final class Lane {
     if (closed) {
       return;
     }
-    if (queue != null) {
+    if (queue != null && queueing) {
       drain(now(), true);
     } else {
       pump(now(), true);
@@ -255,11 +299,13 @@ public final class Lane {
     if (closed) {
       return;
     }
-    if (queue != null) {
+    if (queue != null && queueing) {
       drain(now, granted);
       return;
     }
-    expire(now);
+    if (queue == null) {
+      expire(now); // queue mode spills a fragment long before its deadline instead
+    }
     while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
       if (state != State.HEALTHY && now - untilNanos < 0) {
         break;
@@ -280,6 +326,9 @@ public final class Lane {
       send(now);
     }
     scheduleWake(now);
+    if (queue != null) {
+      scheduleSpill(now);
+    }
   }
 
   /** Answers every waiting fragment whose request deadline has passed. */
@@ -363,12 +412,20 @@ public final class Lane {
     inFlight++;
     slots.take();
     long started = now;
+    DirectSend direct = queue == null ? null : new DirectSend(batch, spillAt(batch));
+    if (direct != null) {
+      directSends.add(direct);
+    }
     Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, protocol, compressed, timeout);
     result.addListener(
         x -> {
           compressed.release();
           try {
-            outcome(batch, protocol, result.getNow(), started);
+            if (direct == null) {
+              outcome(batch, protocol, result.getNow(), started);
+            } else {
+              directOutcome(direct, protocol, result.getNow(), started);
+            }
           } finally {
             slots.release();
           }
@@ -551,7 +608,7 @@ public final class Lane {
    * Queue mode: appends the fragment's snappy block to the tenant's queue, as it will be sent (or
    * joined with the blocks next to it).
    */
-  private void enqueue(Fragment f) {
+  private CompletableFuture<TenantQueue.Position> enqueue(Fragment f) {
     try {
       f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
     } catch (RuntimeException e) {
@@ -559,17 +616,18 @@ public final class Lane {
           f,
           new FragmentOutcome(
               Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, 0));
-      return;
+      return CompletableFuture.failedFuture(e);
     }
     appending++;
     // The fragment keeps its block until appended() completes it, after the queue is done with it.
-    queue
-        .append(
+    CompletableFuture<TenantQueue.Position> appended =
+        queue.appendAt(
             f.compressed(),
             f.counts().series(),
             f.protocol() == Protocol.V2,
-            ctx.wallMillis.getAsLong())
-        .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
+            ctx.wallMillis.getAsLong());
+    appended.whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
+    return appended;
   }
 
   private void appended(Fragment f, Throwable error) {
@@ -599,7 +657,11 @@ public final class Lane {
    * @param granted a connection was set aside for this lane ({@link SendSlots})
    */
   private void drain(long now, boolean granted) {
-    if (closed || reading || inFlight > 0 || queue.isEmpty()) {
+    if (closed || !queueing || reading || inFlight > 0 || acking > 0) {
+      return; // no queued record goes while a direct send of the lane is still out
+    }
+    if (queue.isEmpty()) {
+      caughtUp(now);
       return;
     }
     if (state != State.HEALTHY && now - untilNanos < 0) {
@@ -651,6 +713,7 @@ public final class Lane {
       return false;
     }
     if (records.isEmpty()) {
+      caughtUp(now);
       return false;
     }
     List<QueuedRecord> batch = records;
@@ -800,6 +863,17 @@ public final class Lane {
     if (closed) {
       return; // the records stay queued for the next start
     }
+    if (holding) {
+      spill(); // what waits in memory for the queue to empty goes behind its records
+    }
+    backOff(o, now);
+  }
+
+  /**
+   * Queue mode, after a 429, 5xx or timeout: backs the lane off (throttled for a 429), sends one
+   * record per request until a send succeeds, and drains again once the backoff ends.
+   */
+  private void backOff(AttemptOutcome o, long now) {
     failures++;
     long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
     oneByOne = true;
@@ -809,6 +883,217 @@ public final class Lane {
       enter(State.BACKING_OFF, o.describe(), delay, now);
     }
     scheduleDrain(delay);
+  }
+
+  /**
+   * Queue mode, a direct send came back. Not spilled yet: a 2xx answers its fragments delivered and
+   * a non-retriable 4xx answers them rejected, as in sync mode; anything else spills it (with every
+   * other direct send and fragment waiting) to the queue and backs the lane off. Spilled already:
+   * its fragments are answered by their appends; a 2xx acknowledges its records when no older
+   * record is still queued, so that they are not sent a second time.
+   */
+  private void directOutcome(DirectSend d, Protocol sent, AttemptOutcome o, long started) {
+    long now = ended(d.batch.size(), o, started);
+    if (d.spilled) {
+      directSends.remove(d);
+      spilledOutcome(d, o, now);
+      return;
+    }
+    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
+      directSends.remove(d);
+      ctx.protocol.fallBack(o);
+      for (int i = d.batch.size() - 1; i >= 0; i--) {
+        requeue(d.batch.get(i));
+      }
+      pump(now);
+      return;
+    }
+    WrittenCounts written = d.batch.size() == 1 ? o.written() : null;
+    if (o.success() || !o.retriable() || closed) {
+      directSends.remove(d);
+      for (Fragment f : d.batch) {
+        finish(
+            f,
+            o.success()
+                ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
+                : o.retriable()
+                    ? shuttingDown(f)
+                    : new FragmentOutcome(
+                        Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
+      }
+      pump(now);
+      return;
+    }
+    spill(); // this send's fragments first, in the order the sends went out
+    directSends.remove(d);
+    backOff(o, now);
+  }
+
+  /** A spilled direct send came back; its fragments are answered by their appends. */
+  private void spilledOutcome(DirectSend d, AttemptOutcome o, long now) {
+    if (closed) {
+      return; // its records stay queued for the next start (at-least-once)
+    }
+    if (o.success()) {
+      acking++;
+      CompletableFuture.allOf(d.appends.toArray(new CompletableFuture<?>[0]))
+          .whenComplete((x, e) -> loop.execute(() -> ackSpilled(d, o)));
+    } else if (o.retriable()) {
+      backOff(o, now);
+      return;
+    }
+    // A rejected spilled send's records are sent again from the queue and dropped if rejected
+    // again (counted), like any queued record.
+    drain(now);
+  }
+
+  /**
+   * Acknowledges the records of a spilled direct send that was delivered, unless an older record
+   * (of an earlier send that failed) is still queued: then they are sent again (at-least-once).
+   */
+  private void ackSpilled(DirectSend d, AttemptOutcome o) {
+    TenantQueue.Position first = null;
+    TenantQueue.Position last = null;
+    long records = 0;
+    long series = 0;
+    for (int i = 0; i < d.appends.size(); i++) {
+      CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
+      if (a.isCompletedExceptionally()) {
+        continue; // nothing was queued for that fragment
+      }
+      last = a.join();
+      if (first == null) {
+        first = last;
+      }
+      records++;
+      series += d.batch.get(i).counts().series();
+    }
+    if (closed || first == null) {
+      acking--;
+      drain(now());
+      return;
+    }
+    long n = records;
+    long s = series;
+    queue
+        .ackFrom(first, last)
+        .whenComplete(
+            (acked, error) ->
+                loop.execute(
+                    () -> {
+                      acking--;
+                      if (error == null && acked) {
+                        ctx.observer.drained(tenant, n, s, o);
+                      }
+                      drain(now());
+                    }));
+  }
+
+  /**
+   * Queue mode: from now on the lane queues. Appends, in this order, the fragments of the direct
+   * sends still out (in the order they went; their outcomes no longer answer them) and every
+   * fragment waiting in memory; each is answered once fsync'd.
+   */
+  private void spill() {
+    queueing = true;
+    holding = false;
+    for (DirectSend d : directSends) {
+      if (!d.spilled) {
+        d.spilled = true;
+        for (Fragment f : d.batch) {
+          d.appends.add(enqueue(f));
+        }
+      }
+    }
+    while (!pending.isEmpty()) {
+      Fragment f = pending.poll();
+      pendingBytes -= f.size();
+      enqueue(f);
+    }
+  }
+
+  /**
+   * Queue mode: the queue is empty and nothing of the lane is out. Once the last appends are done
+   * (meanwhile new fragments wait in memory) and no backoff is running, the lane sends directly
+   * again.
+   */
+  private void caughtUp(long now) {
+    if (ctx.directNanos == 0 || closed || !queueing) {
+      return;
+    }
+    if (state != State.HEALTHY && now - untilNanos < 0) {
+      return;
+    }
+    if (appending > 0) {
+      holding = true; // appended() drains again once they are on disk
+      scheduleSpill(now);
+      return;
+    }
+    queueing = false;
+    holding = false;
+    if (!pending.isEmpty()) {
+      pump(now);
+    }
+  }
+
+  /** When a fragment waiting for its direct delivery goes to the queue instead. */
+  private long spillAt(Fragment f) {
+    long left = Math.max(0, f.deadlineNanos() - f.queuedNanos);
+    return f.queuedNanos + Math.min(ctx.directNanos, left / 2);
+  }
+
+  private long spillAt(List<Fragment> batch) {
+    long at = spillAt(batch.get(0));
+    for (Fragment f : batch) {
+      at = Math.min(at, spillAt(f));
+    }
+    return at;
+  }
+
+  /** Queue mode: times the spill of the oldest direct send or waiting fragment. */
+  private void scheduleSpill(long now) {
+    if (ctx.directNanos == 0 || (queueing && !holding) || closed) {
+      return;
+    }
+    long at = nextSpill();
+    if (at == Long.MAX_VALUE) {
+      return;
+    }
+    if (spillTimer != null && !spillTimer.isDone()) {
+      if (spillTimerAt - at <= 0) {
+        return; // it fires first, and looks again then
+      }
+      spillTimer.cancel(false);
+    }
+    spillTimerAt = at;
+    spillTimer = loop.schedule(this::onSpillTimer, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+  }
+
+  /** Spill time of the oldest direct send not spilled or fragment waiting, or MAX_VALUE. */
+  private long nextSpill() {
+    long at = Long.MAX_VALUE;
+    DirectSend first = directSends.peekFirst();
+    if (first != null && !first.spilled) {
+      at = first.spillAt;
+    }
+    if (!pending.isEmpty()) {
+      at = Math.min(at, spillAt(pending.peek()));
+    }
+    return at;
+  }
+
+  private void onSpillTimer() {
+    spillTimer = null;
+    if (closed || (queueing && !holding)) {
+      return;
+    }
+    long now = now();
+    long at = nextSpill();
+    if (at != Long.MAX_VALUE && now - at >= 0) {
+      spill(); // no answer within the spill delay: the sender gets its answer from the disk
+    } else {
+      scheduleSpill(now);
+    }
   }
 
   private static long series(List<QueuedRecord> records) {
@@ -879,6 +1164,10 @@ public final class Lane {
   void close() {
     closed = true;
     cancelWake();
+    if (spillTimer != null) {
+      spillTimer.cancel(false);
+      spillTimer = null;
+    }
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();
@@ -888,5 +1177,23 @@ public final class Lane {
 
   private static FragmentOutcome shuttingDown(Fragment f) {
     return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts);
+  }
+
+  /** Queue mode: a direct send of the lane, from the moment it goes until its answer. */
+  private static final class DirectSend {
+    final List<Fragment> batch;
+
+    /** When it spills if not answered 2xx by then. */
+    final long spillAt;
+
+    /** Its fragments were appended to the queue; their appends, in batch order. */
+    boolean spilled;
+
+    final List<CompletableFuture<TenantQueue.Position>> appends = new ArrayList<>(1);
+
+    DirectSend(List<Fragment> batch, long spillAt) {
+      this.batch = batch;
+      this.spillAt = spillAt;
+    }
   }
 }
