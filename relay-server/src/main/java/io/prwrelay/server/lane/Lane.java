@@ -48,16 +48,24 @@ import java.util.concurrent.TimeUnit;
  *
  * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone.
  *
- * <p>In queue mode every fragment is compressed and appended to the tenant's on-disk {@link
- * TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or 503 when the disk
- * refuses it). The lane drains its queue in order, one downstream request at a time, merging the
- * records waiting at the head into one request of at most {@code batchMaxBytes}. A 2xx acknowledges
- * the records, a non-retriable 4xx drops them (counted), a 429, 5xx or timeout keeps them and backs
- * the lane off; from then until a send succeeds the lane sends one record at a time, so that a
- * failing tenant's retries do not read and merge a whole batch again each time (up to {@code
- * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
- * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
- * within the queue's bounds.
+ * <p>In queue mode a lane that is caught up (its queue empty, nothing being appended or read, no
+ * backoff running) sends its fragments directly, as in sync mode: a 2xx answers them {@link
+ * Kind#DELIVERED} without touching the disk, a non-retriable 4xx {@link Kind#REJECTED}. Any other
+ * answer, or none within the direct timeout ({@link LaneContext#directNanos}), spills the lane: the
+ * fragments of its direct sends still out (in the order they went) and every fragment waiting are
+ * appended to the queue, and every fragment after them too until the queue is drained empty. No
+ * queued record is sent while a direct send is out; once all spilled sends are back, the records of
+ * those delivered are acknowledged, in order, up to the first that was not (the rest are sent
+ * again: at-least-once). Otherwise every fragment is compressed and appended to the tenant's
+ * on-disk {@link TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or
+ * 503 when the disk refuses it). The lane drains its queue in order, one downstream request at a
+ * time, merging the records waiting at the head into one request of at most {@code batchMaxBytes}.
+ * A 2xx acknowledges the records, a non-retriable 4xx drops them (counted), a 429, 5xx or timeout
+ * keeps them and backs the lane off; from then until a send succeeds the lane sends one record at a
+ * time, so that a failing tenant's retries do not read and merge a whole batch again each time (up
+ * to {@code batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants
+ * share). The state never fails a fragment fast in queue mode: a backing-off tenant's data waits on
+ * disk, within the queue's bounds.
  *
  * <p>PRW 2.0 fragments (and queued records) each carry their own symbols table, so they are never
  * concatenated: each goes downstream alone, and PRW 1.0 and 2.0 bytes never share a request. When
@@ -130,7 +138,10 @@ public final class Lane {
   /** Queue mode: direct sends not answered yet, in the order they were sent. */
   private final ArrayDeque<DirectSend> directSends = new ArrayDeque<>();
 
-  /** Queue mode: spilled direct sends answered 2xx whose records are being acknowledged. */
+  /** Queue mode: direct sends spilled to the queue, in the order they went, until all are back. */
+  private final List<DirectSend> spilledSends = new ArrayList<>();
+
+  /** Queue mode: acknowledgements of records that spilled direct sends delivered, under way. */
   private int acking;
 
   private ScheduledFuture<?> spillTimer;
@@ -926,7 +937,9 @@ public final class Lane {
     }
     spill(); // this send's fragments first, in the order the sends went out
     directSends.remove(d);
+    d.back(o);
     backOff(o, now);
+    settleSpilled(now);
   }
 
   /** A spilled direct send came back; its fragments are answered by their appends. */
@@ -934,39 +947,71 @@ public final class Lane {
     if (closed) {
       return; // its records stay queued for the next start (at-least-once)
     }
-    if (o.success()) {
-      acking++;
-      CompletableFuture.allOf(d.appends.toArray(new CompletableFuture<?>[0]))
-          .whenComplete((x, e) -> loop.execute(() -> ackSpilled(d, o)));
-    } else if (o.retriable()) {
+    d.back(o);
+    if (!o.success() && o.retriable()) {
       backOff(o, now);
-      return;
     }
     // A rejected spilled send's records are sent again from the queue and dropped if rejected
     // again (counted), like any queued record.
-    drain(now);
+    settleSpilled(now);
   }
 
   /**
-   * Acknowledges the records of a spilled direct send that was delivered, unless an older record
-   * (of an earlier send that failed) is still queued: then they are sent again (at-least-once).
+   * Once every spilled direct send is back: acknowledges the records of those delivered (2xx) up to
+   * the first that was not, in the order they went, since acknowledgement is cumulative; from that
+   * one on, records are sent again from the queue (at-least-once).
    */
-  private void ackSpilled(DirectSend d, AttemptOutcome o) {
+  private void settleSpilled(long now) {
+    for (DirectSend d : spilledSends) {
+      if (d.outcome == null) {
+        return; // the queue waits for it: nothing queued goes while a direct send is out
+      }
+    }
+    List<DirectSend> delivered = new ArrayList<>(spilledSends.size());
+    for (DirectSend d : spilledSends) {
+      if (!d.outcome.success()) {
+        break;
+      }
+      delivered.add(d);
+    }
+    spilledSends.clear();
+    if (delivered.isEmpty()) {
+      drain(now);
+      return;
+    }
+    acking++;
+    List<CompletableFuture<TenantQueue.Position>> appends = new ArrayList<>();
+    for (DirectSend d : delivered) {
+      appends.addAll(d.appends);
+    }
+    CompletableFuture.allOf(appends.toArray(new CompletableFuture<?>[0]))
+        .whenComplete((x, e) -> loop.execute(() -> ackSpilled(delivered)));
+  }
+
+  /**
+   * Acknowledges the records of spilled direct sends that were delivered, unless an older record of
+   * the tenant is still queued: then they are sent again (at-least-once).
+   *
+   * @param delivered consecutive spilled sends, in the order they went, every append done
+   */
+  private void ackSpilled(List<DirectSend> delivered) {
     TenantQueue.Position first = null;
     TenantQueue.Position last = null;
     long records = 0;
     long series = 0;
-    for (int i = 0; i < d.appends.size(); i++) {
-      CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
-      if (a.isCompletedExceptionally()) {
-        continue; // nothing was queued for that fragment
+    for (DirectSend d : delivered) {
+      for (int i = 0; i < d.appends.size(); i++) {
+        CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
+        if (a.isCompletedExceptionally()) {
+          continue; // nothing was queued for that fragment
+        }
+        last = a.join();
+        if (first == null) {
+          first = last;
+        }
+        records++;
+        series += d.batch.get(i).counts().series();
       }
-      last = a.join();
-      if (first == null) {
-        first = last;
-      }
-      records++;
-      series += d.batch.get(i).counts().series();
     }
     if (closed || first == null) {
       acking--;
@@ -975,6 +1020,7 @@ public final class Lane {
     }
     long n = records;
     long s = series;
+    AttemptOutcome o = delivered.get(0).outcome;
     queue
         .ackFrom(first, last)
         .whenComplete(
@@ -1000,6 +1046,7 @@ public final class Lane {
     for (DirectSend d : directSends) {
       if (!d.spilled) {
         d.spilled = true;
+        spilledSends.add(d);
         for (Fragment f : d.batch) {
           d.appends.add(enqueue(f));
         }
@@ -1191,9 +1238,16 @@ public final class Lane {
 
     final List<CompletableFuture<TenantQueue.Position>> appends = new ArrayList<>(1);
 
+    /** Its downstream answer once back, else {@code null}. */
+    AttemptOutcome outcome;
+
     DirectSend(List<Fragment> batch, long spillAt) {
       this.batch = batch;
       this.spillAt = spillAt;
+    }
+
+    void back(AttemptOutcome o) {
+      outcome = o;
     }
   }
 }
