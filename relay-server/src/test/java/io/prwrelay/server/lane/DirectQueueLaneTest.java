@@ -244,6 +244,30 @@ class DirectQueueLaneTest {
     assertEquals(List.of("a:2:200"), drained);
   }
 
+  /**
+   * Two slow direct sends spilled, the later one answered first: both were delivered, so neither is
+   * sent again from the queue.
+   */
+  @Test
+  void spilledSendsDeliveredOutOfOrderAreBothAcknowledged() throws Exception {
+    open(Duration.ofMillis(100));
+    downstream.script(
+        "a",
+        Reply.status(200).after(Duration.ofMillis(600)),
+        Reply.status(200).after(Duration.ofMillis(300)));
+    lanes.submit(List.of(fragment("a1", "a")));
+    await("a1 out", () -> downstream.callsTo("a").size() == 1);
+    Thread.sleep(20); // past the linger: a2 opens a second send
+    lanes.submit(List.of(fragment("a2", "a")));
+    await("answers", () -> outcomes.size() == 2);
+    outcomes.forEach((id, o) -> assertEquals(Kind.QUEUED, o.kind(), id + ": " + o));
+    await("acknowledged", () -> !drained.isEmpty());
+    assertEquals(List.of("a:2:200"), drained);
+    assertTrue(store.queue("a").isEmpty());
+    assertEquals(Kind.DELIVERED, answer("a3").kind(), "caught up: direct again");
+    assertEquals(List.of("a1", "a2", "a3"), bodiesOf("a"), "nothing sent twice");
+  }
+
   @Test
   void rejectedDirectSendIsAnsweredToTheSender() throws Exception {
     open(Duration.ofSeconds(1));
