@@ -781,6 +781,11 @@ public final class Lane {
     }
     List<QueuedRecord> sent = batch;
     Protocol sentProtocol = protocol;
+    if (ctx.directNanos > 0 && !holding && queue.records() <= batch.size()) {
+      // This send carries all that is queued: new fragments wait in memory for it rather than
+      // join a queue that would never be empty under a steady flow, and go directly once it is.
+      holding = true;
+    }
     inFlight++;
     lastActiveNanos = now;
     long started = now;
@@ -900,8 +905,9 @@ public final class Lane {
    * Queue mode, a direct send came back. Not spilled yet: a 2xx answers its fragments delivered and
    * a non-retriable 4xx answers them rejected, as in sync mode; anything else spills it (with every
    * other direct send and fragment waiting) to the queue and backs the lane off. Spilled already:
-   * its fragments are answered by their appends; a 2xx acknowledges its records when no older
-   * record is still queued, so that they are not sent a second time.
+   * its fragments are answered by their appends, and once every spilled send is back the records of
+   * those answered 2xx are acknowledged ({@link #settleSpilled}), so that they are not sent a
+   * second time.
    */
   private void directOutcome(DirectSend d, Protocol sent, AttemptOutcome o, long started) {
     long now = ended(d.batch.size(), o, started);
@@ -1047,6 +1053,7 @@ public final class Lane {
       if (!d.spilled) {
         d.spilled = true;
         spilledSends.add(d);
+        d.appends = new ArrayList<>(d.batch.size());
         for (Fragment f : d.batch) {
           d.appends.add(enqueue(f));
         }
@@ -1236,7 +1243,7 @@ public final class Lane {
     /** Its fragments were appended to the queue; their appends, in batch order. */
     boolean spilled;
 
-    final List<CompletableFuture<TenantQueue.Position>> appends = new ArrayList<>(1);
+    List<CompletableFuture<TenantQueue.Position>> appends = List.of();
 
     /** Its downstream answer once back, else {@code null}. */
     AttemptOutcome outcome;
