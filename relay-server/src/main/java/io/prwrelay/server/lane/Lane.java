@@ -423,7 +423,7 @@ public final class Lane {
     inFlight++;
     slots.take();
     long started = now;
-    DirectSend direct = queue == null ? null : new DirectSend(batch, spillAt(batch));
+    DirectSend direct = queue == null ? null : new DirectSend(batch, spillAt(batch, now));
     if (direct != null) {
       directSends.add(direct);
     }
@@ -1090,16 +1090,21 @@ public final class Lane {
     }
   }
 
-  /** When a fragment waiting for its direct delivery goes to the queue instead. */
+  /**
+   * When a fragment waiting in memory goes to the queue instead: half-way to its request's deadline
+   * while it waits for a connection, as sync mode's fragments do (only the downstream's answer is
+   * timed); while the lane catches up, after the direct timeout, since it waits only for the queue.
+   */
   private long spillAt(Fragment f) {
-    long left = Math.max(0, f.deadlineNanos() - f.queuedNanos);
-    return f.queuedNanos + Math.min(ctx.directNanos, left / 2);
+    long halfway = f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2;
+    return holding ? Math.min(halfway, f.queuedNanos + ctx.directNanos) : halfway;
   }
 
-  private long spillAt(List<Fragment> batch) {
-    long at = spillAt(batch.get(0));
+  /** When a direct send that went out at {@code now} spills if not answered 2xx by then. */
+  private long spillAt(List<Fragment> batch, long now) {
+    long at = now + ctx.directNanos;
     for (Fragment f : batch) {
-      at = Math.min(at, spillAt(f));
+      at = Math.min(at, f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2);
     }
     return at;
   }
