@@ -98,7 +98,10 @@ public final class RelayServer implements AutoCloseable {
             store == null
                 ? null
                 : new Lanes.Queues(
-                    store, System::currentTimeMillis, config.server().maxDecompressedBytes()),
+                    store,
+                    System::currentTimeMillis,
+                    config.server().maxDecompressedBytes(),
+                    delivery.queue().directTimeout()),
             protocol);
     Ticker ticker = Ticker.systemTicker();
     DeliveryLedger ledger =

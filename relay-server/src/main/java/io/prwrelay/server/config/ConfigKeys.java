@@ -217,6 +217,13 @@ public final class ConfigKeys {
           "relay.delivery.queue.segment-bytes",
           "16MiB",
           "size at which a tenant's queue file is rolled; fully delivered files are deleted");
+  public static final ConfigKey QUEUE_DIRECT_TIMEOUT =
+      key(
+          "relay.delivery.queue.direct-timeout",
+          "100ms",
+          "queue mode: a caught-up tenant's batch is sent directly and answered when delivered;"
+              + " without a 2xx within this time it goes to the queue (0 = always through the"
+              + " queue)");
   public static final ConfigKey LEDGER_MAX_ENTRIES =
       key(
           "relay.delivery.ledger.max-entries",
@@ -375,6 +382,7 @@ public final class ConfigKeys {
           QUEUE_MAX_BYTES,
           QUEUE_MAX_AGE,
           QUEUE_SEGMENT_BYTES,
+          QUEUE_DIRECT_TIMEOUT,
           LEDGER_MAX_ENTRIES,
           LEDGER_TTL,
           LANES_MAX_CONCURRENT_SENDS,

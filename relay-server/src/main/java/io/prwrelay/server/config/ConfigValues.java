@@ -259,6 +259,18 @@ final class ConfigValues {
     return d;
   }
 
+  /** A duration in the syntax of {@link Durations}, {@code 0} allowed. */
+  Duration durationOrZero(ConfigKey key) throws ConfigException {
+    if (string(key).equals("0")) {
+      return Duration.ZERO;
+    }
+    try {
+      return Durations.parse(string(key));
+    } catch (IllegalArgumentException e) {
+      throw invalid(key, e.getMessage());
+    }
+  }
+
   <E extends Enum<E>> E choice(ConfigKey key, Class<E> type) throws ConfigException {
     String s = string(key);
     for (E e : type.getEnumConstants()) {

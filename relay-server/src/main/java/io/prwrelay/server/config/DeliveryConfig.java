@@ -10,6 +10,7 @@ import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_PENDING_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_MAX_ENTRIES;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_TTL;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIR;
+import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIRECT_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_AGE;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_TENANT_BYTES;
@@ -51,8 +52,15 @@ public record DeliveryConfig(
    * @param maxBytes bytes all tenants may have queued
    * @param maxAge age at which a queued record is dropped
    * @param segmentBytes size at which a queue file is rolled
+   * @param directTimeout how long a caught-up tenant's batch may wait for its direct delivery
+   *     before it goes to the queue; zero sends every batch through the queue
    */
-  public record Queue(long maxTenantBytes, long maxBytes, Duration maxAge, long segmentBytes) {}
+  public record Queue(
+      long maxTenantBytes,
+      long maxBytes,
+      Duration maxAge,
+      long segmentBytes,
+      Duration directTimeout) {}
 
   /**
    * Bounds and timing of each tenant's lane.
@@ -93,6 +101,7 @@ public record DeliveryConfig(
     }
     Duration maxAge = v.duration(QUEUE_MAX_AGE);
     long segmentBytes = v.bytes(QUEUE_SEGMENT_BYTES, 64 << 10, 1L << 30);
+    Duration directTimeout = v.durationOrZero(QUEUE_DIRECT_TIMEOUT);
     int ledgerMax = v.integer(LEDGER_MAX_ENTRIES, 0, 100_000_000);
     Duration ledgerTtl = v.duration(LEDGER_TTL);
     Lanes lanes =
@@ -106,7 +115,7 @@ public record DeliveryConfig(
     return new DeliveryConfig(
         mode,
         queueDir,
-        new Queue(maxTenantBytes, maxBytes, maxAge, segmentBytes),
+        new Queue(maxTenantBytes, maxBytes, maxAge, segmentBytes, directTimeout),
         ledgerMax,
         ledgerTtl,
         lanes);

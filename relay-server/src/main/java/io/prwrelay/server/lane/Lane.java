@@ -16,6 +16,7 @@ import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -47,16 +48,24 @@ import java.util.concurrent.TimeUnit;
  *
  * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone.
  *
- * <p>In queue mode every fragment is compressed and appended to the tenant's on-disk {@link
- * TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or 503 when the disk
- * refuses it). The lane drains its queue in order, one downstream request at a time, merging the
- * records waiting at the head into one request of at most {@code batchMaxBytes}. A 2xx acknowledges
- * the records, a non-retriable 4xx drops them (counted), a 429, 5xx or timeout keeps them and backs
- * the lane off; from then until a send succeeds the lane sends one record at a time, so that a
- * failing tenant's retries do not read and merge a whole batch again each time (up to {@code
- * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
- * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
- * within the queue's bounds.
+ * <p>In queue mode a lane that is caught up (its queue empty, nothing being appended or read, no
+ * backoff running) sends its fragments directly, as in sync mode: a 2xx answers them {@link
+ * Kind#DELIVERED} without touching the disk, a non-retriable 4xx {@link Kind#REJECTED}. Any other
+ * answer, or none within the direct timeout ({@link LaneContext#directNanos}), spills the lane: the
+ * fragments of its direct sends still out (in the order they went) and every fragment waiting are
+ * appended to the queue, and every fragment after them too until the queue is drained empty. No
+ * queued record is sent while a direct send is out; once all spilled sends are back, the records of
+ * those delivered are acknowledged, in order, up to the first that was not (the rest are sent
+ * again: at-least-once). Otherwise every fragment is compressed and appended to the tenant's
+ * on-disk {@link TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or
+ * 503 when the disk refuses it). The lane drains its queue in order, one downstream request at a
+ * time, merging the records waiting at the head into one request of at most {@code batchMaxBytes}.
+ * A 2xx acknowledges the records, a non-retriable 4xx drops them (counted), a 429, 5xx or timeout
+ * keeps them and backs the lane off; from then until a send succeeds the lane sends one record at a
+ * time, so that a failing tenant's retries do not read and merge a whole batch again each time (up
+ * to {@code batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants
+ * share). The state never fails a fragment fast in queue mode: a backing-off tenant's data waits on
+ * disk, within the queue's bounds.
  *
  * <p>PRW 2.0 fragments (and queued records) each carry their own symbols table, so they are never
  * concatenated: each goes downstream alone, and PRW 1.0 and 2.0 bytes never share a request. When
@@ -116,6 +125,30 @@ public final class Lane {
 
   private boolean reading;
 
+  /**
+   * Queue mode: new fragments go to the queue, because it holds a backlog (or did a moment ago) or
+   * direct delivery is off. False while the lane is caught up and sends fragments directly.
+   */
+  private boolean queueing;
+
+  /**
+   * Queue mode, catching up: the queue's last records are being drained, and new fragments wait in
+   * memory (until their spill time) to be sent directly once it is empty.
+   */
+  private boolean holding;
+
+  /** Queue mode: direct sends not answered yet, in the order they were sent. */
+  private final ArrayDeque<DirectSend> directSends = new ArrayDeque<>();
+
+  /** Queue mode: direct sends spilled to the queue, in the order they went, until all are back. */
+  private final List<DirectSend> spilledSends = new ArrayList<>();
+
+  /** Queue mode: acknowledgements of records that spilled direct sends delivered, under way. */
+  private int acking;
+
+  private ScheduledFuture<?> spillTimer;
+  private long spillTimerAt;
+
   Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots) {
     this.tenant = tenant;
     this.ctx = ctx;
@@ -123,6 +156,7 @@ public final class Lane {
     this.slots = slots;
     this.lastActiveNanos = now();
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
+    this.queueing = queue != null && (ctx.directNanos == 0 || !queue.isEmpty());
   }
 
   public String tenant() {
@@ -156,7 +190,7 @@ public final class Lane {
       return;
     }
     if (queue != null) {
-      enqueue(f);
+      offerQueued(f, now);
       return;
     }
     if (state != State.HEALTHY && now - untilNanos < 0) {
@@ -200,6 +234,27 @@ public final class Lane {
   }
 
   /**
+   * Queue mode: appends the fragment to the queue while the lane has a backlog; else keeps it for a
+   * direct send (or, catching up, until the queue is empty), and spills everything to the queue
+   * when the lane holds more than {@code maxPendingBytes}.
+   */
+  private void offerQueued(Fragment f, long now) {
+    if (queueing && !holding) {
+      enqueue(f);
+      return;
+    }
+    f.queuedNanos = now;
+    pending.add(f);
+    pendingBytes += f.size();
+    if (pending.size() > 1 && pendingBytes > ctx.settings.maxPendingBytes()) {
+      spill();
+      return;
+    }
+    scheduleSpill(now);
+    pumpSoon();
+  }
+
+  /**
    * Sends after the tasks already waiting on the loop instead of at once: when the loop is busy,
    * those tasks hand this lane the same tenant's fragments of other sender requests, and they
    * travel downstream together; when it is not, nothing waits. With many tenants per request this
@@ -227,7 +282,7 @@ public final class Lane {
   boolean idleSince(long now, long idleNanos) {
     return pending.isEmpty()
         && inFlight == 0
-        && (queue == null || (appending == 0 && !reading && queue.isEmpty()))
+        && (queue == null || (appending == 0 && acking == 0 && !reading && queue.isEmpty()))
         && (state == State.HEALTHY || now - untilNanos >= 0)
         && now - lastActiveNanos >= idleNanos;
   }
@@ -241,7 +296,7 @@ public final class Lane {
     if (closed) {
       return;
     }
-    if (queue != null) {
+    if (queue != null && queueing) {
       drain(now(), true);
     } else {
       pump(now(), true);
@@ -257,11 +312,13 @@ public final class Lane {
     if (closed) {
       return;
     }
-    if (queue != null) {
+    if (queue != null && queueing) {
       drain(now, granted);
       return;
     }
-    expire(now);
+    if (queue == null) {
+      expire(now); // queue mode spills a fragment long before its deadline instead
+    }
     while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
       if (state != State.HEALTHY && now - untilNanos < 0) {
         break;
@@ -282,6 +339,9 @@ public final class Lane {
       send(now);
     }
     scheduleWake(now);
+    if (queue != null) {
+      scheduleSpill(now);
+    }
   }
 
   /** Answers every waiting fragment whose request deadline has passed. */
@@ -368,12 +428,20 @@ public final class Lane {
     inFlight++;
     slots.take();
     long started = now;
+    DirectSend direct = queue == null ? null : new DirectSend(batch, spillAt(batch, now));
+    if (direct != null) {
+      directSends.add(direct);
+    }
     Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, protocol, compressed, timeout);
     result.addListener(
         x -> {
           compressed.release();
           try {
-            outcome(batch, protocol, result.getNow(), started);
+            if (direct == null) {
+              outcome(batch, protocol, result.getNow(), started);
+            } else {
+              directOutcome(direct, protocol, result.getNow(), started);
+            }
           } finally {
             slots.release();
           }
@@ -561,7 +629,7 @@ public final class Lane {
    * Queue mode: appends the fragment's snappy block to the tenant's queue, as it will be sent (or
    * joined with the blocks next to it).
    */
-  private void enqueue(Fragment f) {
+  private CompletableFuture<TenantQueue.Position> enqueue(Fragment f) {
     try {
       f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
     } catch (RuntimeException e) {
@@ -569,17 +637,18 @@ public final class Lane {
           f,
           new FragmentOutcome(
               Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, 0));
-      return;
+      return CompletableFuture.failedFuture(e);
     }
     appending++;
     // The fragment keeps its block until appended() completes it, after the queue is done with it.
-    queue
-        .append(
+    CompletableFuture<TenantQueue.Position> appended =
+        queue.appendAt(
             f.compressed(),
             f.counts().series(),
             f.protocol() == Protocol.V2,
-            ctx.wallMillis.getAsLong())
-        .whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
+            ctx.wallMillis.getAsLong());
+    appended.whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
+    return appended;
   }
 
   private void appended(Fragment f, Throwable error) {
@@ -609,7 +678,11 @@ public final class Lane {
    * @param granted a connection was set aside for this lane ({@link SendSlots})
    */
   private void drain(long now, boolean granted) {
-    if (closed || reading || inFlight > 0 || queue.isEmpty()) {
+    if (closed || !queueing || reading || inFlight > 0 || acking > 0) {
+      return; // no queued record goes while a direct send of the lane is still out
+    }
+    if (queue.isEmpty()) {
+      caughtUp(now);
       return;
     }
     if (state != State.HEALTHY && now - untilNanos < 0) {
@@ -661,6 +734,7 @@ public final class Lane {
       return false;
     }
     if (records.isEmpty()) {
+      caughtUp(now);
       return false;
     }
     List<QueuedRecord> batch = records;
@@ -717,6 +791,11 @@ public final class Lane {
     }
     List<QueuedRecord> sent = batch;
     Protocol sentProtocol = protocol;
+    if (ctx.directNanos > 0 && !holding && queue.records() <= batch.size()) {
+      // This send carries all that is queued: new fragments wait in memory for it rather than
+      // join a queue that would never be empty under a steady flow, and go directly once it is.
+      holding = true;
+    }
     inFlight++;
     lastActiveNanos = now;
     long started = now;
@@ -810,6 +889,17 @@ public final class Lane {
     if (closed) {
       return; // the records stay queued for the next start
     }
+    if (holding) {
+      spill(); // what waits in memory for the queue to empty goes behind its records
+    }
+    backOff(o, now);
+  }
+
+  /**
+   * Queue mode, after a 429, 5xx or timeout: backs the lane off (throttled for a 429), sends one
+   * record per request until a send succeeds, and drains again once the backoff ends.
+   */
+  private void backOff(AttemptOutcome o, long now) {
     failures++;
     long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
     oneByOne = true;
@@ -819,6 +909,260 @@ public final class Lane {
       enter(State.BACKING_OFF, o.describe(), delay, now);
     }
     scheduleDrain(delay);
+  }
+
+  /**
+   * Queue mode, a direct send came back. Not spilled yet: a 2xx answers its fragments delivered and
+   * a non-retriable 4xx answers them rejected, as in sync mode; anything else spills it (with every
+   * other direct send and fragment waiting) to the queue and backs the lane off. Spilled already:
+   * its fragments are answered by their appends, and once every spilled send is back the records of
+   * those answered 2xx are acknowledged ({@link #settleSpilled}), so that they are not sent a
+   * second time.
+   */
+  private void directOutcome(DirectSend d, Protocol sent, AttemptOutcome o, long started) {
+    long now = ended(d.batch.size(), o, started);
+    if (d.spilled) {
+      directSends.remove(d);
+      spilledOutcome(d, o, now);
+      return;
+    }
+    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
+      directSends.remove(d);
+      ctx.protocol.fallBack(o);
+      for (int i = d.batch.size() - 1; i >= 0; i--) {
+        requeue(d.batch.get(i));
+      }
+      pump(now);
+      return;
+    }
+    WrittenCounts written = d.batch.size() == 1 ? o.written() : null;
+    if (o.success() || !o.retriable() || closed) {
+      directSends.remove(d);
+      for (Fragment f : d.batch) {
+        finish(
+            f,
+            o.success()
+                ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
+                : o.retriable()
+                    ? shuttingDown(f)
+                    : new FragmentOutcome(
+                        Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
+      }
+      pump(now);
+      return;
+    }
+    spill(); // this send's fragments first, in the order the sends went out
+    directSends.remove(d);
+    d.back(o);
+    backOff(o, now);
+    settleSpilled(now);
+  }
+
+  /** A spilled direct send came back; its fragments are answered by their appends. */
+  private void spilledOutcome(DirectSend d, AttemptOutcome o, long now) {
+    if (closed) {
+      return; // its records stay queued for the next start (at-least-once)
+    }
+    d.back(o);
+    if (!o.success() && o.retriable()) {
+      backOff(o, now);
+    }
+    // A rejected spilled send's records are sent again from the queue and dropped if rejected
+    // again (counted), like any queued record.
+    settleSpilled(now);
+  }
+
+  /**
+   * Once every spilled direct send is back: acknowledges the records of those delivered (2xx) up to
+   * the first that was not, in the order they went, since acknowledgement is cumulative; from that
+   * one on, records are sent again from the queue (at-least-once).
+   */
+  private void settleSpilled(long now) {
+    for (DirectSend d : spilledSends) {
+      if (d.outcome == null) {
+        return; // the queue waits for it: nothing queued goes while a direct send is out
+      }
+    }
+    List<DirectSend> delivered = new ArrayList<>(spilledSends.size());
+    for (DirectSend d : spilledSends) {
+      if (!d.outcome.success()) {
+        break;
+      }
+      delivered.add(d);
+    }
+    spilledSends.clear();
+    if (delivered.isEmpty()) {
+      drain(now);
+      return;
+    }
+    acking++;
+    List<CompletableFuture<TenantQueue.Position>> appends = new ArrayList<>();
+    for (DirectSend d : delivered) {
+      appends.addAll(d.appends);
+    }
+    CompletableFuture.allOf(appends.toArray(new CompletableFuture<?>[0]))
+        .whenComplete((x, e) -> loop.execute(() -> ackSpilled(delivered)));
+  }
+
+  /**
+   * Acknowledges the records of spilled direct sends that were delivered, unless an older record of
+   * the tenant is still queued: then they are sent again (at-least-once).
+   *
+   * @param delivered consecutive spilled sends, in the order they went, every append done
+   */
+  private void ackSpilled(List<DirectSend> delivered) {
+    TenantQueue.Position first = null;
+    TenantQueue.Position last = null;
+    long records = 0;
+    long series = 0;
+    for (DirectSend d : delivered) {
+      for (int i = 0; i < d.appends.size(); i++) {
+        CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
+        if (a.isCompletedExceptionally()) {
+          continue; // nothing was queued for that fragment
+        }
+        last = a.join();
+        if (first == null) {
+          first = last;
+        }
+        records++;
+        series += d.batch.get(i).counts().series();
+      }
+    }
+    if (closed || first == null) {
+      acking--;
+      drain(now());
+      return;
+    }
+    long n = records;
+    long s = series;
+    AttemptOutcome o = delivered.get(0).outcome;
+    queue
+        .ackFrom(first, last)
+        .whenComplete(
+            (acked, error) ->
+                loop.execute(
+                    () -> {
+                      acking--;
+                      if (error == null && acked) {
+                        ctx.observer.drained(tenant, n, s, o);
+                      }
+                      drain(now());
+                    }));
+  }
+
+  /**
+   * Queue mode: from now on the lane queues. Appends, in this order, the fragments of the direct
+   * sends still out (in the order they went; their outcomes no longer answer them) and every
+   * fragment waiting in memory; each is answered once fsync'd.
+   */
+  private void spill() {
+    queueing = true;
+    holding = false;
+    for (DirectSend d : directSends) {
+      if (!d.spilled) {
+        d.spilled = true;
+        spilledSends.add(d);
+        d.appends = new ArrayList<>(d.batch.size());
+        for (Fragment f : d.batch) {
+          d.appends.add(enqueue(f));
+        }
+      }
+    }
+    while (!pending.isEmpty()) {
+      Fragment f = pending.poll();
+      pendingBytes -= f.size();
+      enqueue(f);
+    }
+  }
+
+  /**
+   * Queue mode: the queue is empty and nothing of the lane is out. Once the last appends are done
+   * (meanwhile new fragments wait in memory) and no backoff is running, the lane sends directly
+   * again.
+   */
+  private void caughtUp(long now) {
+    if (ctx.directNanos == 0 || closed || !queueing) {
+      return;
+    }
+    if (state != State.HEALTHY && now - untilNanos < 0) {
+      return;
+    }
+    if (appending > 0) {
+      holding = true; // appended() drains again once they are on disk
+      scheduleSpill(now);
+      return;
+    }
+    queueing = false;
+    holding = false;
+    if (!pending.isEmpty()) {
+      pump(now);
+    }
+  }
+
+  /**
+   * When a fragment waiting in memory goes to the queue instead: half-way to its request's deadline
+   * while it waits for a connection, as sync mode's fragments do (only the downstream's answer is
+   * timed); while the lane catches up, after the direct timeout, since it waits only for the queue.
+   */
+  private long spillAt(Fragment f) {
+    long halfway = f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2;
+    return holding ? Math.min(halfway, f.queuedNanos + ctx.directNanos) : halfway;
+  }
+
+  /** When a direct send that went out at {@code now} spills if not answered 2xx by then. */
+  private long spillAt(List<Fragment> batch, long now) {
+    long at = now + ctx.directNanos;
+    for (Fragment f : batch) {
+      at = Math.min(at, f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2);
+    }
+    return at;
+  }
+
+  /** Queue mode: times the spill of the oldest direct send or waiting fragment. */
+  private void scheduleSpill(long now) {
+    if (ctx.directNanos == 0 || (queueing && !holding) || closed) {
+      return;
+    }
+    long at = nextSpill();
+    if (at == Long.MAX_VALUE) {
+      return;
+    }
+    if (spillTimer != null && !spillTimer.isDone()) {
+      if (spillTimerAt - at <= 0) {
+        return; // it fires first, and looks again then
+      }
+      spillTimer.cancel(false);
+    }
+    spillTimerAt = at;
+    spillTimer = loop.schedule(this::onSpillTimer, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+  }
+
+  /** Spill time of the oldest direct send not spilled or fragment waiting, or MAX_VALUE. */
+  private long nextSpill() {
+    long at = Long.MAX_VALUE;
+    DirectSend first = directSends.peekFirst();
+    if (first != null && !first.spilled) {
+      at = first.spillAt;
+    }
+    if (!pending.isEmpty()) {
+      at = Math.min(at, spillAt(pending.peek()));
+    }
+    return at;
+  }
+
+  private void onSpillTimer() {
+    spillTimer = null;
+    if (closed || (queueing && !holding)) {
+      return;
+    }
+    long now = now();
+    long at = nextSpill();
+    if (at != Long.MAX_VALUE && now - at >= 0) {
+      spill(); // no answer within the spill delay: the sender gets its answer from the disk
+    } else {
+      scheduleSpill(now);
+    }
   }
 
   private static long series(List<QueuedRecord> records) {
@@ -896,6 +1240,10 @@ public final class Lane {
   void close() {
     closed = true;
     cancelWake();
+    if (spillTimer != null) {
+      spillTimer.cancel(false);
+      spillTimer = null;
+    }
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();
@@ -905,5 +1253,30 @@ public final class Lane {
 
   private static FragmentOutcome shuttingDown(Fragment f) {
     return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts);
+  }
+
+  /** Queue mode: a direct send of the lane, from the moment it goes until its answer. */
+  private static final class DirectSend {
+    final List<Fragment> batch;
+
+    /** When it spills if not answered 2xx by then. */
+    final long spillAt;
+
+    /** Its fragments were appended to the queue; their appends, in batch order. */
+    boolean spilled;
+
+    List<CompletableFuture<TenantQueue.Position>> appends = List.of();
+
+    /** Its downstream answer once back, else {@code null}. */
+    AttemptOutcome outcome;
+
+    DirectSend(List<Fragment> batch, long spillAt) {
+      this.batch = batch;
+      this.spillAt = spillAt;
+    }
+
+    void back(AttemptOutcome o) {
+      outcome = o;
+    }
   }
 }

@@ -26,6 +26,12 @@ final class LaneContext {
   /** Largest decompressed size of a merged queued batch. */
   final int maxDecompressedBytes;
 
+  /**
+   * Queue mode: how long a caught-up lane's fragment may wait for its direct delivery before it is
+   * queued; 0 when every fragment is queued.
+   */
+  final long directNanos;
+
   /** The Remote Write version PRW 2.0 batches go downstream in. */
   final DownstreamProtocol protocol;
 
@@ -40,6 +46,7 @@ final class LaneContext {
     this.store = queues == null ? null : queues.store();
     this.wallMillis = queues == null ? System::currentTimeMillis : queues.wallMillis();
     this.maxDecompressedBytes = queues == null ? 0 : queues.maxDecompressedBytes();
+    this.directNanos = queues == null ? 0 : Math.max(0, queues.directTimeout().toNanos());
     this.settings = settings;
     this.sender = sender;
     this.alloc = alloc;

@@ -10,6 +10,7 @@ import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.queue.TenantQueue;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -58,13 +59,23 @@ public final class Lanes implements AutoCloseable {
    * @param store the tenants' queues
    * @param wallMillis wall clock for the age of queued records
    * @param maxDecompressedBytes cap when merging queued records
+   * @param directTimeout how long a caught-up lane's fragment may wait for its direct delivery
+   *     before it goes to the queue; zero queues every fragment
    */
-  public record Queues(QueueStore store, LongSupplier wallMillis, int maxDecompressedBytes) {}
+  public record Queues(
+      QueueStore store, LongSupplier wallMillis, int maxDecompressedBytes, Duration directTimeout) {
+    /** Queues through which every fragment goes (no direct delivery). */
+    public Queues(QueueStore store, LongSupplier wallMillis, int maxDecompressedBytes) {
+      this(store, wallMillis, maxDecompressedBytes, Duration.ZERO);
+    }
+  }
 
   /**
-   * Lanes in sync mode when {@code queues} is null; in queue mode otherwise: every fragment is
-   * queued on disk first and each lane drains its tenant's queue, and lanes of tenants whose queues
-   * hold records (after a restart) start draining at once.
+   * Lanes in sync mode when {@code queues} is null; in queue mode otherwise: a lane whose queue is
+   * caught up sends its fragments directly and queues them on disk only when they are not delivered
+   * within {@link Queues#directTimeout()}; a lane with a backlog queues every fragment and drains
+   * its tenant's queue; lanes of tenants whose queues hold records (after a restart) start draining
+   * at once.
    *
    * @param loops the event loops lanes live on (the loops of the downstream connection pools)
    */

@@ -355,6 +355,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     SeriesCounts c = fragment.counts();
     switch (outcome.kind()) {
       case DELIVERED:
+        m.batchesDirect.increment();
         m.seriesOut.increment(c.series());
         m.samplesOut.increment(c.samples());
         m.bytesOut.increment(fragment.size());
@@ -371,6 +372,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   public void drained(String tenant, long records, long series, AttemptOutcome outcome) {
     TenantMeters m = meters(tenant);
     if (outcome.success()) {
+      m.batchesFromQueue.increment(records);
       m.seriesOut.increment(series);
     } else {
       m.dropped("rejected").increment(series);
@@ -491,6 +493,8 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     final Counter samplesOut;
     final Counter bytesOut;
     final Counter seriesQueued;
+    final Counter batchesDirect;
+    final Counter batchesFromQueue;
     final Counter downstreamRequests;
     final Counter coalesced;
     final List<Meter> all = new ArrayList<>();
@@ -506,6 +510,8 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
       bytesOut =
           counter("relay.tenant.bytes.out", "uncompressed bytes accepted downstream (sync mode)");
       seriesQueued = counter("relay.tenant.series.queued", "series written to the tenant's queue");
+      batchesDirect = delivered("direct");
+      batchesFromQueue = delivered("queue");
       downstreamRequests =
           counter("relay.tenant.downstream.requests", "downstream requests made for the tenant");
       coalesced =
@@ -543,6 +549,16 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
           "kind",
           kind.name().toLowerCase(Locale.ROOT),
           "series whose batch was not accepted, by how it ended");
+    }
+
+    /** Tenant batches accepted downstream: sent from memory, or as records of the queue. */
+    private Counter delivered(String path) {
+      return tagged(
+          "relay.tenant.batches.delivered",
+          "path",
+          path,
+          "tenant batches accepted downstream: direct (sent from memory) or queue (as queued"
+              + " records)");
     }
 
     /** Series dropped from the tenant's queue, by reason. */

@@ -357,7 +357,7 @@ public final class QueueStore implements AutoCloseable {
 
   // ---------------------------------------------------------------- appends (group commit)
 
-  CompletableFuture<Void> append(
+  CompletableFuture<TenantQueue.Position> append(
       TenantQueue q, ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
     if (series < 0) {
       throw new IllegalArgumentException("series must not be negative: " + series);
@@ -448,7 +448,7 @@ public final class QueueStore implements AutoCloseable {
       } else if (t != null && t.failure != null) {
         p.fail(t.failure);
       } else {
-        p.future.complete(null);
+        p.future.complete(p.position);
       }
     }
   }
@@ -526,8 +526,10 @@ public final class QueueStore implements AutoCloseable {
       System.arraycopy(payload, 0, sources, 1, payload.length);
       RecordLayout.putRecordHeader(recordHeader, crc, p.nowMillis, p.series, payload);
       sources[0] = recordHeader;
+      long at = s.size;
       p.log.append(s, sources, recordBytes, p.nowMillis, p.series);
       p.segment = s;
+      p.position = new TenantQueue.Position(s.id, at);
     } catch (IOException e) {
       p.failure = e;
     } finally {
@@ -615,6 +617,20 @@ public final class QueueStore implements AutoCloseable {
         records -> records.forEach(r -> r.payload().release()));
   }
 
+  CompletableFuture<Boolean> ackFrom(
+      TenantQueue q, TenantQueue.Position first, TenantQueue.Position last) {
+    return submit(
+        () -> {
+          if (q.log.headBefore(first.segmentId(), first.offset())) {
+            return false;
+          }
+          q.log.ackThrough(last.segmentId(), last.offset());
+          q.log.persistHead(false);
+          return true;
+        },
+        null);
+  }
+
   CompletableFuture<Void> ack(TenantQueue q, long segmentId, long offset) {
     return submit(
         () -> {
@@ -697,9 +713,10 @@ public final class QueueStore implements AutoCloseable {
     final TenantLog log;
     final int series;
     final long nowMillis;
-    final CompletableFuture<Void> future = new CompletableFuture<>();
+    final CompletableFuture<TenantQueue.Position> future = new CompletableFuture<>();
     ByteBuf payload;
     Segment segment;
+    TenantQueue.Position position;
     IOException failure;
 
     PendingAppend(TenantLog log, ByteBuf payload, int series, long nowMillis) {

@@ -486,6 +486,18 @@ final class TenantLog {
     }
   }
 
+  /**
+   * True when a record lies before the one at {@code offset} of segment {@code segmentId}: the head
+   * is not consumed up to it yet.
+   */
+  boolean headBefore(long segmentId, long offset) {
+    if (records == 0) {
+      return false;
+    }
+    Segment s = segments.peekFirst();
+    return s.id < segmentId || (s.id == segmentId && s.offset(s.head()) < offset);
+  }
+
   /** Drops head records appended before {@code cutoffMillis}. */
   void dropOlderThan(long cutoffMillis, DropTally tally) {
     while (records > 0 && oldestMillis < cutoffMillis) {

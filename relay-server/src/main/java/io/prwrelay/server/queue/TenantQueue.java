@@ -53,7 +53,7 @@ public final class TenantQueue {
    *     duplicate of the sender's retry, never as a loss
    */
   public CompletableFuture<Void> append(ByteBuf payload, int series, long nowMillis) {
-    return store.append(this, payload, series, false, nowMillis);
+    return store.append(this, payload, series, false, nowMillis).thenApply(p -> null);
   }
 
   /**
@@ -65,8 +65,44 @@ public final class TenantQueue {
    */
   public CompletableFuture<Void> append(
       ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
+    return store.append(this, payload, series, remoteWrite2, nowMillis).thenApply(p -> null);
+  }
+
+  /**
+   * Appends a record as {@link #append(ByteBuf, int, boolean, long)} does and says where it lies,
+   * for {@link #ackFrom}.
+   *
+   * @param payload borrowed, as in {@link #append(ByteBuf, int, long)}
+   * @return completed with the record's position once it is on the device, or exceptionally as
+   *     {@link #append(ByteBuf, int, long)}'s
+   */
+  public CompletableFuture<Position> appendAt(
+      ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
     return store.append(this, payload, series, remoteWrite2, nowMillis);
   }
+
+  /**
+   * Consumes the records from {@code first} through {@code last}, which the caller delivered by
+   * other means than reading them, but only when no record before {@code first} is still queued:
+   * acknowledgement is cumulative, and an older record that was not delivered must not be consumed
+   * with them. Records between them that were dropped in the meantime are skipped.
+   *
+   * @param first position of the first record, as {@link #appendAt} said
+   * @param last position of the last record (may be {@code first})
+   * @return true when consumed (or already gone); false when an older record is still queued, in
+   *     which case the records stay and will be read and sent again
+   */
+  public CompletableFuture<Boolean> ackFrom(Position first, Position last) {
+    return store.ackFrom(this, first, last);
+  }
+
+  /**
+   * Where a record lies in its queue: the segment and the byte offset of its header.
+   *
+   * @param segmentId the segment file's number
+   * @param offset the record's offset in that segment
+   */
+  public record Position(long segmentId, long offset) {}
 
   /**
    * Reads records from the head, in append order, without consuming them; reading again before

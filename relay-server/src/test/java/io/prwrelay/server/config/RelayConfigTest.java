@@ -60,6 +60,7 @@ class RelayConfigTest {
     assertEquals(Duration.ofMillis(5), c.delivery().lanes().linger());
     assertEquals(1L << 30, c.delivery().queue().maxTenantBytes());
     assertEquals(8L << 30, c.delivery().queue().maxBytes());
+    assertEquals(Duration.ofMillis(100), c.delivery().queue().directTimeout());
     assertEquals(100_000, c.delivery().ledgerMaxEntries());
     assertEquals(Duration.ofMillis(100), c.downstream().initialBackoff());
     assertEquals(Duration.ofSeconds(2), c.downstream().maxBackoff());
@@ -233,11 +234,13 @@ class RelayConfigTest {
             Map.of(
                 "relay.delivery.mode", "QUEUE",
                 "relay.delivery.queue.dir", "/var/lib/prw-relay",
-                "relay.lanes.max-pending-bytes", "512KiB"),
+                "relay.lanes.max-pending-bytes", "512KiB",
+                "relay.delivery.queue.direct-timeout", "0"),
             Map.of());
     assertEquals(DeliveryConfig.Mode.QUEUE, c.delivery().mode());
     assertEquals(Path.of("/var/lib/prw-relay"), c.delivery().queueDir());
     assertEquals(512 * 1024, c.delivery().lanes().maxPendingBytes());
+    assertEquals(Duration.ZERO, c.delivery().queue().directTimeout(), "0 turns it off");
   }
 
   @Test

@@ -357,9 +357,17 @@ class QueueProcessTest {
   void aTenantWhoseQueueCannotBeWrittenGets503WhileOthersGet204() throws Exception {
     Path queue = Files.createDirectories(dir.resolve("queue"));
     Files.writeString(queue.resolve("broken"), "a file where the tenant's directory belongs");
+    // The downstream is healthy: without direct delivery off, every batch would be delivered
+    // directly and the queue never written.
     try (RelayFixture relay =
         new RelayFixture(
-            Map.of("relay.delivery.mode", "queue", "relay.delivery.queue.dir", queue.toString()))) {
+            Map.of(
+                "relay.delivery.mode",
+                "queue",
+                "relay.delivery.queue.dir",
+                queue.toString(),
+                "relay.delivery.queue.direct-timeout",
+                "0"))) {
       IdRequests builder = new IdRequests(9);
       try (SenderConnection c =
           new SenderConnection(relay.relay.address(), "/api/v1/write", 10_000)) {

@@ -1,0 +1,302 @@
+package io.prwrelay.server.lane;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.ScriptedSender;
+import io.prwrelay.server.downstream.ScriptedSender.Reply;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.queue.QueueLimits;
+import io.prwrelay.server.queue.QueueListener;
+import io.prwrelay.server.queue.QueueStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Queue mode with direct delivery, over a real on-disk queue and a real event loop: a caught-up
+ * tenant's fragments are delivered without touching the disk; a failure or a slow answer spills
+ * them, in order, to the queue, and the lane goes direct again once its queue is drained; a late
+ * 2xx of a spilled send is not delivered a second time; a 4xx is answered to the sender.
+ */
+class DirectQueueLaneTest {
+  private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  private static final LaneSettings SETTINGS =
+      LaneTesting.settings(
+          4,
+          1 << 20,
+          1 << 20,
+          5,
+          Duration.ofMillis(20),
+          Duration.ofMillis(100),
+          Duration.ofSeconds(1));
+
+  @TempDir Path dir;
+  private final EventLoopGroup group =
+      new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+  private final ScriptedSender downstream = new ScriptedSender();
+  private final Map<String, FragmentOutcome> outcomes = new ConcurrentHashMap<>();
+  private final List<String> drained = new CopyOnWriteArrayList<>();
+  private QueueStore store;
+  private Lanes lanes;
+
+  private void open(Duration directTimeout) throws Exception {
+    store = QueueStore.open(dir.resolve("queue"), QueueLimits.DEFAULTS, QueueListener.NONE);
+    lanes =
+        new Lanes(
+            group,
+            SETTINGS,
+            downstream,
+            ALLOC,
+            new LaneObserver() {
+              @Override
+              public void drained(String tenant, long records, long series, AttemptOutcome o) {
+                drained.add(tenant + ":" + records + ":" + o.status());
+              }
+            },
+            new Lanes.Queues(store, System::currentTimeMillis, 1 << 24, directTimeout));
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (lanes != null) {
+      lanes.close();
+      store.close();
+    }
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+  }
+
+  private Fragment fragment(String id, String tenant) {
+    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
+    return new Fragment(
+        tenant,
+        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
+        new SeriesCounts(1, 1, 0, 0),
+        System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
+        LaneTesting.answeredOnce(outcomes, id));
+  }
+
+  /** Submits fragment {@code id} of tenant a and waits for its answer. */
+  private FragmentOutcome answer(String id) throws InterruptedException {
+    lanes.submit(List.of(fragment(id, "a")));
+    await(id + " answered", () -> outcomes.containsKey(id));
+    return outcomes.get(id);
+  }
+
+  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  private List<String> bodiesOf(String tenant) {
+    List<String> bodies = new ArrayList<>();
+    for (ScriptedSender.Call c : downstream.callsTo(tenant)) {
+      bodies.add(c.text());
+    }
+    return bodies;
+  }
+
+  /** True when the tenant's queue was never written: its directory is made by the first append. */
+  private boolean nothingWrittenToDisk() throws Exception {
+    try (Stream<Path> files = Files.list(dir.resolve("queue"))) {
+      return files.noneMatch(Files::isDirectory);
+    }
+  }
+
+  @Test
+  void caughtUpTenantIsDeliveredDirectlyWithoutWritingToDisk() throws Exception {
+    open(Duration.ofSeconds(1));
+    lanes.submit(List.of(fragment("a1", "a"), fragment("b1", "b")));
+    lanes.submit(List.of(fragment("a2", "a")));
+    await("answers", () -> outcomes.size() == 3);
+    outcomes.forEach((id, o) -> assertEquals(Kind.DELIVERED, o.kind(), id + ": " + o));
+    assertEquals("a1a2", String.join("", bodiesOf("a")));
+    assertTrue(nothingWrittenToDisk(), "no queue file for a delivered batch");
+    assertEquals(List.of(), drained, "nothing went through the queue");
+  }
+
+  @Test
+  void directTimeoutZeroSendsEverythingThroughTheQueue() throws Exception {
+    open(Duration.ZERO);
+    assertEquals(Kind.QUEUED, answer("a1").kind());
+    await("delivered from the queue", () -> drained.contains("a:1:200"));
+    assertFalse(nothingWrittenToDisk());
+  }
+
+  /**
+   * A failed direct send goes to the queue ahead of what comes after it, the lane queues while the
+   * backlog lasts, and once the queue is drained its fragments go directly again.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {429, 500, 503})
+  void failedDirectSendSpillsInOrderAndTheLaneGoesDirectAgainOnceDrained(int status)
+      throws Exception {
+    open(Duration.ofSeconds(1));
+    downstream.script("a", Reply.status(status), Reply.status(status));
+    FragmentOutcome a1 = answer("a1");
+    assertEquals(Kind.QUEUED, a1.kind(), "answered once on disk: " + a1);
+    assertEquals(Kind.QUEUED, answer("a2").kind(), "a backlog exists: queued, not sent");
+    await("drained", () -> store.queue("a").isEmpty() && drained.size() == 2);
+    List<String> bodies = bodiesOf("a");
+    assertEquals(List.of("a1", "a1", "a1", "a2"), bodies, "a1 retried, then a2, never before it");
+
+    // The lane sees its queue empty a moment after the test does: the next fragments go directly
+    // once it has.
+    int n = 3;
+    while (answer("a" + n).kind() == Kind.QUEUED) {
+      assertTrue(n < 100, "still queueing after the queue was drained");
+      n++;
+    }
+    await("all delivered", () -> store.queue("a").isEmpty());
+    StringBuilder expected = new StringBuilder("a1a1a1a2");
+    for (int i = 3; i <= n; i++) {
+      expected.append("a").append(i);
+    }
+    assertEquals(expected.toString(), String.join("", bodiesOf("a")), "each once, in order");
+  }
+
+  @Test
+  void connectionErrorSpillsToTheQueue() throws Exception {
+    open(Duration.ofSeconds(1));
+    downstream.script("a", Reply.transport("connection refused"));
+    assertEquals(Kind.QUEUED, answer("a1").kind());
+    await("delivered from the queue", () -> drained.contains("a:1:200"));
+    assertEquals(List.of("a1", "a1"), bodiesOf("a"));
+  }
+
+  /**
+   * A send still unanswered after the direct timeout spills; its answer, a 2xx that came late,
+   * acknowledges its record, so the queue does not deliver it a second time; what was queued
+   * meanwhile goes after it.
+   */
+  @Test
+  void slowDirectSendSpillsAndItsLate2xxAcknowledgesItsRecord() throws Exception {
+    open(Duration.ofMillis(100));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(600)));
+    FragmentOutcome a1 = answer("a1");
+    assertEquals(Kind.QUEUED, a1.kind(), "answered from the disk, not held for the downstream");
+    assertEquals(1, downstream.callsTo("a").size(), "a1 is still out when answered");
+    assertEquals(Kind.QUEUED, answer("a2").kind());
+    await("drained", () -> store.queue("a").isEmpty() && drained.size() == 2);
+    assertEquals(List.of("a1", "a2"), bodiesOf("a"), "a1 delivered once, a2 after it");
+    assertEquals(List.of("a:1:200", "a:1:200"), drained);
+  }
+
+  /** A send that times out is spilled at the direct timeout and sent again from the queue. */
+  @Test
+  void directSendThatTimesOutIsSentAgainFromTheQueueBeforeLaterRecords() throws Exception {
+    open(Duration.ofMillis(100));
+    downstream.script("a", Reply.silence());
+    assertEquals(Kind.QUEUED, answer("a1").kind());
+    assertEquals(Kind.QUEUED, answer("a2").kind());
+    await("drained", () -> store.queue("a").isEmpty() && drained.size() == 2);
+    assertEquals(List.of("a1", "a1", "a2"), bodiesOf("a"));
+  }
+
+  /**
+   * Two direct sends out when the first fails: both are queued in the order they went, and the
+   * second one's 2xx cannot acknowledge its record while the first is queued, so it is sent again
+   * with the first, after it (at-least-once).
+   */
+  @Test
+  void aLaterSendsLate2xxDoesNotJumpAnEarlierFailedSend() throws Exception {
+    open(Duration.ofSeconds(1));
+    downstream.script(
+        "a",
+        Reply.status(503).after(Duration.ofMillis(100)),
+        Reply.status(200).after(Duration.ofMillis(300)));
+    lanes.submit(List.of(fragment("a1", "a")));
+    await("a1 out", () -> downstream.callsTo("a").size() == 1);
+    Thread.sleep(20); // past the linger: a2 opens a second send
+    lanes.submit(List.of(fragment("a2", "a")));
+    await("answers", () -> outcomes.size() == 2);
+    outcomes.forEach((id, o) -> assertEquals(Kind.QUEUED, o.kind(), id + ": " + o));
+    await("drained", () -> store.queue("a").isEmpty() && !drained.isEmpty());
+    // a2's 2xx makes the lane healthy again, so the two records travel together.
+    assertEquals(List.of("a1", "a2", "a1a2"), bodiesOf("a"));
+    assertEquals(List.of("a:2:200"), drained);
+  }
+
+  /**
+   * Two slow direct sends spilled, the later one answered first: both were delivered, so neither is
+   * sent again from the queue.
+   */
+  @Test
+  void spilledSendsDeliveredOutOfOrderAreBothAcknowledged() throws Exception {
+    open(Duration.ofMillis(100));
+    downstream.script(
+        "a",
+        Reply.status(200).after(Duration.ofMillis(600)),
+        Reply.status(200).after(Duration.ofMillis(300)));
+    lanes.submit(List.of(fragment("a1", "a")));
+    await("a1 out", () -> downstream.callsTo("a").size() == 1);
+    Thread.sleep(20); // past the linger: a2 opens a second send
+    lanes.submit(List.of(fragment("a2", "a")));
+    await("answers", () -> outcomes.size() == 2);
+    outcomes.forEach((id, o) -> assertEquals(Kind.QUEUED, o.kind(), id + ": " + o));
+    await("acknowledged", () -> !drained.isEmpty());
+    assertEquals(List.of("a:2:200"), drained);
+    assertTrue(store.queue("a").isEmpty());
+    assertEquals(Kind.DELIVERED, answer("a3").kind(), "caught up: direct again");
+    assertEquals(List.of("a1", "a2", "a3"), bodiesOf("a"), "nothing sent twice");
+  }
+
+  @Test
+  void rejectedDirectSendIsAnsweredToTheSender() throws Exception {
+    open(Duration.ofSeconds(1));
+    downstream.script("a", Reply.status(400, "out of order sample"));
+    FragmentOutcome a1 = answer("a1");
+    assertEquals(Kind.REJECTED, a1.kind(), a1.toString());
+    assertEquals(400, a1.status());
+    assertTrue(a1.message().contains("out of order sample"), a1.message());
+    assertTrue(nothingWrittenToDisk());
+    assertEquals(Kind.DELIVERED, answer("a2").kind(), "the lane stays direct");
+  }
+
+  @Test
+  void queuedRecordsAfterARestartAreDrainedBeforeNewFragmentsGoDirect() throws Exception {
+    open(Duration.ofSeconds(1));
+    downstream.always("a", Reply.status(503));
+    assertEquals(Kind.QUEUED, answer("a1").kind());
+    lanes.close();
+    store.close();
+    lanes = null;
+    downstream.always("a", Reply.status(200));
+    open(Duration.ofSeconds(1));
+    lanes.submit(List.of(fragment("a2", "a")));
+    await(
+        "drained",
+        () ->
+            outcomes.containsKey("a2")
+                && store.queue("a").isEmpty()
+                && String.join("", bodiesOf("a")).endsWith("a1a2"));
+    assertEquals(Kind.QUEUED, outcomes.get("a2").kind(), "a backlog was there: a2 queued");
+  }
+}
