@@ -23,8 +23,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
-/** The generator run in-process against an in-process relay that delivers to the sink. */
+/**
+ * The generator run in-process against an in-process relay that delivers to the sink. Each test has
+ * its own relay and sink, and checks counts and statuses, not times: the tests run at the same
+ * time, most of them waiting for a duration, a rate or a {@code Retry-After}.
+ */
+@Execution(ExecutionMode.CONCURRENT)
 class LoadGeneratorTest {
   private ScriptedDownstream sink;
   private RelayServer relay;
