@@ -4,34 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.prwrelay.core.encode.SeriesCounts;
-import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.queue.QueueLimits;
-import io.prwrelay.server.queue.QueueListener;
-import io.prwrelay.server.queue.QueueStore;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -41,63 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * them, in order, to the queue, and the lane goes direct again once its queue is drained; a late
  * 2xx of a spilled send is not delivered a second time; a 4xx is answered to the sender.
  */
-class DirectQueueLaneTest {
-  private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
-  private static final LaneSettings SETTINGS =
-      LaneTesting.settings(
-          4,
-          1 << 20,
-          1 << 20,
-          5,
-          Duration.ofMillis(20),
-          Duration.ofMillis(100),
-          Duration.ofSeconds(1));
-
-  @TempDir Path dir;
-  private final EventLoopGroup group =
-      new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-  private final ScriptedSender downstream = new ScriptedSender();
-  private final Map<String, FragmentOutcome> outcomes = new ConcurrentHashMap<>();
-  private final List<String> drained = new CopyOnWriteArrayList<>();
-  private QueueStore store;
-  private Lanes lanes;
-
-  private void open(Duration directTimeout) throws Exception {
-    store = QueueStore.open(dir.resolve("queue"), QueueLimits.DEFAULTS, QueueListener.NONE);
-    lanes =
-        new Lanes(
-            group,
-            SETTINGS,
-            downstream,
-            ALLOC,
-            new LaneObserver() {
-              @Override
-              public void drained(String tenant, long records, long series, AttemptOutcome o) {
-                drained.add(tenant + ":" + records + ":" + o.status());
-              }
-            },
-            new Lanes.Queues(store, System::currentTimeMillis, 1 << 24, directTimeout));
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (lanes != null) {
-      lanes.close();
-      store.close();
-    }
-    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
-  }
-
-  private Fragment fragment(String id, String tenant) {
-    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
-    return new Fragment(
-        tenant,
-        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
-        new SeriesCounts(1, 1, 0, 0),
-        System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
-        LaneTesting.answeredOnce(outcomes, id));
-  }
-
+class DirectQueueLaneTest extends QueueLanesFixture {
   /** Submits fragment {@code id} of tenant a and waits for its answer. */
   private FragmentOutcome answer(String id) throws InterruptedException {
     lanes.submit(List.of(fragment(id, "a")));
@@ -105,29 +29,25 @@ class DirectQueueLaneTest {
     return outcomes.get(id);
   }
 
-  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
-
-  private List<String> bodiesOf(String tenant) {
-    List<String> bodies = new ArrayList<>();
-    for (ScriptedSender.Call c : downstream.callsTo(tenant)) {
-      bodies.add(c.text());
-    }
-    return bodies;
-  }
-
   /** True when the tenant's queue was never written: its directory is made by the first append. */
   private boolean nothingWrittenToDisk() throws Exception {
     try (Stream<Path> files = Files.list(dir.resolve("queue"))) {
       return files.noneMatch(Files::isDirectory);
     }
+  }
+
+  /**
+   * Sends a1 and then, past the linger, a2 of tenant a as two direct sends answered {@code first}
+   * and {@code second}, and asserts that both were answered queued (spilled).
+   */
+  private void twoSendsOutBothQueued(Reply first, Reply second) throws Exception {
+    downstream.script("a", first, second);
+    lanes.submit(List.of(fragment("a1", "a")));
+    await("a1 out", () -> downstream.callsTo("a").size() == 1);
+    Thread.sleep(20); // past the linger: a2 opens a second send
+    lanes.submit(List.of(fragment("a2", "a")));
+    await("answers", () -> outcomes.size() == 2);
+    outcomes.forEach((id, o) -> assertEquals(Kind.QUEUED, o.kind(), id + ": " + o));
   }
 
   @Test
@@ -228,16 +148,9 @@ class DirectQueueLaneTest {
   @Test
   void aLaterSendsLate2xxDoesNotJumpAnEarlierFailedSend() throws Exception {
     open(Duration.ofSeconds(1));
-    downstream.script(
-        "a",
+    twoSendsOutBothQueued(
         Reply.status(503).after(Duration.ofMillis(100)),
         Reply.status(200).after(Duration.ofMillis(300)));
-    lanes.submit(List.of(fragment("a1", "a")));
-    await("a1 out", () -> downstream.callsTo("a").size() == 1);
-    Thread.sleep(20); // past the linger: a2 opens a second send
-    lanes.submit(List.of(fragment("a2", "a")));
-    await("answers", () -> outcomes.size() == 2);
-    outcomes.forEach((id, o) -> assertEquals(Kind.QUEUED, o.kind(), id + ": " + o));
     await("drained", () -> store.queue("a").isEmpty() && !drained.isEmpty());
     // a2's 2xx makes the lane healthy again, so the two records travel together.
     assertEquals(List.of("a1", "a2", "a1a2"), bodiesOf("a"));
@@ -251,16 +164,9 @@ class DirectQueueLaneTest {
   @Test
   void spilledSendsDeliveredOutOfOrderAreBothAcknowledged() throws Exception {
     open(Duration.ofMillis(100));
-    downstream.script(
-        "a",
+    twoSendsOutBothQueued(
         Reply.status(200).after(Duration.ofMillis(600)),
         Reply.status(200).after(Duration.ofMillis(300)));
-    lanes.submit(List.of(fragment("a1", "a")));
-    await("a1 out", () -> downstream.callsTo("a").size() == 1);
-    Thread.sleep(20); // past the linger: a2 opens a second send
-    lanes.submit(List.of(fragment("a2", "a")));
-    await("answers", () -> outcomes.size() == 2);
-    outcomes.forEach((id, o) -> assertEquals(Kind.QUEUED, o.kind(), id + ": " + o));
     await("acknowledged", () -> !drained.isEmpty());
     assertEquals(List.of("a:2:200"), drained);
     assertTrue(store.queue("a").isEmpty());
@@ -285,9 +191,7 @@ class DirectQueueLaneTest {
     open(Duration.ofSeconds(1));
     downstream.always("a", Reply.status(503));
     assertEquals(Kind.QUEUED, answer("a1").kind());
-    lanes.close();
-    store.close();
-    lanes = null;
+    closeLanes();
     downstream.always("a", Reply.status(200));
     open(Duration.ofSeconds(1));
     lanes.submit(List.of(fragment("a2", "a")));

@@ -3,76 +3,24 @@ package io.prwrelay.server.lane;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.prwrelay.core.encode.SeriesCounts;
-import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.queue.QueueLimits;
-import io.prwrelay.server.queue.QueueListener;
-import io.prwrelay.server.queue.QueueStore;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Lanes in queue mode over a real on-disk queue and a real event loop: a fragment is answered once
  * it is on disk, each lane drains its own queue in order, a failing tenant keeps its records while
  * others flow, and a restart resumes what was queued.
  */
-class QueueLaneTest {
-  private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
-  private static final LaneSettings SETTINGS =
-      LaneTesting.settings(
-          4,
-          1 << 20,
-          1 << 20,
-          5,
-          Duration.ofMillis(20),
-          Duration.ofMillis(100),
-          Duration.ofSeconds(1));
-
-  @TempDir Path dir;
-  private final EventLoopGroup group =
-      new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-  private final ScriptedSender downstream = new ScriptedSender();
-  private final Map<String, FragmentOutcome> outcomes = new ConcurrentHashMap<>();
-  private final List<String> drained = new CopyOnWriteArrayList<>();
-  private QueueStore store;
-  private Lanes lanes;
-
+class QueueLaneTest extends QueueLanesFixture {
   private Lanes open() throws Exception {
-    store = QueueStore.open(dir.resolve("queue"), QueueLimits.DEFAULTS, QueueListener.NONE);
-    lanes =
-        new Lanes(
-            group,
-            SETTINGS,
-            downstream,
-            ALLOC,
-            new LaneObserver() {
-              @Override
-              public void drained(String tenant, long records, long series, AttemptOutcome o) {
-                drained.add(tenant + ":" + records + ":" + o.status());
-              }
-            },
-            new Lanes.Queues(store, System::currentTimeMillis, 1 << 24));
-    return lanes;
+    return open(Duration.ZERO);
   }
 
   /**
@@ -90,54 +38,13 @@ class QueueLaneTest {
     await("answers", () -> outcomes.size() == count);
   }
 
-  private void closeLanes() {
-    lanes.close();
-    store.close();
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (lanes != null) {
-      closeLanes();
-    }
-    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
-  }
-
-  private Fragment fragment(String id, String tenant) {
-    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
-    return new Fragment(
-        tenant,
-        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
-        new SeriesCounts(1, 1, 0, 0),
-        System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
-        (f, o) -> outcomes.put(id, o));
-  }
-
-  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
-
-  private String bodiesOf(String tenant) {
-    StringBuilder sb = new StringBuilder();
-    for (ScriptedSender.Call s : downstream.callsTo(tenant)) {
-      sb.append(s.text());
-    }
-    return sb.toString();
-  }
-
   @Test
   void fragmentIsAnsweredOnceOnDiskAndThenDeliveredInOrder() throws Exception {
     open();
     lanes.submit(List.of(fragment("a1", "a"), fragment("a2", "a"), fragment("a3", "a")));
     await("three answers", () -> outcomes.size() == 3);
     outcomes.values().forEach(o -> assertEquals(Kind.QUEUED, o.kind()));
-    await("delivery", () -> bodiesOf("a").equals("a1a2a3"));
+    await("delivery", () -> String.join("", bodiesOf("a")).equals("a1a2a3"));
     await("queue drained", () -> store.records() == 0);
   }
 
@@ -150,7 +57,7 @@ class QueueLaneTest {
     lanes.submit(List.of(fragment("b3", "bad")));
     await("answers", () -> outcomes.size() == 5);
     outcomes.values().forEach(o -> assertEquals(Kind.QUEUED, o.kind()));
-    await("healthy tenant delivered", () -> bodiesOf("ok").equals("ok1ok2"));
+    await("healthy tenant delivered", () -> String.join("", bodiesOf("ok")).equals("ok1ok2"));
     await("bad tenant retried", () -> downstream.callsTo("bad").size() >= 3);
     assertEquals(3, store.queue("bad").records(), "nothing acknowledged while failing");
     downstream.always("bad", Reply.status(200));
@@ -202,7 +109,6 @@ class QueueLaneTest {
   void queuedRecordsAreDeliveredAfterARestart() throws Exception {
     queuedWhileAAnswers(503, 2);
     closeLanes();
-    lanes = null;
     downstream.always("a", Reply.status(200));
     open();
     await("resumed", () -> store.queue("a").isEmpty());

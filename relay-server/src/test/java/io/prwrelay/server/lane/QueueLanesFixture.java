@@ -1,0 +1,120 @@
+package io.prwrelay.server.lane;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.ScriptedSender;
+import io.prwrelay.server.queue.QueueLimits;
+import io.prwrelay.server.queue.QueueListener;
+import io.prwrelay.server.queue.QueueStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the queue-mode lane tests share: lanes over a real on-disk queue in the test's temporary
+ * directory and one real event loop, a scripted downstream, the outcome of every fragment by its id
+ * and every drained send as {@code tenant:records:status}.
+ */
+abstract class QueueLanesFixture {
+  static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  static final LaneSettings SETTINGS =
+      LaneTesting.settings(
+          4,
+          1 << 20,
+          1 << 20,
+          5,
+          Duration.ofMillis(20),
+          Duration.ofMillis(100),
+          Duration.ofSeconds(1));
+
+  @TempDir Path dir;
+  final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+  final ScriptedSender downstream = new ScriptedSender();
+  final Map<String, FragmentOutcome> outcomes = new ConcurrentHashMap<>();
+  final List<String> drained = new CopyOnWriteArrayList<>();
+  QueueStore store;
+  Lanes lanes;
+
+  /**
+   * Opens the queue under {@code dir/queue} and lanes over it.
+   *
+   * @param directTimeout {@code relay.delivery.queue.direct-timeout}; zero sends every fragment
+   *     through the queue
+   */
+  Lanes open(Duration directTimeout) throws Exception {
+    store = QueueStore.open(dir.resolve("queue"), QueueLimits.DEFAULTS, QueueListener.NONE);
+    lanes =
+        new Lanes(
+            group,
+            SETTINGS,
+            downstream,
+            ALLOC,
+            new LaneObserver() {
+              @Override
+              public void drained(String tenant, long records, long series, AttemptOutcome o) {
+                drained.add(tenant + ":" + records + ":" + o.status());
+              }
+            },
+            new Lanes.Queues(store, System::currentTimeMillis, 1 << 24, directTimeout));
+    return lanes;
+  }
+
+  /** Closes the lanes and the queue, as a stopping relay does; {@link #open} starts them again. */
+  void closeLanes() {
+    lanes.close();
+    store.close();
+    lanes = null;
+  }
+
+  @AfterEach
+  void closeEverything() throws Exception {
+    if (lanes != null) {
+      closeLanes();
+    }
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+  }
+
+  /** A fragment of {@code tenant} whose bytes are {@code id}, answered once into the outcomes. */
+  Fragment fragment(String id, String tenant) {
+    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
+    return new Fragment(
+        tenant,
+        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
+        new SeriesCounts(1, 1, 0, 0),
+        System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
+        LaneTesting.answeredOnce(outcomes, id));
+  }
+
+  /** The bodies the downstream got for {@code tenant}, in order. */
+  List<String> bodiesOf(String tenant) {
+    List<String> bodies = new ArrayList<>();
+    for (ScriptedSender.Call c : downstream.callsTo(tenant)) {
+      bodies.add(c.text());
+    }
+    return bodies;
+  }
+
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+}
