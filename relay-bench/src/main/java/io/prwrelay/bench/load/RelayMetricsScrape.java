@@ -13,8 +13,9 @@ import java.util.Map;
 /**
  * A few of the relay's own counters, read from its {@code /metrics} page at the end of a run, that
  * show what the lanes did: downstream requests, coalesced fragments, series the ledger kept from
- * being sent twice, and queued bytes left. Each value is summed over its label sets; a metric the
- * relay does not have (an older build) is left out.
+ * being sent twice, tenant batches delivered directly and through the queue, and queued bytes left.
+ * Each value is summed over its label sets ({@link #BY_PATH} apart for each {@code path}); a metric
+ * the relay does not have (an older build) is left out.
  */
 final class RelayMetricsScrape {
   /** The metrics read, in the order they are reported. */
@@ -24,7 +25,11 @@ final class RelayMetricsScrape {
           "relay_tenant_coalesced_fragments_total",
           "relay_ledger_skipped_series_total",
           "relay_tenant_series_failed_total",
+          "relay_tenant_batches_delivered_total",
           "relay_queue_bytes");
+
+  /** Summed apart for each value of its {@code path} label, as {@code name{path="direct"}}. */
+  static final String BY_PATH = "relay_tenant_batches_delivered_total";
 
   private RelayMetricsScrape() {}
 
@@ -61,15 +66,33 @@ final class RelayMetricsScrape {
       if (!NAMES.contains(name)) {
         continue;
       }
+      String key = name.equals(BY_PATH) ? name + "{path=\"" + label(line, "path") + "\"}" : name;
       String[] parts = line.trim().split("\\s+");
       try {
-        sums.merge(name, Double.parseDouble(parts[parts.length - 1]), Double::sum);
+        sums.merge(key, Double.parseDouble(parts[parts.length - 1]), Double::sum);
       } catch (NumberFormatException e) {
         // Not a sample line after all; nothing to add.
       }
     }
     Map<String, Double> ordered = new LinkedHashMap<>();
-    NAMES.stream().filter(sums::containsKey).forEach(n -> ordered.put(n, sums.get(n)));
+    for (String n : NAMES) {
+      sums.entrySet().stream()
+          .filter(e -> e.getKey().equals(n) || e.getKey().startsWith(n + "{"))
+          .sorted(Map.Entry.comparingByKey())
+          .forEach(e -> ordered.put(e.getKey(), e.getValue()));
+    }
     return ordered;
+  }
+
+  /** The value of label {@code name} in a sample line, or empty when it has none. */
+  private static String label(String line, String name) {
+    String start = name + "=\"";
+    int at = line.indexOf(start);
+    if (at < 0) {
+      return "";
+    }
+    int from = at + start.length();
+    int end = line.indexOf('"', from);
+    return end < 0 ? "" : line.substring(from, end);
   }
 }

@@ -29,6 +29,27 @@ class RelayMetricsScrapeTest {
   }
 
   @Test
+  void batchesDeliveredAreSummedApartForEachPath() {
+    String page =
+        String.join(
+            "\n",
+            "relay_tenant_batches_delivered_total{path=\"direct\",tenant=\"a\"} 7.0",
+            "relay_tenant_batches_delivered_total{path=\"queue\",tenant=\"a\"} 2.0",
+            "relay_tenant_batches_delivered_total{path=\"direct\",tenant=\"b\"} 3.0",
+            "relay_queue_bytes 0.0",
+            "");
+    Map<String, Double> m = RelayMetricsScrape.parse(page);
+    assertEquals(
+        List.of(
+            "relay_tenant_batches_delivered_total{path=\"direct\"}",
+            "relay_tenant_batches_delivered_total{path=\"queue\"}",
+            "relay_queue_bytes"),
+        List.copyOf(m.keySet()));
+    assertEquals(10.0, m.get("relay_tenant_batches_delivered_total{path=\"direct\"}"));
+    assertEquals(2.0, m.get("relay_tenant_batches_delivered_total{path=\"queue\"}"));
+  }
+
+  @Test
   void aRelayWithoutTheseMetricsGivesNothing() {
     assertEquals(Map.of(), RelayMetricsScrape.parse("relay_requests_total{status=\"204\"} 7.0\n"));
   }
