@@ -912,46 +912,27 @@ public final class Lane {
   }
 
   /**
-   * Queue mode, a direct send came back. Not spilled yet: a 2xx answers its fragments delivered and
-   * a non-retriable 4xx answers them rejected, as in sync mode; anything else spills it (with every
-   * other direct send and fragment waiting) to the queue and backs the lane off. Spilled already:
-   * its fragments are answered by their appends, and once every spilled send is back the records of
-   * those answered 2xx are acknowledged ({@link #settleSpilled}), so that they are not sent a
-   * second time.
+   * Queue mode, a direct send came back. Not spilled yet: a 2xx, a non-retriable 4xx, a fall-back
+   * to PRW 1.0 or a shutdown is answered as in sync mode ({@link #outcome}); anything else spills
+   * it (with every other direct send and fragment waiting) to the queue and backs the lane off.
+   * Spilled already: its fragments are answered by their appends, and once every spilled send is
+   * back the records of those answered 2xx are acknowledged ({@link #settleSpilled}), so that they
+   * are not sent a second time.
    */
   private void directOutcome(DirectSend d, Protocol sent, AttemptOutcome o, long started) {
+    if (!d.spilled
+        && (o.success() || !o.retriable() || closed || ctx.protocol.fallsBackOn(sent, o))) {
+      directSends.remove(d);
+      outcome(d.batch, sent, o, started);
+      return;
+    }
     long now = ended(d.batch.size(), o, started);
     if (d.spilled) {
       directSends.remove(d);
       spilledOutcome(d, o, now);
       return;
     }
-    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
-      directSends.remove(d);
-      ctx.protocol.fallBack(o);
-      for (int i = d.batch.size() - 1; i >= 0; i--) {
-        requeue(d.batch.get(i));
-      }
-      pump(now);
-      return;
-    }
-    WrittenCounts written = d.batch.size() == 1 ? o.written() : null;
-    if (o.success() || !o.retriable() || closed) {
-      directSends.remove(d);
-      for (Fragment f : d.batch) {
-        finish(
-            f,
-            o.success()
-                ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
-                : o.retriable()
-                    ? shuttingDown(f)
-                    : new FragmentOutcome(
-                        Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
-      }
-      pump(now);
-      return;
-    }
-    spill(); // this send's fragments first, in the order the sends went out
+    spill(); // every direct send still out, this one included, in the order they went
     directSends.remove(d);
     d.back(o);
     backOff(o, now);
@@ -1106,7 +1087,7 @@ public final class Lane {
    * timed); while the lane catches up, after the direct timeout, since it waits only for the queue.
    */
   private long spillAt(Fragment f) {
-    long halfway = f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2;
+    long halfway = halfwayToDeadline(f);
     return holding ? Math.min(halfway, f.queuedNanos + ctx.directNanos) : halfway;
   }
 
@@ -1114,9 +1095,14 @@ public final class Lane {
   private long spillAt(List<Fragment> batch, long now) {
     long at = now + ctx.directNanos;
     for (Fragment f : batch) {
-      at = Math.min(at, f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2);
+      at = Math.min(at, halfwayToDeadline(f));
     }
     return at;
+  }
+
+  /** Half-way from when the fragment began to wait in the lane to its request's deadline. */
+  private static long halfwayToDeadline(Fragment f) {
+    return f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2;
   }
 
   /** Queue mode: times the spill of the oldest direct send or waiting fragment. */
