@@ -247,12 +247,7 @@ final class ConfigValues {
 
   /** A positive duration in the syntax of {@link Durations}. */
   Duration duration(ConfigKey key) throws ConfigException {
-    Duration d;
-    try {
-      d = Durations.parse(string(key));
-    } catch (IllegalArgumentException e) {
-      throw invalid(key, e.getMessage());
-    }
+    Duration d = parsedDuration(key);
     if (d.isZero()) {
       throw invalid(key, "must be greater than zero");
     }
@@ -261,9 +256,10 @@ final class ConfigValues {
 
   /** A duration in the syntax of {@link Durations}, {@code 0} allowed. */
   Duration durationOrZero(ConfigKey key) throws ConfigException {
-    if (string(key).equals("0")) {
-      return Duration.ZERO;
-    }
+    return string(key).equals("0") ? Duration.ZERO : parsedDuration(key);
+  }
+
+  private Duration parsedDuration(ConfigKey key) throws ConfigException {
     try {
       return Durations.parse(string(key));
     } catch (IllegalArgumentException e) {
