@@ -506,9 +506,14 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
       samplesIn = counter("relay.tenant.samples.in", "samples routed to the tenant");
       bytesIn = counter("relay.tenant.bytes.in", "uncompressed batch bytes routed");
       seriesOut = counter("relay.tenant.series.out", "series accepted downstream");
-      samplesOut = counter("relay.tenant.samples.out", "samples accepted downstream (sync mode)");
+      samplesOut =
+          counter(
+              "relay.tenant.samples.out",
+              "samples accepted downstream (sent from memory: sync mode, direct sends in queue mode)");
       bytesOut =
-          counter("relay.tenant.bytes.out", "uncompressed bytes accepted downstream (sync mode)");
+          counter(
+              "relay.tenant.bytes.out",
+              "uncompressed bytes accepted downstream (sent from memory: sync mode, direct sends in queue mode)");
       seriesQueued = counter("relay.tenant.series.queued", "series written to the tenant's queue");
       batchesDirect = delivered("direct");
       batchesFromQueue = delivered("queue");
