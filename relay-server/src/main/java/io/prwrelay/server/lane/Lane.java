@@ -93,6 +93,14 @@ public final class Lane {
   private final EventLoop loop;
   private final ArrayDeque<Fragment> pending = new ArrayDeque<>();
   private long pendingBytes;
+
+  /**
+   * Sync mode: no fragment in {@link #pending} has a deadline before this ticker time, so {@link
+   * #expire} need not look at them before then. Lowered as fragments are added, recomputed by a
+   * scan.
+   */
+  private long pendingDeadlineFloor;
+
   private int inFlight;
   private State state = State.HEALTHY;
   private long untilNanos;
@@ -228,9 +236,16 @@ public final class Lane {
       return;
     }
     f.queuedNanos = now;
+    lowerDeadlineFloor(f);
     pending.add(f);
     pendingBytes += f.size();
     pumpSoon();
+  }
+
+  private void lowerDeadlineFloor(Fragment f) {
+    if (pending.isEmpty() || f.deadlineNanos() - pendingDeadlineFloor < 0) {
+      pendingDeadlineFloor = f.deadlineNanos();
+    }
   }
 
   /**
@@ -346,13 +361,18 @@ public final class Lane {
 
   /** Answers every waiting fragment whose request deadline has passed. */
   private void expire(long now) {
-    if (pending.isEmpty()) {
+    if (pending.isEmpty() || pendingDeadlineFloor - now > 0) {
       return;
     }
     int n = pending.size();
+    boolean first = true;
     for (int i = 0; i < n; i++) {
       Fragment f = pending.poll();
       if (f.deadlineNanos() - now > 0) {
+        if (first || f.deadlineNanos() - pendingDeadlineFloor < 0) {
+          pendingDeadlineFloor = f.deadlineNanos();
+          first = false;
+        }
         pending.add(f);
         continue;
       }
@@ -606,6 +626,7 @@ public final class Lane {
   }
 
   private void requeue(Fragment f) {
+    lowerDeadlineFloor(f);
     pending.addFirst(f);
     pendingBytes += f.size();
   }

@@ -24,11 +24,16 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
 
 /**
  * Lane decisions on a simulated clock: sends, coalescing, linger, backoff, throttling, deadlines
- * and bounds, each fragment answered exactly once with its own outcome.
+ * and bounds, each fragment answered exactly once with its own outcome. Simulated time runs in
+ * microseconds of real time; a lane that keeps waking itself without progress fails the test at the
+ * time limit instead of hanging the build.
  */
+@Timeout(value = 30, threadMode = ThreadMode.SEPARATE_THREAD)
 class LaneTest {
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
@@ -153,6 +158,29 @@ class LaneTest {
     advance(1000);
     assertEquals(Kind.UNAVAILABLE, outcomes.get("b1").kind());
     assertEquals(0, outcomes.get("b1").attempts());
+    assertTrue(downstream.callsTo("b").isEmpty());
+  }
+
+  @Test
+  void aWaitingFragmentWithAnEarlierDeadlineThanTheOnesBeforeItEndsAtItsOwn() {
+    downstream.connections(1);
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.always("slow", Reply.silence());
+    submit(fragment("s1", "slow", 10 * SECOND));
+    submit(fragment("b1", "b", 3 * SECOND));
+    submit(fragment("b2", "b", SECOND));
+    submit(fragment("b3", "b", 2 * SECOND));
+    advance(999);
+    assertTrue(outcomes.keySet().stream().noneMatch(id -> id.startsWith("b")));
+    advance(1);
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("b2").kind(), "ended at its own deadline");
+    assertFalse(outcomes.containsKey("b1"));
+    assertFalse(outcomes.containsKey("b3"));
+    advance(1000);
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("b3").kind());
+    assertFalse(outcomes.containsKey("b1"));
+    advance(1000);
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("b1").kind());
     assertTrue(downstream.callsTo("b").isEmpty());
   }
 
