@@ -508,26 +508,68 @@ public final class Lane {
     return true;
   }
 
-  /** The request body of a batch: its one block, or the blocks of its fragments joined. */
+  /**
+   * The request body of a batch: its one block, or the blocks of its fragments joined. Fragments
+   * that arrived uncompressed (small ones, see {@link Lanes#COMPRESS_IN_LANE_BELOW}) are compressed
+   * here, each run of them next to each other as one block.
+   */
   private ByteBuf compress(List<Fragment> batch, long bytes) {
-    for (int j = 0; j < batch.size(); j++) {
-      Fragment f = batch.get(j);
-      f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
-    }
     if (batch.size() == 1) {
-      return batch.get(0).compressed().retainedDuplicate();
+      Fragment f = batch.get(0);
+      f.compress(ctx.alloc);
+      return f.compressed().retainedDuplicate();
     }
     // A concatenation of WriteRequests is itself a WriteRequest holding all their series, and
     // joined snappy blocks decompress to the concatenation of their contents.
     List<ByteBuf> blocks = new ArrayList<>(batch.size());
-    for (int j = 0; j < batch.size(); j++) {
-      Fragment f = batch.get(j);
-      blocks.add(f.compressed());
-    }
+    ByteBuf[] made = new ByteBuf[batch.size()];
+    int madeCount = 0;
     try {
+      int j = 0;
+      while (j < batch.size()) {
+        Fragment f = batch.get(j);
+        int end = j;
+        long runBytes = 0;
+        while (end < batch.size() && batch.get(end).body() != null) {
+          runBytes += batch.get(end).size();
+          end++;
+        }
+        if (end - j < 2) {
+          f.compress(ctx.alloc); // a no-op for a fragment compressed before
+          blocks.add(f.compressed());
+          j++;
+          continue;
+        }
+        ByteBuf block = compressTogether(batch, j, end, (int) runBytes);
+        made[madeCount++] = block;
+        blocks.add(block);
+        j = end;
+      }
+      if (blocks.size() == 1 && madeCount == 1) {
+        madeCount = 0; // handed to the caller
+        return made[0];
+      }
       return SnappyCodec.concat(blocks, ctx.alloc);
     } catch (CodecException e) {
       throw new IllegalStateException("cannot join the batch's snappy blocks", e);
+    } finally {
+      for (int k = 0; k < madeCount; k++) {
+        made[k].release();
+      }
+    }
+  }
+
+  /** One snappy block of the bodies of {@code batch[from, to)}, which are all uncompressed. */
+  private ByteBuf compressTogether(List<Fragment> batch, int from, int to, int bytes) {
+    ByteBuf joined = ctx.alloc.directBuffer(bytes, bytes);
+    try {
+      for (int k = from; k < to; k++) {
+        ByteBuf body = batch.get(k).body();
+        joined.writeBytes(body, body.readerIndex(), body.readableBytes());
+      }
+      return SnappyCodec.encode(joined, ctx.alloc);
+    } finally {
+      joined.release();
     }
   }
 

@@ -118,6 +118,25 @@ class LaneTest {
   }
 
   @Test
+  void smallAndLargeFragmentsCoalescedKeepTheirOrderInOneRequest() {
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(50)));
+    String large = "L".repeat(Lanes.COMPRESS_IN_LANE_BELOW);
+    submit(fragment("a0", "a", 10 * SECOND));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(fragment("a2", "a", 10 * SECOND));
+    submit(fragment(large, "a", 10 * SECOND));
+    submit(fragment("a3", "a", 10 * SECOND));
+    submit(fragment(large + "2", "a", 10 * SECOND));
+    advance(50);
+    List<ScriptedSender.Call> sent = downstream.callsTo("a");
+    assertEquals(2, sent.size());
+    assertEquals("a1a2" + large + "a3" + large + "2", sent.get(1).text());
+    assertEquals(6, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
   void fragmentsHandedToTheLoopBeforeItSendsTravelTogether() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     lanes.submit(List.of(fragment("a1", "a", 10 * SECOND)));
