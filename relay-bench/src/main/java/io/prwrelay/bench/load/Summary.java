@@ -365,9 +365,13 @@ public final class Summary {
     // With many tenants only mismatches are listed, and the bad tenant.
     int listed = 0;
     long unlisted = 0;
+    long unlistedMismatches = 0;
     for (Tenant t : tenants) {
       if (!listAll && ((t.matches() && !t.bad()) || listed == LISTED_TENANTS)) {
         unlisted++;
+        if (!t.matches() && !t.bad()) {
+          unlistedMismatches++;
+        }
         continue;
       }
       listed++;
@@ -390,12 +394,13 @@ public final class Summary {
     long sentTotal = tenants.stream().filter(t -> !t.bad()).mapToLong(Tenant::sent).sum();
     long receivedTotal = tenants.stream().filter(t -> !t.bad()).mapToLong(Tenant::received).sum();
     if (unlisted > 0) {
-      long mismatches = tenants.stream().filter(t -> !t.matches()).count() - listed;
       out.printf(
           "  (%,d of %,d tenants not listed, %s)%n",
           unlisted,
           tenants.size(),
-          mismatches == 0 ? "all ok" : String.format("%,d of them MISMATCH", mismatches));
+          unlistedMismatches == 0
+              ? "all ok"
+              : String.format("%,d of them MISMATCH", unlistedMismatches));
     }
     out.printf(
         "  %-24s %,15d %,15d%n",

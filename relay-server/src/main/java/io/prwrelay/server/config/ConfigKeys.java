@@ -228,8 +228,9 @@ public final class ConfigKeys {
       key(
           "relay.delivery.ledger.max-entries",
           "100000",
-          "delivered tenants remembered per retried body, so a sender's retry re-sends only the"
-              + " rest (0 = off)");
+          "tenant names the ledger keeps over all retried bodies (per body the shorter of its"
+              + " delivered and its other tenants), so a sender's retry re-sends only the tenants"
+              + " not delivered (0 = off)");
   public static final ConfigKey LEDGER_TTL =
       key(
           "relay.delivery.ledger.ttl",

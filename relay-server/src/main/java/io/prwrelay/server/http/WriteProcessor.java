@@ -402,12 +402,15 @@ final class WriteProcessor {
     }
   }
 
-  /** Writes the delivered tenants of a request that the sender will retry into the ledger. */
+  /**
+   * Writes which tenants of a request that the sender will retry were delivered into the ledger.
+   */
   private void remember(LedgerKey key, List<SenderRequest.Result> results) {
+    List<String> delivered = new ArrayList<>();
+    List<String> notDelivered = new ArrayList<>();
     for (SenderRequest.Result r : results) {
-      if (r.outcome().accepted()) {
-        ledger.record(key, r.tenant());
-      }
+      (r.outcome().accepted() ? delivered : notDelivered).add(r.tenant());
     }
+    ledger.record(key, delivered, notDelivered);
   }
 }

@@ -1,7 +1,9 @@
 package io.prwrelay.server.lane;
 
+import java.util.Collection;
 import java.util.Map;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -11,25 +13,40 @@ import java.util.function.LongSupplier;
  * Which tenants of a request body were already delivered, so that a sender's retry of the same body
  * sends only the tenants that were not.
  *
- * <p>An entry is written only when a request is answered with a failure (the sender will retry it):
- * for each tenant of that request whose batch was accepted downstream, {@code (hash of the
- * compressed body, its length, tenant)}. Entries expire after a fixed time and the oldest are
- * forgotten beyond a fixed count; forgetting an entry only means a retry may deliver that tenant's
- * batch a second time (at-least-once), never that data is lost. Thread-safe.
+ * <p>An entry is written only when a request is answered with a failure (the sender will retry it)
+ * and at least one of its tenants was delivered: for the body ({@code hash of the compressed body,
+ * its length}), the tenants delivered or, when they are fewer, the tenants not delivered. A request
+ * of 1,000 tenants with one throttled costs one tenant name, not 999. The ledger's size is the
+ * number of tenant names it holds; entries expire after a fixed time and the oldest are forgotten
+ * beyond a fixed size. Forgetting an entry only means a retry may deliver those tenants' batches a
+ * second time (at-least-once), never that data is lost. Thread-safe.
  */
 public final class DeliveryLedger {
   private final int maxEntries;
   private final long ttlNanos;
   private final LongSupplier clock;
-  private final Map<Key, Long> expiry = new ConcurrentHashMap<>();
-  private final Queue<Key> order = new ConcurrentLinkedQueue<>();
+  private final Map<LedgerKey, Entry> bodies = new ConcurrentHashMap<>();
+  private final Queue<LedgerKey> order = new ConcurrentLinkedQueue<>();
   private final AtomicInteger size = new AtomicInteger();
 
-  /** One delivered tenant of one body. */
-  record Key(long hash, int length, String tenant) {}
+  /**
+   * What is known of one body.
+   *
+   * @param listed tenant names: the delivered ones when {@code delivered}, else the others
+   */
+  private record Entry(Set<String> listed, boolean delivered, long until) {
+    boolean isDelivered(String tenant) {
+      return listed.contains(tenant) == delivered;
+    }
+
+    /** Its share of the ledger's size: the names it lists, at least one. */
+    int weight() {
+      return Math.max(1, listed.size());
+    }
+  }
 
   /**
-   * @param maxEntries entries kept at most; 0 disables the ledger
+   * @param maxEntries tenant names kept at most over all bodies; 0 disables the ledger
    * @param ttlNanos how long an entry is kept
    * @param clock nanosecond clock (the event loop's ticker)
    */
@@ -44,25 +61,22 @@ public final class DeliveryLedger {
     return size.get() == 0;
   }
 
-  /** Entries currently remembered. */
+  /** Tenant names currently remembered. */
   public int size() {
     return size.get();
   }
 
   /** Whether {@code tenant}'s batch of the body {@code body} was delivered. */
   public boolean delivered(LedgerKey body, String tenant) {
-    Key k = new Key(body.hash(), body.length(), tenant);
-    Long until = expiry.get(k);
-    if (until == null) {
+    Entry e = bodies.get(body);
+    if (e == null) {
       return false;
     }
-    if (clock.getAsLong() - until >= 0) {
-      if (expiry.remove(k, until)) {
-        size.decrementAndGet();
-      }
+    if (clock.getAsLong() - e.until() >= 0) {
+      forget(body, e);
       return false;
     }
-    return true;
+    return e.isDelivered(tenant);
   }
 
   /** True unless the ledger was configured with no entries. */
@@ -70,34 +84,53 @@ public final class DeliveryLedger {
     return maxEntries > 0;
   }
 
-  /** Remembers that {@code tenant}'s batch of the body {@code body} was delivered. */
-  public void record(LedgerKey body, String tenant) {
-    if (maxEntries <= 0) {
+  /**
+   * Remembers which tenants of the body {@code body} were delivered, replacing what was known of
+   * it. Nothing is written when none was.
+   *
+   * @param delivered the tenants whose batches were delivered
+   * @param notDelivered the body's other tenants
+   */
+  public void record(
+      LedgerKey body, Collection<String> delivered, Collection<String> notDelivered) {
+    if (maxEntries <= 0 || delivered.isEmpty()) {
       return;
     }
     long now = clock.getAsLong();
-    Key k = new Key(body.hash(), body.length(), tenant);
-    if (expiry.put(k, now + ttlNanos) == null) {
-      size.incrementAndGet();
-      order.add(k);
+    boolean listDelivered = delivered.size() <= notDelivered.size();
+    Entry e =
+        new Entry(
+            Set.copyOf(listDelivered ? delivered : notDelivered), listDelivered, now + ttlNanos);
+    Entry old = bodies.put(body, e);
+    if (old == null) {
+      order.add(body);
+      size.addAndGet(e.weight());
+    } else {
+      size.addAndGet(e.weight() - old.weight());
     }
     trim(now);
   }
 
-  /** Forgets expired entries and, beyond {@code maxEntries}, the oldest ones. */
+  private void forget(LedgerKey body, Entry e) {
+    if (bodies.remove(body, e)) {
+      size.addAndGet(-e.weight());
+    }
+  }
+
+  /** Forgets expired entries and, beyond {@code maxEntries} tenant names, the oldest ones. */
   private void trim(long now) {
     while (true) {
-      Key oldest = order.peek();
+      LedgerKey oldest = order.peek();
       if (oldest == null) {
         return;
       }
-      Long until = expiry.get(oldest);
-      boolean expired = until == null || now - until >= 0;
+      Entry e = bodies.get(oldest);
+      boolean expired = e == null || now - e.until() >= 0;
       if (!expired && size.get() <= maxEntries) {
         return;
       }
-      if (order.remove(oldest) && until != null && expiry.remove(oldest, until)) {
-        size.decrementAndGet();
+      if (order.remove(oldest) && e != null) {
+        forget(oldest, e);
       }
     }
   }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -14,9 +16,9 @@ class DeliveryLedgerTest {
   void remembersDeliveredTenantsOfABodyUntilTheyExpire() {
     DeliveryLedger ledger = new DeliveryLedger(100, 500, clock::get);
     assertTrue(ledger.isEmpty());
-    ledger.record(new LedgerKey(42, 10), "a");
+    ledger.record(new LedgerKey(42, 10), List.of("a"), List.of("b"));
     assertTrue(ledger.delivered(new LedgerKey(42, 10), "a"));
-    assertFalse(ledger.delivered(new LedgerKey(42, 10), "b"), "another tenant of the same body");
+    assertFalse(ledger.delivered(new LedgerKey(42, 10), "b"), "the tenant not delivered");
     assertFalse(ledger.delivered(new LedgerKey(42, 11), "a"), "another body length");
     assertFalse(ledger.delivered(new LedgerKey(43, 10), "a"), "another body hash");
     clock.addAndGet(499);
@@ -27,10 +29,50 @@ class DeliveryLedgerTest {
   }
 
   @Test
+  void aBodyOfManyTenantsWithOneNotDeliveredCostsOneName() {
+    DeliveryLedger ledger = new DeliveryLedger(10, 1_000_000, clock::get);
+    List<String> delivered = new ArrayList<>();
+    for (int i = 0; i < 999; i++) {
+      delivered.add("tenant-" + i);
+    }
+    for (int body = 0; body < 10; body++) {
+      ledger.record(new LedgerKey(body, 1), delivered, List.of("throttled"));
+    }
+    assertEquals(10, ledger.size());
+    for (int body = 0; body < 10; body++) {
+      for (String t : delivered) {
+        assertTrue(ledger.delivered(new LedgerKey(body, 1), t));
+      }
+      assertFalse(ledger.delivered(new LedgerKey(body, 1), "throttled"));
+    }
+  }
+
+  @Test
+  void aRetryThatFailsAgainReplacesWhatWasKnownOfTheBody() {
+    DeliveryLedger ledger = new DeliveryLedger(100, 1_000_000, clock::get);
+    LedgerKey body = new LedgerKey(7, 3);
+    ledger.record(body, List.of("a"), List.of("b", "c"));
+    assertEquals(1, ledger.size());
+    ledger.record(body, List.of("a", "b"), List.of("c"));
+    assertEquals(1, ledger.size(), "now listed by the one tenant not delivered");
+    assertTrue(ledger.delivered(body, "a"));
+    assertTrue(ledger.delivered(body, "b"));
+    assertFalse(ledger.delivered(body, "c"));
+  }
+
+  @Test
+  void nothingIsWrittenWhenNoTenantWasDelivered() {
+    DeliveryLedger ledger = new DeliveryLedger(100, 1_000_000, clock::get);
+    ledger.record(new LedgerKey(1, 1), List.of(), List.of("a", "b"));
+    assertTrue(ledger.isEmpty());
+    assertFalse(ledger.delivered(new LedgerKey(1, 1), "a"));
+  }
+
+  @Test
   void forgetsTheOldestBeyondItsSize() {
     DeliveryLedger ledger = new DeliveryLedger(3, 1_000_000, clock::get);
     for (int i = 0; i < 5; i++) {
-      ledger.record(new LedgerKey(i, 1), "t");
+      ledger.record(new LedgerKey(i, 1), List.of("t"), List.of("u", "v"));
       clock.incrementAndGet();
     }
     assertEquals(3, ledger.size());
@@ -41,9 +83,22 @@ class DeliveryLedgerTest {
   }
 
   @Test
+  void sizeIsCountedInTenantNames() {
+    DeliveryLedger ledger = new DeliveryLedger(4, 1_000_000, clock::get);
+    ledger.record(new LedgerKey(1, 1), List.of("a", "b"), List.of("c", "d", "e"));
+    ledger.record(new LedgerKey(2, 1), List.of("a", "b"), List.of("c", "d", "e"));
+    assertEquals(4, ledger.size());
+    ledger.record(new LedgerKey(3, 1), List.of("a"), List.of("c", "d", "e"));
+    assertEquals(3, ledger.size(), "the oldest body forgotten to make room");
+    assertFalse(ledger.delivered(new LedgerKey(1, 1), "a"));
+    assertTrue(ledger.delivered(new LedgerKey(2, 1), "b"));
+    assertTrue(ledger.delivered(new LedgerKey(3, 1), "a"));
+  }
+
+  @Test
   void sizeZeroDisablesIt() {
     DeliveryLedger ledger = new DeliveryLedger(0, 1_000, clock::get);
-    ledger.record(new LedgerKey(1, 1), "t");
+    ledger.record(new LedgerKey(1, 1), List.of("t"), List.of("u"));
     assertTrue(ledger.isEmpty());
     assertFalse(ledger.delivered(new LedgerKey(1, 1), "t"));
   }
