@@ -425,7 +425,7 @@ public final class Lane {
     long timeout = Math.min(ctx.attemptTimeoutNanos, left);
     ByteBuf compressed;
     try {
-      compressed = compress(batch, bytes);
+      compressed = compress(batch);
     } catch (RuntimeException e) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
@@ -513,7 +513,7 @@ public final class Lane {
    * that arrived uncompressed (small ones, see {@link Lanes#COMPRESS_IN_LANE_BELOW}) are compressed
    * here, each run of them next to each other as one block.
    */
-  private ByteBuf compress(List<Fragment> batch, long bytes) {
+  private ByteBuf compress(List<Fragment> batch) {
     if (batch.size() == 1) {
       Fragment f = batch.get(0);
       f.compress(ctx.alloc);
