@@ -240,7 +240,9 @@ public final class ConfigKeys {
       key(
           "relay.lanes.max-concurrent-sends",
           "4",
-          "downstream requests one tenant may have in flight at once (its share of the connections)");
+          "downstream requests one tenant may have in flight at once from its lane, and as many again"
+              + " from each other event loop that sends its large batches (its share of the"
+              + " connections)");
   public static final ConfigKey LANES_MAX_PENDING_BYTES =
       key(
           "relay.lanes.max-pending-bytes",

@@ -34,6 +34,12 @@ public final class Fragment {
   long queuedNanos;
 
   /**
+   * Index of the lanes' event loop that routed the fragment and handed it to its lane on another
+   * loop, or -1 ({@link Lanes}).
+   */
+  int origin = -1;
+
+  /**
    * A PRW 1.0 fragment.
    *
    * @param body takes ownership

@@ -22,7 +22,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Every downstream send of one tenant goes through its lane, so that what the tenant's downstream
- * does changes only this lane and never another tenant's.
+ * does changes only this lane and never another tenant's. In sync mode the lane may let another
+ * loop send the tenant's large fragments itself while the tenant is healthy ({@link Lanes#submit});
+ * what such a send gets back other than a 2xx or a non-retriable 4xx comes to the lane, as if the
+ * lane had sent it.
  *
  * <p>A lane lives on one event loop and is touched only there. It holds fragments waiting to be
  * sent, at most {@link LaneSettings#maxConcurrentSends()} downstream requests in flight, and a
@@ -157,11 +160,24 @@ public final class Lane {
   private ScheduledFuture<?> spillTimer;
   private long spillTimerAt;
 
-  Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots) {
+  /** The lanes this one belongs to, and the index of its loop among theirs. */
+  private final Lanes lanes;
+
+  private final int shard;
+
+  /**
+   * Sync mode: the loops, by index, told that this tenant is healthy, whose large fragments are
+   * sent from there ({@link Lanes}); {@code null} while none is.
+   */
+  private boolean[] announced;
+
+  Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots, Lanes lanes, int shard) {
     this.tenant = tenant;
     this.ctx = ctx;
     this.loop = loop;
     this.slots = slots;
+    this.lanes = lanes;
+    this.shard = shard;
     this.lastActiveNanos = now();
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
     this.queueing = queue != null && (ctx.directNanos == 0 || !queue.isEmpty());
@@ -239,7 +255,53 @@ public final class Lane {
     lowerDeadlineFloor(f);
     pending.add(f);
     pendingBytes += f.size();
+    announceTo(f.origin, f);
     pumpSoon();
+  }
+
+  /**
+   * Sync mode: a large fragment of a healthy tenant came from another loop. From now on that loop
+   * sends such fragments itself, until this lane backs off or is forgotten ({@link #withdraw}):
+   * each would otherwise wait for this loop to take it and for the routing loop to take its outcome
+   * back, and coalescing gains little for a fragment that large.
+   */
+  private void announceTo(int origin, Fragment f) {
+    if (origin < 0
+        || origin == shard
+        || state != State.HEALTHY
+        || f.compressed() == null
+        || (announced != null && announced[origin])) {
+      return;
+    }
+    if (announced == null) {
+      announced = new boolean[lanes.loops()];
+    }
+    announced[origin] = true;
+    lanes.announce(origin, tenant);
+  }
+
+  /** Tells every loop told by {@link #announceTo} to hand this tenant's fragments here again. */
+  void withdraw() {
+    if (announced == null) {
+      return;
+    }
+    for (int i = 0; i < announced.length; i++) {
+      if (announced[i]) {
+        lanes.withdraw(i, tenant);
+      }
+    }
+    announced = null;
+  }
+
+  /**
+   * Sync mode: a fragment that another loop sent itself ({@link #announceTo}) and that came back
+   * 429, 5xx, timed out or asks for PRW 1.0: decided here as if this lane had sent it.
+   */
+  void remoteFailed(Fragment f, Protocol sent, AttemptOutcome o) {
+    long now = now();
+    lastActiveNanos = now;
+    f.queuedNanos = now;
+    settle(List.of(f), sent, o, now);
   }
 
   private void lowerDeadlineFloor(Fragment f) {
@@ -593,7 +655,11 @@ public final class Lane {
   }
 
   private void outcome(List<Fragment> batch, Protocol sent, AttemptOutcome o, long started) {
-    long now = ended(batch.size(), o, started);
+    settle(batch, sent, o, ended(batch.size(), o, started));
+  }
+
+  /** Answers, retries or requeues the fragments of a sync-mode send after its outcome. */
+  private void settle(List<Fragment> batch, Protocol sent, AttemptOutcome o, long now) {
     if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
       // The downstream takes only PRW 1.0: the same fragments go again, converted.
       ctx.protocol.fallBack(o);
@@ -675,6 +741,9 @@ public final class Lane {
 
   private void enter(State next, String why, long delayNanos, long now) {
     boolean changed = next != state;
+    if (next != State.HEALTHY) {
+      withdraw();
+    }
     state = next;
     reason = why;
     untilNanos = now + delayNanos;

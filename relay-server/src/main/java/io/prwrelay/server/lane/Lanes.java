@@ -1,11 +1,15 @@
 package io.prwrelay.server.lane;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
+import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
+import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.QueueStore;
@@ -26,6 +30,10 @@ import java.util.function.LongSupplier;
  * by the tenant's hash, so a lane's state needs no lock. Fragments may be submitted from any
  * thread; they are handed to their lane's loop, and their listeners are called there.
  *
+ * <p>In sync mode a lane may let other loops send its tenant's large fragments themselves while the
+ * tenant is healthy (see {@link #submit}); the lane still decides every outcome other than a 2xx or
+ * a non-retriable 4xx, and takes the permission back when it backs off or is forgotten.
+ *
  * <p>Lanes are created on a tenant's first fragment and forgotten after {@link
  * LaneSettings#idleTimeout()} without work and without a backoff in force. At most {@link
  * LaneSettings#maxLanes()} exist; a new tenant beyond that evicts the longest-idle lane of its
@@ -37,20 +45,38 @@ public final class Lanes implements AutoCloseable {
   private final AtomicInteger count = new AtomicInteger();
   private final ScheduledFuture<?> expirer;
 
+  /** Set by {@link #close()}: no loop sends a tenant's fragments for its lane any more. */
+  private volatile boolean closed;
+
   /** How often queued records past their age bound are dropped (queue mode). */
   static final long EXPIRE_INTERVAL_SECONDS = 10;
 
   /** The lanes of one event loop; touched only on that loop. */
   private final class Shard {
+    final int index;
     final EventLoop loop;
     final Map<String, Lane> lanes = new HashMap<>();
     final SendSlots slots;
+
+    /**
+     * Sync mode: tenants whose lane lives on another loop and said they are healthy ({@link
+     * Lane#announceTo}): their large fragments routed on this loop are sent from here.
+     */
+    final Map<String, Remote> remotes = new HashMap<>();
+
     ScheduledFuture<?> sweeper;
 
-    Shard(EventLoop loop, int connections) {
+    Shard(int index, EventLoop loop, int connections) {
+      this.index = index;
       this.loop = loop;
       this.slots = new SendSlots(connections);
     }
+  }
+
+  /** A healthy tenant whose lane lives on another loop, as seen from this one. */
+  private static final class Remote {
+    /** Sends of the tenant from this loop on the wire. */
+    int inFlight;
   }
 
   /**
@@ -105,7 +131,7 @@ public final class Lanes implements AutoCloseable {
     List<Shard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
       EventLoop loop = (EventLoop) e;
-      list.add(new Shard(loop, sender.connections(loop)));
+      list.add(new Shard(list.size(), loop, sender.connections(loop)));
     }
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no event loop for the lanes");
@@ -152,6 +178,13 @@ public final class Lanes implements AutoCloseable {
    * Compresses each fragment that is not small on the calling thread, then hands it to its tenant's
    * lane. May be called from any thread.
    *
+   * <p>In sync mode, a large fragment routed on one of the lanes' loops whose tenant's lane lives
+   * on another loop is sent from the routing loop, over its own connections, while that lane says
+   * the tenant is healthy ({@link Lane#announceTo}) and the tenant has fewer than {@link
+   * LaneSettings#maxConcurrentSends()} such sends from this loop on the wire: a 2xx or a
+   * non-retriable 4xx answers it here; anything else hands it to the lane, which retries or answers
+   * it as if it had sent it. Small fragments always go to their lane, where they are coalesced.
+   *
    * @param fragments takes ownership of every fragment
    */
   public void submit(List<Fragment> fragments) {
@@ -163,10 +196,17 @@ public final class Lanes implements AutoCloseable {
       hand(shards[0], fragments);
       return;
     }
+    Shard from = ctx.store == null ? callingShard() : null;
     @SuppressWarnings("unchecked")
     List<Fragment>[] byShard = new List[shards.length];
     for (Fragment f : fragments) {
       int i = shardOf(f.tenant());
+      if (from != null && i != from.index) {
+        if (sentFrom(from, f)) {
+          continue;
+        }
+        f.origin = from.index;
+      }
       if (byShard[i] == null) {
         byShard[i] = new ArrayList<>();
       }
@@ -176,6 +216,132 @@ public final class Lanes implements AutoCloseable {
       if (byShard[i] != null) {
         hand(shards[i], byShard[i]);
       }
+    }
+  }
+
+  /** The shard whose loop runs the caller, or {@code null}. */
+  private Shard callingShard() {
+    for (Shard s : shards) {
+      if (s.loop.inEventLoop()) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Sends a large fragment of a tenant whose lane lives on another loop from {@code s}, when that
+   * lane said it may be and a connection of {@code s} is free; false when it stays for its lane.
+   */
+  private boolean sentFrom(Shard s, Fragment f) {
+    if (f.compressed() == null
+        || (f.protocol() != Protocol.V1 && ctx.protocol.forV2Input() != Protocol.V2)) {
+      return false;
+    }
+    Remote r = s.remotes.get(f.tenant());
+    if (r == null || r.inFlight >= ctx.settings.maxConcurrentSends() || !s.slots.free()) {
+      return false;
+    }
+    long started = s.loop.ticker().nanoTime();
+    long left = f.deadlineNanos() - started;
+    if (left <= 0) {
+      return false;
+    }
+    Protocol protocol = f.protocol();
+    ByteBuf body = f.compressed().retainedDuplicate();
+    f.attempts++;
+    r.inFlight++;
+    s.slots.take();
+    Future<AttemptOutcome> result =
+        ctx.sender.send(
+            s.loop, f.tenant(), protocol, body, Math.min(ctx.attemptTimeoutNanos, left));
+    result.addListener(
+        x -> {
+          body.release();
+          r.inFlight--;
+          try {
+            sentFrom(s, f, protocol, result.getNow(), started);
+          } finally {
+            s.slots.release();
+          }
+        });
+    return true;
+  }
+
+  /** The outcome of a send by {@link #sentFrom(Shard, Fragment)}, on that shard's loop. */
+  private void sentFrom(Shard s, Fragment f, Protocol sent, AttemptOutcome o, long started) {
+    ctx.observer.attempt(f.tenant(), 1, o, s.loop.ticker().nanoTime() - started);
+    if (o.success() || (!o.retriable() && !ctx.protocol.fallsBackOn(sent, o))) {
+      finish(
+          f,
+          new FragmentOutcome(
+              o.success() ? Kind.DELIVERED : Kind.REJECTED,
+              o.status(),
+              o.success() ? "" : o.describe(),
+              -1,
+              f.attempts,
+              o.written()));
+      return;
+    }
+    Shard home = shards[shardOf(f.tenant())];
+    try {
+      home.loop.execute(
+          () -> {
+            Lane lane = closed ? null : lane(home, f.tenant());
+            if (closed) {
+              finish(f, shuttingDown());
+            } else if (lane == null) {
+              finish(f, noRoom());
+            } else {
+              lane.remoteFailed(f, sent, o);
+            }
+          });
+    } catch (RejectedExecutionException shuttingDown) {
+      finish(f, shuttingDown());
+    }
+  }
+
+  private static FragmentOutcome shuttingDown() {
+    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
+  }
+
+  private void finish(Fragment f, FragmentOutcome o) {
+    ctx.observer.finished(f, o);
+    f.complete(o);
+  }
+
+  /** Number of event loops the lanes live on. */
+  int loops() {
+    return shards.length;
+  }
+
+  /**
+   * Called by a tenant's lane on its loop: the loop of index {@code shard} may send the tenant's
+   * large fragments itself.
+   */
+  void announce(int shard, String tenant) {
+    Shard s = shards[shard];
+    try {
+      s.loop.execute(
+          () -> {
+            if (!closed) {
+              s.remotes.computeIfAbsent(tenant, t -> new Remote());
+            }
+          });
+    } catch (RejectedExecutionException shuttingDown) {
+      // Nothing is sent from a loop that is shutting down.
+    }
+  }
+
+  /**
+   * Called by a tenant's lane on its loop: the loop of index {@code shard} hands them over again.
+   */
+  void withdraw(int shard, String tenant) {
+    Shard s = shards[shard];
+    try {
+      s.loop.execute(() -> s.remotes.remove(tenant));
+    } catch (RejectedExecutionException shuttingDown) {
+      // Nothing is sent from a loop that is shutting down.
     }
   }
 
@@ -228,10 +394,7 @@ public final class Lanes implements AutoCloseable {
       s.loop.execute(() -> offerAll(s, fragments));
     } catch (RejectedExecutionException shuttingDown) {
       for (Fragment f : fragments) {
-        FragmentOutcome o =
-            new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
-        ctx.observer.finished(f, o);
-        f.complete(o);
+        finish(f, shuttingDown());
       }
     }
   }
@@ -244,21 +407,20 @@ public final class Lanes implements AutoCloseable {
     for (Fragment f : fragments) {
       Lane lane = lane(s, f.tenant());
       if (lane == null) {
-        FragmentOutcome o =
-            new FragmentOutcome(
-                Kind.UNAVAILABLE,
-                503,
-                "too many tenants are busy at once (relay.lanes.max="
-                    + ctx.settings.maxLanes()
-                    + ")",
-                1000,
-                0);
-        ctx.observer.finished(f, o);
-        f.complete(o);
+        finish(f, noRoom());
       } else {
         lane.offer(f);
       }
     }
+  }
+
+  private FragmentOutcome noRoom() {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        "too many tenants are busy at once (relay.lanes.max=" + ctx.settings.maxLanes() + ")",
+        1000,
+        0);
   }
 
   private Lane lane(Shard s, String tenant) {
@@ -269,7 +431,7 @@ public final class Lanes implements AutoCloseable {
     if (count.get() >= ctx.settings.maxLanes() && !evictOne(s)) {
       return null;
     }
-    lane = new Lane(tenant, ctx, s.loop, s.slots);
+    lane = new Lane(tenant, ctx, s.loop, s.slots, this, s.index);
     s.lanes.put(tenant, lane);
     count.incrementAndGet();
     ctx.observer.laneCreated(tenant);
@@ -289,7 +451,7 @@ public final class Lanes implements AutoCloseable {
     if (victim == null) {
       return false;
     }
-    s.lanes.remove(victim);
+    s.lanes.remove(victim).withdraw();
     count.decrementAndGet();
     ctx.observer.laneForgotten(victim);
     return true;
@@ -302,6 +464,7 @@ public final class Lanes implements AutoCloseable {
       Lane lane = it.next();
       if (lane.idleSince(now, idle)) {
         it.remove();
+        lane.withdraw();
         count.decrementAndGet();
         ctx.observer.laneForgotten(lane.tenant());
       }
@@ -314,6 +477,7 @@ public final class Lanes implements AutoCloseable {
    */
   @Override
   public void close() {
+    closed = true;
     if (expirer != null) {
       expirer.cancel(false);
     }
@@ -324,6 +488,7 @@ public final class Lanes implements AutoCloseable {
       Runnable closeAll =
           () -> {
             s.sweeper.cancel(false);
+            s.remotes.clear();
             for (Lane l : s.lanes.values()) {
               l.close();
             }

@@ -59,9 +59,15 @@ public final class ScriptedSender implements TenantSender {
    *
    * @param body the batch as sent, decompressed
    * @param protocol the protocol it was sent as
+   * @param loop the event loop it was sent from
    */
   public record Call(
-      String tenant, long atNanos, long timeoutNanos, byte[] body, Protocol protocol) {
+      String tenant,
+      long atNanos,
+      long timeoutNanos,
+      byte[] body,
+      Protocol protocol,
+      EventLoop loop) {
     /** The decompressed body as text (for tests whose batches are text). */
     public String text() {
       return new String(body, StandardCharsets.UTF_8);
@@ -120,7 +126,8 @@ public final class ScriptedSender implements TenantSender {
     if (body.refCnt() <= 0) {
       releasedBodies.add(tenant);
     }
-    calls.add(new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body), protocol));
+    calls.add(
+        new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body), protocol, loop));
     Reply reply = scripts.getOrDefault(tenant, new ArrayDeque<>()).poll();
     if (reply == null) {
       reply = always.getOrDefault(tenant, Reply.status(200));

@@ -13,10 +13,23 @@ import java.util.concurrent.TimeUnit;
  * test moves the clock, and every scheduled task then runs at its own time, in order.
  */
 public final class SimulatedLoop {
-  private final MockTicker ticker = Ticker.newMockTicker();
+  private final MockTicker ticker;
   private final EmbeddedChannel channel;
 
   public SimulatedLoop(ChannelHandler... handlers) {
+    this(Ticker.newMockTicker(), handlers);
+  }
+
+  /**
+   * A loop on the same clock as {@code other}; move both with {@link #advance(Duration,
+   * SimulatedLoop...)}.
+   */
+  public SimulatedLoop(SimulatedLoop other) {
+    this(other.ticker);
+  }
+
+  private SimulatedLoop(MockTicker ticker, ChannelHandler... handlers) {
+    this.ticker = ticker;
     channel = EmbeddedChannel.builder().ticker(ticker).handlers(handlers).build();
   }
 
@@ -52,5 +65,55 @@ public final class SimulatedLoop {
     }
     ticker.advance(target - now(), TimeUnit.NANOSECONDS);
     runDue();
+  }
+
+  /**
+   * Runs every task of loops on one clock that is due now, including those that running them makes
+   * due on any of them.
+   */
+  public static void runDue(SimulatedLoop... loops) {
+    boolean ran = true;
+    while (ran) {
+      ran = false;
+      for (SimulatedLoop l : loops) {
+        if (l.channel.hasPendingTasks()) {
+          l.runDue();
+          ran = true;
+        }
+      }
+    }
+  }
+
+  /**
+   * Moves the clock that {@code loops} share forward by {@code d}, running each loop's scheduled
+   * tasks at their time, in time order across the loops.
+   */
+  public static void advance(Duration d, SimulatedLoop... loops) {
+    MockTicker ticker = loops[0].ticker;
+    long target = ticker.nanoTime() + d.toNanos();
+    while (true) {
+      long next;
+      boolean pending;
+      do {
+        next = -1;
+        for (SimulatedLoop l : loops) {
+          long n = l.channel.runScheduledPendingTasks();
+          if (n >= 0 && (next < 0 || n < next)) {
+            next = n;
+          }
+        }
+        pending = false;
+        for (SimulatedLoop l : loops) {
+          pending |= l.channel.hasPendingTasks();
+        }
+        runDue(loops);
+      } while (pending);
+      if (next < 0 || ticker.nanoTime() + next > target) {
+        break;
+      }
+      ticker.advance(next, TimeUnit.NANOSECONDS);
+    }
+    ticker.advance(target - ticker.nanoTime(), TimeUnit.NANOSECONDS);
+    runDue(loops);
   }
 }

@@ -1,0 +1,198 @@
+package io.prwrelay.server.lane;
+
+import static io.prwrelay.server.lane.LaneTesting.answeredOnce;
+import static io.prwrelay.server.lane.LaneTesting.settings;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.EventLoop;
+import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.downstream.ScriptedSender;
+import io.prwrelay.server.downstream.ScriptedSender.Reply;
+import io.prwrelay.server.downstream.SimulatedLoop;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+
+/**
+ * Lanes on two event loops (simulated, one clock): a large fragment routed on loop 0 whose tenant's
+ * lane lives on loop 1 is sent from loop 0 once that lane said the tenant is healthy, and whatever
+ * is not a 2xx or a plain rejection is decided by the lane. The routing loop is loop 0: an embedded
+ * loop is always "in" its loop, and the lanes take the first such loop as the caller's. Tenant
+ * {@code a} lives on loop 1.
+ */
+@Timeout(value = 30, threadMode = ThreadMode.SEPARATE_THREAD)
+class RemoteSendTest {
+  private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+  private static final String LARGE = "L".repeat(Lanes.COMPRESS_IN_LANE_BELOW);
+
+  private final SimulatedLoop routing = new SimulatedLoop();
+  private final SimulatedLoop home = new SimulatedLoop(routing);
+  private final ScriptedSender downstream = new ScriptedSender();
+  private final Map<String, FragmentOutcome> outcomes = new LinkedHashMap<>();
+  private final List<String> events = new ArrayList<>();
+  private Lanes lanes;
+
+  private void lanes(LaneSettings s) {
+    LaneObserver observer =
+        new LaneObserver() {
+          @Override
+          public void stateChanged(String tenant, Lane.State state, String reason, long delay) {
+            events.add(tenant + " " + state);
+          }
+        };
+    lanes = new Lanes(List.of(routing.loop(), home.loop()), s, downstream, ALLOC, observer, null);
+  }
+
+  private Fragment fragment(String id, String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    return new Fragment(
+        "a",
+        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
+        new SeriesCounts(1, 1, 0, 0),
+        routing.now() + 10 * SECOND,
+        answeredOnce(outcomes, id));
+  }
+
+  private Fragment large(String id) {
+    return fragment(id, id + LARGE);
+  }
+
+  private void submit(Fragment f) {
+    lanes.submit(List.of(f));
+    SimulatedLoop.runDue(routing, home);
+  }
+
+  private void advance(long millis) {
+    SimulatedLoop.advance(Duration.ofMillis(millis), routing, home);
+  }
+
+  /** Which loop sent each downstream request of tenant {@code a}: "R" routing, "H" home. */
+  private String sentFrom() {
+    StringBuilder b = new StringBuilder();
+    for (ScriptedSender.Call c : downstream.callsTo("a")) {
+      EventLoop l = c.loop();
+      b.append(l == routing.loop() ? "R" : l == home.loop() ? "H" : "?");
+    }
+    return b.toString();
+  }
+
+  @AfterEach
+  void close() {
+    for (int i = 0; i < 10; i++) {
+      advance(60_000);
+    }
+    if (lanes != null) {
+      lanes.close();
+    }
+    assertFalse(routing.channel().finishAndReleaseAll());
+    assertFalse(home.channel().finishAndReleaseAll());
+  }
+
+  @Test
+  void tenantAIsHomedOnTheSecondLoop() {
+    assertEquals(1, ("a".hashCode() & 0x7FFF_FFFF) % 2);
+  }
+
+  @Test
+  void largeFragmentsOfAHealthyTenantGoFromTheRoutingLoopOnceItsLaneSaysSo() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    submit(large("a2"));
+    submit(fragment("a3", "small"));
+    submit(large("a4"));
+    assertEquals("HRHR", sentFrom(), "the first and the small one go through the lane");
+    assertEquals("a2" + LARGE, downstream.callsTo("a").get(1).text());
+    for (String id : List.of("a1", "a2", "a3", "a4")) {
+      assertEquals(Kind.DELIVERED, outcomes.get(id).kind(), id);
+      assertEquals(1, outcomes.get(id).attempts(), id);
+    }
+  }
+
+  @Test
+  void aThrottledRemoteSendIsAnsweredByTheLaneWhichThenAnswersAtOnce() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    downstream.script("a", Reply.retryAfter(429, Duration.ofSeconds(30)));
+    submit(large("a2"));
+    assertEquals(Kind.THROTTLED, outcomes.get("a2").kind());
+    assertEquals(429, outcomes.get("a2").status());
+    assertEquals(30_000, outcomes.get("a2").retryAfterMillis());
+    assertEquals(List.of("a THROTTLED"), events);
+    submit(large("a3"));
+    assertEquals(Kind.THROTTLED, outcomes.get("a3").kind(), "answered by the lane at once");
+    assertEquals("HR", sentFrom(), "no request for a3");
+  }
+
+  @Test
+  void aRemoteSendThatFailsWith503IsRetriedByTheLaneAfterItsBackoff() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    downstream.script("a", Reply.status(503));
+    submit(large("a2"));
+    assertFalse(outcomes.containsKey("a2"), "waits in the lane for its retry");
+    assertEquals(List.of("a BACKING_OFF"), events);
+    advance(1_000);
+    assertEquals(Kind.DELIVERED, outcomes.get("a2").kind());
+    assertEquals(2, outcomes.get("a2").attempts());
+    assertEquals(List.of("a BACKING_OFF", "a HEALTHY"), events);
+    // The lane told the routing loop to stop when it backed off; healthy again, it tells it again.
+    submit(large("a3"));
+    submit(large("a4"));
+    assertEquals("HRHHR", sentFrom());
+    assertEquals(Kind.DELIVERED, outcomes.get("a4").kind());
+  }
+
+  @Test
+  void aRejectedRemoteSendIsAnsweredThereAndLeavesTheLaneHealthy() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    downstream.script("a", Reply.status(400, "out of order sample"));
+    submit(large("a2"));
+    assertEquals(Kind.REJECTED, outcomes.get("a2").kind());
+    assertEquals(400, outcomes.get("a2").status());
+    assertTrue(outcomes.get("a2").message().contains("out of order sample"));
+    submit(large("a3"));
+    assertEquals(Kind.DELIVERED, outcomes.get("a3").kind());
+    assertEquals("HRR", sentFrom());
+    assertTrue(events.isEmpty());
+  }
+
+  @Test
+  void sendsOfATenantFromTheRoutingLoopAreBoundedByItsShare() {
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    submit(large("a2"));
+    submit(large("a3"));
+    assertEquals("HRH", sentFrom(), "a3 waits for neither: its lane sends it");
+    advance(50);
+    assertEquals(3, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
+  void aForgottenLaneStopsTheRoutingLoopSendingForIt() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    submit(large("a2"));
+    advance(6 * 60_000); // the idle timeout of the test settings is 5 minutes
+    assertEquals(0, lanes.size());
+    submit(large("a3"));
+    submit(large("a4"));
+    assertEquals("HRHR", sentFrom());
+  }
+}
