@@ -294,14 +294,27 @@ public final class Lane {
   }
 
   /**
-   * Sync mode: a fragment that another loop sent itself ({@link #announceTo}) and that came back
-   * 429, 5xx, timed out or asks for PRW 1.0: decided here as if this lane had sent it.
+   * Sync mode: fragments that another loop sent itself, as one request ({@link Delegate}), and that
+   * came back 429, 5xx or without an answer, with the fragments that waited there for a send:
+   * decided here as if this lane had sent them and the others had come here. That loop no longer
+   * sends for the tenant; the next large fragment from there, once this lane is healthy, allows it
+   * again.
    */
-  void remoteFailed(Fragment f, Protocol sent, AttemptOutcome o) {
+  void remoteFailed(List<Fragment> batch, AttemptOutcome o, List<Fragment> waiting, int origin) {
+    if (announced != null) {
+      announced[origin] = false;
+    }
+    for (int i = 0; i < waiting.size(); i++) {
+      Fragment f = waiting.get(i);
+      f.origin = -1;
+      offer(f);
+    }
     long now = now();
     lastActiveNanos = now;
-    f.queuedNanos = now;
-    settle(List.of(f), sent, o, now);
+    for (int i = 0; i < batch.size(); i++) {
+      batch.get(i).queuedNanos = now;
+    }
+    settle(batch, Protocol.V1, o, now);
   }
 
   private void lowerDeadlineFloor(Fragment f) {

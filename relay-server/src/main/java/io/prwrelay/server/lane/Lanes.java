@@ -1,10 +1,8 @@
 package io.prwrelay.server.lane;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.downstream.AttemptOutcome;
@@ -62,7 +60,7 @@ public final class Lanes implements AutoCloseable {
      * Sync mode: tenants whose lane lives on another loop and said they are healthy ({@link
      * Lane#announceTo}): their large fragments routed on this loop are sent from here.
      */
-    final Map<String, Remote> remotes = new HashMap<>();
+    final Map<String, Delegate> remotes = new HashMap<>();
 
     ScheduledFuture<?> sweeper;
 
@@ -71,12 +69,6 @@ public final class Lanes implements AutoCloseable {
       this.loop = loop;
       this.slots = new SendSlots(connections);
     }
-  }
-
-  /** A healthy tenant whose lane lives on another loop, as seen from this one. */
-  private static final class Remote {
-    /** Sends of the tenant from this loop on the wire. */
-    int inFlight;
   }
 
   /**
@@ -231,81 +223,64 @@ public final class Lanes implements AutoCloseable {
 
   /**
    * Sends a large fragment of a tenant whose lane lives on another loop from {@code s}, when that
-   * lane said it may be and a connection of {@code s} is free; false when it stays for its lane.
+   * lane said it may be ({@link Delegate}); false when it goes to its lane.
    */
-  private boolean sentFrom(Shard s, Fragment f) {
-    if (f.compressed() == null
-        || (f.protocol() != Protocol.V1 && ctx.protocol.forV2Input() != Protocol.V2)) {
+  private static boolean sentFrom(Shard s, Fragment f) {
+    if (f.compressed() == null || f.protocol() != Protocol.V1) {
       return false;
     }
-    Remote r = s.remotes.get(f.tenant());
-    if (r == null || r.inFlight >= ctx.settings.maxConcurrentSends() || !s.slots.free()) {
-      return false;
+    Delegate d = s.remotes.get(f.tenant());
+    return d != null && d.take(f);
+  }
+
+  /**
+   * Hands fragments that a {@link Delegate} of loop {@code origin} took to their tenant's lane, to
+   * be sent (or answered) there.
+   */
+  void toLane(List<Fragment> fragments, int origin) {
+    for (int i = 0; i < fragments.size(); i++) {
+      fragments.get(i).origin = origin;
     }
-    long started = s.loop.ticker().nanoTime();
-    long left = f.deadlineNanos() - started;
-    if (left <= 0) {
-      return false;
-    }
-    Protocol protocol = f.protocol();
-    ByteBuf body = f.compressed().retainedDuplicate();
-    f.attempts++;
-    r.inFlight++;
-    s.slots.take();
-    Future<AttemptOutcome> result =
-        ctx.sender.send(
-            s.loop, f.tenant(), protocol, body, Math.min(ctx.attemptTimeoutNanos, left));
-    result.addListener(
-        x -> {
-          body.release();
-          r.inFlight--;
-          try {
-            sentFrom(s, f, protocol, result.getNow(), started);
-          } finally {
-            s.slots.release();
+    hand(shards[shardOf(fragments.get(0).tenant())], fragments);
+  }
+
+  /**
+   * Fragments that a {@link Delegate} of loop {@code origin} sent and that came back 429, 5xx or
+   * without an answer, with those that waited there: their tenant's lane decides, as if it had sent
+   * them.
+   */
+  void failedRemotely(
+      List<Fragment> fragments, AttemptOutcome o, List<Fragment> waiting, int origin) {
+    Shard home = shards[shardOf(fragments.get(0).tenant())];
+    Runnable decide =
+        () -> {
+          Lane lane = closed ? null : lane(home, fragments.get(0).tenant());
+          if (lane != null) {
+            lane.remoteFailed(fragments, o, waiting, origin);
+            return;
           }
-        });
-    return true;
-  }
-
-  /** The outcome of a send by {@link #sentFrom(Shard, Fragment)}, on that shard's loop. */
-  private void sentFrom(Shard s, Fragment f, Protocol sent, AttemptOutcome o, long started) {
-    ctx.observer.attempt(f.tenant(), 1, o, s.loop.ticker().nanoTime() - started);
-    if (o.success() || (!o.retriable() && !ctx.protocol.fallsBackOn(sent, o))) {
-      finish(
-          f,
-          new FragmentOutcome(
-              o.success() ? Kind.DELIVERED : Kind.REJECTED,
-              o.status(),
-              o.success() ? "" : o.describe(),
-              -1,
-              f.attempts,
-              o.written()));
-      return;
-    }
-    Shard home = shards[shardOf(f.tenant())];
+          FragmentOutcome answer = closed ? shuttingDown() : noRoom();
+          fragments.forEach(f -> finish(f, answer));
+          waiting.forEach(f -> finish(f, answer));
+        };
     try {
-      home.loop.execute(
-          () -> {
-            Lane lane = closed ? null : lane(home, f.tenant());
-            if (closed) {
-              finish(f, shuttingDown());
-            } else if (lane == null) {
-              finish(f, noRoom());
-            } else {
-              lane.remoteFailed(f, sent, o);
-            }
-          });
+      home.loop.execute(decide);
     } catch (RejectedExecutionException shuttingDown) {
-      finish(f, shuttingDown());
+      fragments.forEach(f -> finish(f, shuttingDown()));
+      waiting.forEach(f -> finish(f, shuttingDown()));
     }
   }
 
-  private static FragmentOutcome shuttingDown() {
+  /** A delegate of loop {@code shard} that ended itself; called on that loop. */
+  void dropDelegate(int shard, String tenant, Delegate d) {
+    shards[shard].remotes.remove(tenant, d);
+  }
+
+  static FragmentOutcome shuttingDown() {
     return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
   }
 
-  private void finish(Fragment f, FragmentOutcome o) {
+  void finish(Fragment f, FragmentOutcome o) {
     ctx.observer.finished(f, o);
     f.complete(o);
   }
@@ -325,7 +300,8 @@ public final class Lanes implements AutoCloseable {
       s.loop.execute(
           () -> {
             if (!closed) {
-              s.remotes.computeIfAbsent(tenant, t -> new Remote());
+              s.remotes.computeIfAbsent(
+                  tenant, t -> new Delegate(t, ctx, s.loop, s.slots, this, s.index));
             }
           });
     } catch (RejectedExecutionException shuttingDown) {
@@ -339,7 +315,13 @@ public final class Lanes implements AutoCloseable {
   void withdraw(int shard, String tenant) {
     Shard s = shards[shard];
     try {
-      s.loop.execute(() -> s.remotes.remove(tenant));
+      s.loop.execute(
+          () -> {
+            Delegate d = s.remotes.remove(tenant);
+            if (d != null) {
+              d.withdraw();
+            }
+          });
     } catch (RejectedExecutionException shuttingDown) {
       // Nothing is sent from a loop that is shutting down.
     }
@@ -488,6 +470,9 @@ public final class Lanes implements AutoCloseable {
       Runnable closeAll =
           () -> {
             s.sweeper.cancel(false);
+            for (Delegate d : s.remotes.values()) {
+              d.close();
+            }
             s.remotes.clear();
             for (Lane l : s.lanes.values()) {
               l.close();

@@ -29,9 +29,9 @@ import org.junit.jupiter.api.Timeout.ThreadMode;
 /**
  * Lanes on two event loops (simulated, one clock): a large fragment routed on loop 0 whose tenant's
  * lane lives on loop 1 is sent from loop 0 once that lane said the tenant is healthy, and whatever
- * is not a 2xx or a plain rejection is decided by the lane. The routing loop is loop 0: an embedded
- * loop is always "in" its loop, and the lanes take the first such loop as the caller's. Tenant
- * {@code a} lives on loop 1.
+ * is not a 2xx or a plain rejection is decided by the lane. Fragments that arrive while such a send
+ * is in flight travel together. The routing loop is loop 0: an embedded loop is always "in" its
+ * loop, and the lanes take the first such loop as the caller's. Tenant {@code a} lives on loop 1.
  */
 @Timeout(value = 30, threadMode = ThreadMode.SEPARATE_THREAD)
 class RemoteSendTest {
@@ -182,6 +182,45 @@ class RemoteSendTest {
     advance(50);
     assertEquals(3, outcomes.size());
     outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
+  void fragmentsArrivingWhileASendIsInFlightTravelTogetherFromTheRoutingLoop() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    submit(large("a1"));
+    submit(large("a2"));
+    submit(large("a3"));
+    submit(large("a4"));
+    assertEquals("HR", sentFrom(), "a3 and a4 wait for the linger");
+    advance(5);
+    assertEquals("HRR", sentFrom());
+    assertEquals("a3" + LARGE + "a4" + LARGE, downstream.callsTo("a").get(2).text());
+    advance(100);
+    assertEquals(4, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+    outcomes.values().forEach(o -> assertEquals(1, o.attempts()));
+  }
+
+  @Test
+  void aFailedRemoteSendTakesTheFragmentsWaitingBehindItToTheLane() {
+    lanes(settings(4, 1 << 20, 1 << 20, 20));
+    downstream.script(
+        "a", Reply.status(200), Reply.status(503).after(Duration.ofMillis(10)), Reply.status(200));
+    submit(large("a1"));
+    submit(large("a2"));
+    submit(large("a3"));
+    advance(10);
+    assertEquals("HR", sentFrom(), "a3 waited for a2, and a2 failed");
+    assertEquals(List.of("a BACKING_OFF"), events);
+    assertEquals(1, outcomes.size());
+    advance(1_000);
+    assertEquals("HRH", sentFrom(), "the lane retries a2 with a3 after its backoff");
+    assertEquals("a2" + LARGE + "a3" + LARGE, downstream.callsTo("a").get(2).text());
+    assertEquals(Kind.DELIVERED, outcomes.get("a2").kind());
+    assertEquals(2, outcomes.get("a2").attempts());
+    assertEquals(Kind.DELIVERED, outcomes.get("a3").kind());
+    assertEquals(1, outcomes.get("a3").attempts());
   }
 
   @Test

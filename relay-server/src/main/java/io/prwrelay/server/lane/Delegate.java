@@ -1,0 +1,223 @@
+package io.prwrelay.server.lane;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.core.codec.CodecException;
+import io.prwrelay.core.codec.SnappyCodec;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.downstream.WrittenCounts;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Sync mode: a healthy tenant whose lane lives on another event loop, as seen from this one. Its
+ * lane allowed this loop to send the tenant's large PRW 1.0 fragments routed here itself ({@link
+ * Lane#announceTo}), so that they do not wait for the lane's loop to take them and for this loop to
+ * take their outcome back.
+ *
+ * <p>Like a lane, it has at most {@link LaneSettings#maxConcurrentSends()} requests in flight and
+ * coalesces: a fragment that arrives while one of its sends is in flight waits, with the others
+ * that arrive, for the first send to come back or for {@code linger}, whichever comes first, and
+ * they go as one request (joined snappy blocks) of up to {@code batchMaxBytes}. A fragment it
+ * cannot take (every send slot of the tenant or of the loop busy) goes to the lane. A 2xx or a
+ * non-retriable 4xx answers a send's fragments here; any other outcome hands them to the lane,
+ * which decides as if it had sent them. Touched only on its loop.
+ */
+final class Delegate {
+  private final String tenant;
+  private final LaneContext ctx;
+  private final EventLoop loop;
+  private final SendSlots slots;
+  private final Lanes lanes;
+  private final int shard;
+  private final List<Fragment> pending = new ArrayList<>(4);
+  private long pendingBytes;
+  private int inFlight;
+  private ScheduledFuture<?> linger;
+  private boolean withdrawn;
+  private final Runnable onLinger = this::onLinger;
+
+  /**
+   * @param shard index of {@code loop} among the lanes' loops
+   */
+  Delegate(
+      String tenant, LaneContext ctx, EventLoop loop, SendSlots slots, Lanes lanes, int shard) {
+    this.tenant = tenant;
+    this.ctx = ctx;
+    this.loop = loop;
+    this.slots = slots;
+    this.lanes = lanes;
+    this.shard = shard;
+  }
+
+  /** Sends of the tenant from this loop on the wire. */
+  int inFlight() {
+    return inFlight;
+  }
+
+  /**
+   * Takes a large compressed PRW 1.0 fragment of the tenant to send from here; false when it goes
+   * to the lane instead.
+   */
+  boolean take(Fragment f) {
+    if (withdrawn || inFlight >= ctx.settings.maxConcurrentSends()) {
+      return false;
+    }
+    if (inFlight == 0) {
+      if (!slots.free() || f.deadlineNanos() - now() <= 0) {
+        return false;
+      }
+      pending.add(f);
+      pendingBytes += f.size();
+      send();
+      return true;
+    }
+    pending.add(f);
+    pendingBytes += f.size();
+    if (pendingBytes >= ctx.settings.batchMaxBytes()) {
+      flush();
+    } else if (linger == null) {
+      linger = loop.schedule(onLinger, ctx.lingerNanos, TimeUnit.NANOSECONDS);
+    }
+    return true;
+  }
+
+  /** The lane backs off or was forgotten: what waits here goes to it, and nothing more is taken. */
+  void withdraw() {
+    withdrawn = true;
+    cancelLinger();
+    if (!pending.isEmpty()) {
+      lanes.toLane(takePending(), shard);
+    }
+  }
+
+  /** Shutdown: what waits here is answered 503; sends in flight end on their own. */
+  void close() {
+    withdrawn = true;
+    cancelLinger();
+    for (Fragment f : takePending()) {
+      lanes.finish(f, Lanes.shuttingDown());
+    }
+  }
+
+  private long now() {
+    return loop.ticker().nanoTime();
+  }
+
+  private void onLinger() {
+    linger = null;
+    flush();
+  }
+
+  private void cancelLinger() {
+    if (linger != null) {
+      linger.cancel(false);
+      linger = null;
+    }
+  }
+
+  /** Sends what waits, or hands it to the lane when no send may start now. */
+  private void flush() {
+    if (pending.isEmpty()) {
+      return;
+    }
+    if (withdrawn || inFlight >= ctx.settings.maxConcurrentSends() || !slots.free()) {
+      cancelLinger();
+      lanes.toLane(takePending(), shard);
+      return;
+    }
+    send();
+  }
+
+  private List<Fragment> takePending() {
+    List<Fragment> batch = new ArrayList<>(pending);
+    pending.clear();
+    pendingBytes = 0;
+    return batch;
+  }
+
+  private void send() {
+    cancelLinger();
+    List<Fragment> batch = takePending();
+    long now = now();
+    long left = Long.MAX_VALUE;
+    for (int i = 0; i < batch.size(); i++) {
+      left = Math.min(left, batch.get(i).deadlineNanos() - now);
+    }
+    ByteBuf body;
+    try {
+      body = left > 0 ? body(batch) : null;
+    } catch (CodecException | RuntimeException e) {
+      body = null;
+    }
+    if (body == null) {
+      lanes.toLane(batch, shard); // the lane answers what is past its deadline, or sends it
+      return;
+    }
+    for (int i = 0; i < batch.size(); i++) {
+      batch.get(i).attempts++;
+    }
+    inFlight++;
+    slots.take();
+    ByteBuf sent = body;
+    Future<AttemptOutcome> result =
+        ctx.sender.send(loop, tenant, Protocol.V1, body, Math.min(ctx.attemptTimeoutNanos, left));
+    result.addListener(
+        x -> {
+          sent.release();
+          inFlight--;
+          try {
+            outcome(batch, result.getNow(), now);
+          } finally {
+            slots.release();
+          }
+          flush();
+        });
+  }
+
+  /** One block, or the blocks of the batch joined without decompressing them. */
+  private ByteBuf body(List<Fragment> batch) throws CodecException {
+    if (batch.size() == 1) {
+      return batch.get(0).compressed().retainedDuplicate();
+    }
+    List<ByteBuf> blocks = new ArrayList<>(batch.size());
+    for (int i = 0; i < batch.size(); i++) {
+      blocks.add(batch.get(i).compressed());
+    }
+    return SnappyCodec.concat(blocks, ctx.alloc);
+  }
+
+  private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
+    ctx.observer.attempt(tenant, batch.size(), o, now() - started);
+    if (o.success() || !o.retriable()) {
+      // The downstream's own written counts belong to a fragment only when it travelled alone.
+      WrittenCounts written = batch.size() == 1 ? o.written() : null;
+      for (int i = 0; i < batch.size(); i++) {
+        Fragment f = batch.get(i);
+        lanes.finish(
+            f,
+            new FragmentOutcome(
+                o.success() ? Kind.DELIVERED : Kind.REJECTED,
+                o.status(),
+                o.success() ? "" : o.describe(),
+                -1,
+                f.attempts,
+                written));
+      }
+      return;
+    }
+    // The lane decides from here on: this loop stops sending for the tenant until the lane, healthy
+    // again, allows it anew, and what waits here goes to the lane with the failed batch.
+    if (!withdrawn) {
+      withdrawn = true;
+      cancelLinger();
+      lanes.dropDelegate(shard, tenant, this);
+    }
+    lanes.failedRemotely(batch, o, takePending(), shard);
+  }
+}
