@@ -69,7 +69,7 @@ final class Delegate {
       return false;
     }
     if (inFlight == 0) {
-      if (!slots.free() || f.deadlineNanos() - now() <= 0) {
+      if (!slotFree() || f.deadlineNanos() - now() <= 0) {
         return false;
       }
       pending.add(f);
@@ -105,6 +105,15 @@ final class Delegate {
     }
   }
 
+  /**
+   * A connection of this loop may carry one of the tenant's sends: the loop keeps {@code
+   * maxConcurrentSends} of its connections for its own lanes, so that a slow tenant's sends from
+   * other loops never take a loop's last connections.
+   */
+  private boolean slotFree() {
+    return slots.freeBeyond(ctx.settings.maxConcurrentSends());
+  }
+
   private long now() {
     return loop.ticker().nanoTime();
   }
@@ -126,7 +135,7 @@ final class Delegate {
     if (pending.isEmpty()) {
       return;
     }
-    if (withdrawn || inFlight >= ctx.settings.maxConcurrentSends() || !slots.free()) {
+    if (withdrawn || inFlight >= ctx.settings.maxConcurrentSends() || !slotFree()) {
       cancelLinger();
       lanes.toLane(takePending(), shard);
       return;

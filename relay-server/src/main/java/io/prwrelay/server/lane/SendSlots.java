@@ -30,6 +30,14 @@ final class SendSlots {
     return sending < connections && waiting.isEmpty();
   }
 
+  /**
+   * True when a send may start now and leave at least {@code reserve} connections free, with no
+   * lane waiting for one.
+   */
+  boolean freeBeyond(int reserve) {
+    return connections - sending > reserve && waiting.isEmpty();
+  }
+
   /** A send starts (it may exceed the connections when a lane could not wait). */
   void take() {
     sending++;

@@ -185,6 +185,30 @@ class RemoteSendTest {
   }
 
   @Test
+  void theRoutingLoopKeepsAShareOfItsConnectionsForItsOwnLanes() {
+    downstream.connections(5);
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    submit(large("a1"));
+    submit(large("a2"));
+    submit(large("a3"));
+    advance(10); // the routing loop's linger hands a3 to the lane, which lingers too (a1 is out)
+    assertEquals("HRH", sentFrom(), "a second send from there would leave 3 of 5 connections");
+    advance(100);
+    assertEquals(3, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
+  void aLoopWithNoMoreConnectionsThanATenantsShareSendsOnlyForItsOwnLanes() {
+    downstream.connections(4);
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    submit(large("a2"));
+    assertEquals("HH", sentFrom());
+  }
+
+  @Test
   void fragmentsArrivingWhileASendIsInFlightTravelTogetherFromTheRoutingLoop() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
