@@ -55,11 +55,6 @@ final class Delegate {
     this.shard = shard;
   }
 
-  /** Sends of the tenant from this loop on the wire. */
-  int inFlight() {
-    return inFlight;
-  }
-
   /**
    * Takes a large compressed PRW 1.0 fragment of the tenant to send from here; false when it goes
    * to the lane instead.
@@ -221,12 +216,16 @@ final class Delegate {
       return;
     }
     // The lane decides from here on: this loop stops sending for the tenant until the lane, healthy
-    // again, allows it anew, and what waits here goes to the lane with the failed batch.
-    if (!withdrawn) {
+    // again, allows it anew, and what waits here goes to the lane with the failed batch. A send
+    // that
+    // fails after this delegate ended does not tell the lane to allow this loop again: by then the
+    // lane may have allowed a new delegate here.
+    boolean ending = !withdrawn;
+    if (ending) {
       withdrawn = true;
       cancelLinger();
       lanes.dropDelegate(shard, tenant, this);
     }
-    lanes.failedRemotely(batch, o, takePending(), shard);
+    lanes.failedRemotely(batch, o, takePending(), ending ? shard : -1);
   }
 }

@@ -299,9 +299,11 @@ public final class Lane {
    * decided here as if this lane had sent them and the others had come here. That loop no longer
    * sends for the tenant; the next large fragment from there, once this lane is healthy, allows it
    * again.
+   *
+   * @param origin the loop whose delegate this failure ended, or -1 when it had ended before
    */
   void remoteFailed(List<Fragment> batch, AttemptOutcome o, List<Fragment> waiting, int origin) {
-    if (announced != null) {
+    if (origin >= 0 && announced != null) {
       announced[origin] = false;
     }
     for (int i = 0; i < waiting.size(); i++) {

@@ -245,9 +245,10 @@ public final class Lanes implements AutoCloseable {
   }
 
   /**
-   * Fragments that a {@link Delegate} of loop {@code origin} sent and that came back 429, 5xx or
-   * without an answer, with those that waited there: their tenant's lane decides, as if it had sent
-   * them.
+   * Fragments that a {@link Delegate} sent and that came back 429, 5xx or without an answer, with
+   * those that waited there: their tenant's lane decides, as if it had sent them.
+   *
+   * @param origin the loop whose delegate this failure ended, or -1 when it had ended before
    */
   void failedRemotely(
       List<Fragment> fragments, AttemptOutcome o, List<Fragment> waiting, int origin) {

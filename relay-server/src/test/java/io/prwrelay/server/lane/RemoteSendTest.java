@@ -248,6 +248,29 @@ class RemoteSendTest {
   }
 
   @Test
+  void aLateFailureOfAnEndedDelegateDoesNotKeepItsSuccessorSendingThroughABackoff() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script(
+        "a",
+        Reply.status(200),
+        Reply.status(503).after(Duration.ofMillis(10)),
+        Reply.status(503).after(Duration.ofMillis(500)));
+    submit(large("a1"));
+    submit(large("a2"));
+    submit(large("a3"));
+    advance(10); // a3 went after the linger; a2 fails and ends the routing loop's delegate
+    advance(290); // the lane's retry of a2 succeeds: healthy again
+    submit(large("a4"));
+    submit(large("a5"));
+    assertEquals("HRRHHR", sentFrom(), "a5 goes from the routing loop again");
+    advance(205); // a3 fails: the lane backs off and takes the new delegate back
+    assertEquals(List.of("a BACKING_OFF", "a HEALTHY", "a BACKING_OFF"), events);
+    submit(large("a6"));
+    assertEquals(Kind.UNAVAILABLE, outcomes.get("a6").kind(), "answered by the backing-off lane");
+    assertEquals("HRRHHR", sentFrom());
+  }
+
+  @Test
   void aForgottenLaneStopsTheRoutingLoopSendingForIt() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     submit(large("a1"));
