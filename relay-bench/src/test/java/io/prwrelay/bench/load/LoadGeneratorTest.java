@@ -54,7 +54,7 @@ class LoadGeneratorTest {
     Map<String, String> config = new HashMap<>(extra);
     config.put("relay.server.host", "127.0.0.1");
     config.put("relay.server.port", "0");
-    config.put("relay.server.io-threads", "1");
+    config.putIfAbsent("relay.server.io-threads", "1");
     config.put("relay.downstream.url", sink.url());
     relay = new RelayServer(RelayConfig.load(null, config, Map.of()));
     relay.start();
@@ -149,6 +149,29 @@ class LoadGeneratorTest {
     assertTrue(s.relayMetrics().get("relay_ledger_skipped_series_total") > 0, output());
     assertEquals(0, sink.counts().get(BadTenant.TENANT).series(), output());
     assertTrue(output().contains("with tenant-bad:"), output());
+  }
+
+  @Test
+  void aThrottledTenantAmongLargeBatchesOnTwoEventLoopsCostsNoOtherTenantASeries()
+      throws Exception {
+    // Two event loops and tenant batches of 16 KiB or more: a healthy tenant's batches routed on
+    // the
+    // loop that does not hold its lane are sent from there, and every 429 goes back to the lane.
+    startRelay(Map.of("relay.server.io-threads", "2"));
+    Summary s =
+        run(
+            "--requests 40 --duration 120s --warmup 0ms --connections 4 --tenants 4"
+                + " --series-per-request 2000 --pool 8 --bad-tenant 429 --bad-retry-after 0s"
+                + " --bad-share 0.5 --retries 2");
+    assertTrue(s.ok(), output());
+    assertEquals(Set.of(204), s.statusesWithoutBad().keySet(), output());
+    assertEquals(Set.of(429), s.statusesWithBad().keySet(), output());
+    assertEquals(
+        List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3"),
+        List.copyOf(s.sentPerTenant().keySet()),
+        output());
+    assertEquals(s.sentPerTenant(), s.receivedPerTenant(), output());
+    assertEquals(0, sink.counts().get(BadTenant.TENANT).series(), output());
   }
 
   @Test
