@@ -4,12 +4,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.core.codec.CodecException;
-import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.WrittenCounts;
-import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -155,8 +152,8 @@ final class Delegate {
     }
     ByteBuf body;
     try {
-      body = left > 0 ? body(batch) : null;
-    } catch (CodecException | RuntimeException e) {
+      body = left > 0 ? Lane.requestBody(batch, ctx.alloc) : null;
+    } catch (RuntimeException e) {
       body = null;
     }
     if (body == null) {
@@ -184,18 +181,6 @@ final class Delegate {
         });
   }
 
-  /** One block, or the blocks of the batch joined without decompressing them. */
-  private ByteBuf body(List<Fragment> batch) throws CodecException {
-    if (batch.size() == 1) {
-      return batch.get(0).compressed().retainedDuplicate();
-    }
-    List<ByteBuf> blocks = new ArrayList<>(batch.size());
-    for (int i = 0; i < batch.size(); i++) {
-      blocks.add(batch.get(i).compressed());
-    }
-    return SnappyCodec.concat(blocks, ctx.alloc);
-  }
-
   private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
     ctx.observer.attempt(tenant, batch.size(), o, now() - started);
     if (o.success() || !o.retriable()) {
@@ -203,15 +188,7 @@ final class Delegate {
       WrittenCounts written = batch.size() == 1 ? o.written() : null;
       for (int i = 0; i < batch.size(); i++) {
         Fragment f = batch.get(i);
-        lanes.finish(
-            f,
-            new FragmentOutcome(
-                o.success() ? Kind.DELIVERED : Kind.REJECTED,
-                o.status(),
-                o.success() ? "" : o.describe(),
-                -1,
-                f.attempts,
-                written));
+        lanes.finish(f, Lane.answered(f, o, written));
       }
       return;
     }

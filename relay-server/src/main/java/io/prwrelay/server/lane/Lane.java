@@ -1,6 +1,7 @@
 package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -502,7 +503,7 @@ public final class Lane {
     long timeout = Math.min(ctx.attemptTimeoutNanos, left);
     ByteBuf compressed;
     try {
-      compressed = compress(batch);
+      compressed = requestBody(batch, ctx.alloc);
     } catch (RuntimeException e) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
@@ -590,10 +591,10 @@ public final class Lane {
    * that arrived uncompressed (small ones, see {@link Lanes#COMPRESS_IN_LANE_BELOW}) are compressed
    * here, each run of them next to each other as one block.
    */
-  private ByteBuf compress(List<Fragment> batch) {
+  static ByteBuf requestBody(List<Fragment> batch, ByteBufAllocator alloc) {
     if (batch.size() == 1) {
       Fragment f = batch.get(0);
-      f.compress(ctx.alloc);
+      f.compress(alloc);
       return f.compressed().retainedDuplicate();
     }
     // A concatenation of WriteRequests is itself a WriteRequest holding all their series, and
@@ -612,12 +613,12 @@ public final class Lane {
           end++;
         }
         if (end - j < 2) {
-          f.compress(ctx.alloc); // a no-op for a fragment compressed before
+          f.compress(alloc); // a no-op for a fragment compressed before
           blocks.add(f.compressed());
           j++;
           continue;
         }
-        ByteBuf block = compressTogether(batch, j, end, (int) runBytes);
+        ByteBuf block = compressTogether(batch, j, end, (int) runBytes, alloc);
         made[madeCount++] = block;
         blocks.add(block);
         j = end;
@@ -626,7 +627,7 @@ public final class Lane {
         madeCount = 0; // handed to the caller
         return made[0];
       }
-      return SnappyCodec.concat(blocks, ctx.alloc);
+      return SnappyCodec.concat(blocks, alloc);
     } catch (CodecException e) {
       throw new IllegalStateException("cannot join the batch's snappy blocks", e);
     } finally {
@@ -637,14 +638,15 @@ public final class Lane {
   }
 
   /** One snappy block of the bodies of {@code batch[from, to)}, which are all uncompressed. */
-  private ByteBuf compressTogether(List<Fragment> batch, int from, int to, int bytes) {
-    ByteBuf joined = ctx.alloc.directBuffer(bytes, bytes);
+  private static ByteBuf compressTogether(
+      List<Fragment> batch, int from, int to, int bytes, ByteBufAllocator alloc) {
+    ByteBuf joined = alloc.directBuffer(bytes, bytes);
     try {
       for (int k = from; k < to; k++) {
         ByteBuf body = batch.get(k).body();
         joined.writeBytes(body, body.readerIndex(), body.readableBytes());
       }
-      return SnappyCodec.encode(joined, ctx.alloc);
+      return SnappyCodec.encode(joined, alloc);
     } finally {
       joined.release();
     }
@@ -693,17 +695,10 @@ public final class Lane {
       }
       return;
     }
-    if (o.success()) {
+    if (o.success() || !o.retriable()) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
-        finish(f, new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written));
-      }
-    } else if (!o.retriable()) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(
-            f,
-            new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
+        finish(f, answered(f, o, written));
       }
     } else if (o.status() == 429) {
       oneByOne = true;
@@ -741,6 +736,18 @@ public final class Lane {
       }
     }
     pump(now);
+  }
+
+  /**
+   * The outcome of a fragment whose send was answered 2xx (delivered) or with a non-retriable 4xx
+   * (rejected).
+   *
+   * @param written the downstream's written counts when the fragment travelled alone, else null
+   */
+  static FragmentOutcome answered(Fragment f, AttemptOutcome o, WrittenCounts written) {
+    return o.success()
+        ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
+        : new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written);
   }
 
   /** A retry after {@code delay} fits when it takes at most a quarter of the time left. */
