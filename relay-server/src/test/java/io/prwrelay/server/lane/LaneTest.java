@@ -1,7 +1,8 @@
 package io.prwrelay.server.lane;
 
-import static io.prwrelay.server.lane.LaneTesting.answeredOnce;
 import static io.prwrelay.server.lane.LaneTesting.settings;
+import static io.prwrelay.server.lane.LaneTesting.statesInto;
+import static io.prwrelay.server.lane.LaneTesting.textFragment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -9,13 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -45,25 +44,12 @@ class LaneTest {
   private Lanes lanes;
 
   private Lanes lanes(LaneSettings s) {
-    LaneObserver observer =
-        new LaneObserver() {
-          @Override
-          public void stateChanged(String tenant, Lane.State state, String reason, long delay) {
-            events.add(tenant + " " + state);
-          }
-        };
-    lanes = new Lanes(List.of(sim.loop()), s, downstream, ALLOC, observer, null);
+    lanes = new Lanes(List.of(sim.loop()), s, downstream, ALLOC, statesInto(events), null);
     return lanes;
   }
 
   private Fragment fragment(String id, String tenant, long deadlineFromNow) {
-    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
-    return new Fragment(
-        tenant,
-        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
-        new SeriesCounts(1, 1, 0, 0),
-        sim.now() + deadlineFromNow,
-        answeredOnce(outcomes, id));
+    return textFragment(id, tenant, id, sim.now() + deadlineFromNow, outcomes);
   }
 
   private void submit(Fragment... fragments) {

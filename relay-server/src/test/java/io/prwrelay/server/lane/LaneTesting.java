@@ -2,10 +2,14 @@ package io.prwrelay.server.lane;
 
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.netty.buffer.PooledByteBufAllocator;
+import io.prwrelay.core.encode.SeriesCounts;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
-/** Settings and fragment listeners the lane tests share. */
+/** Settings, fragments and listeners the lane tests share. */
 final class LaneTesting {
   private LaneTesting() {}
 
@@ -55,6 +59,35 @@ final class LaneTesting {
     return (f, o) -> {
       assertNull(f.body(), "released before the listener is told");
       assertNull(outcomes.put(id, o), id + " answered twice");
+    };
+  }
+
+  /**
+   * A PRW 1.0 fragment of one series whose bytes are {@code text} (in a pooled heap buffer),
+   * answered once into {@code outcomes} under {@code id}.
+   */
+  static Fragment textFragment(
+      String id,
+      String tenant,
+      String text,
+      long deadlineNanos,
+      Map<String, FragmentOutcome> outcomes) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    return new Fragment(
+        tenant,
+        PooledByteBufAllocator.DEFAULT.heapBuffer(bytes.length).writeBytes(bytes),
+        new SeriesCounts(1, 1, 0, 0),
+        deadlineNanos,
+        answeredOnce(outcomes, id));
+  }
+
+  /** An observer that adds "tenant STATE" to {@code events} at each lane state change. */
+  static LaneObserver statesInto(List<String> events) {
+    return new LaneObserver() {
+      @Override
+      public void stateChanged(String tenant, Lane.State state, String reason, long delay) {
+        events.add(tenant + " " + state);
+      }
     };
   }
 }

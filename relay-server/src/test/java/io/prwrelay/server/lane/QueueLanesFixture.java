@@ -5,13 +5,11 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueListener;
 import io.prwrelay.server.queue.QueueStore;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -90,13 +88,8 @@ abstract class QueueLanesFixture {
 
   /** A fragment of {@code tenant} whose bytes are {@code id}, answered once into the outcomes. */
   Fragment fragment(String id, String tenant) {
-    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
-    return new Fragment(
-        tenant,
-        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
-        new SeriesCounts(1, 1, 0, 0),
-        System.nanoTime() + TimeUnit.SECONDS.toNanos(10),
-        LaneTesting.answeredOnce(outcomes, id));
+    return LaneTesting.textFragment(
+        id, tenant, id, System.nanoTime() + TimeUnit.SECONDS.toNanos(10), outcomes);
   }
 
   /** The bodies the downstream got for {@code tenant}, in order. */

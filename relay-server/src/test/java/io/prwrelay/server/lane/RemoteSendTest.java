@@ -1,7 +1,8 @@
 package io.prwrelay.server.lane;
 
-import static io.prwrelay.server.lane.LaneTesting.answeredOnce;
 import static io.prwrelay.server.lane.LaneTesting.settings;
+import static io.prwrelay.server.lane.LaneTesting.statesInto;
+import static io.prwrelay.server.lane.LaneTesting.textFragment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,12 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoop;
-import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -47,24 +46,13 @@ class RemoteSendTest {
   private Lanes lanes;
 
   private void lanes(LaneSettings s) {
-    LaneObserver observer =
-        new LaneObserver() {
-          @Override
-          public void stateChanged(String tenant, Lane.State state, String reason, long delay) {
-            events.add(tenant + " " + state);
-          }
-        };
-    lanes = new Lanes(List.of(routing.loop(), home.loop()), s, downstream, ALLOC, observer, null);
+    lanes =
+        new Lanes(
+            List.of(routing.loop(), home.loop()), s, downstream, ALLOC, statesInto(events), null);
   }
 
   private Fragment fragment(String id, String text) {
-    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-    return new Fragment(
-        "a",
-        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
-        new SeriesCounts(1, 1, 0, 0),
-        routing.now() + 10 * SECOND,
-        answeredOnce(outcomes, id));
+    return textFragment(id, "a", text, routing.now() + 10 * SECOND, outcomes);
   }
 
   private Fragment large(String id) {
