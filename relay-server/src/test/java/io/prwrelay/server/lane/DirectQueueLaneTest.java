@@ -193,6 +193,8 @@ class DirectQueueLaneTest extends QueueLanesFixture {
     assertEquals(Kind.QUEUED, answer("a1").kind());
     closeLanes();
     downstream.always("a", Reply.status(200));
+    // The drain of a1 is answered slowly, so that a2 always arrives while the backlog is there.
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(500)));
     open(Duration.ofSeconds(1));
     lanes.submit(List.of(fragment("a2", "a")));
     await(
