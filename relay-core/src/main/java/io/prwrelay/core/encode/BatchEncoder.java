@@ -25,10 +25,17 @@ import java.util.List;
  * </pre>
  *
  * <p>Scratch arrays grow to the largest request seen and are reused: after warm-up no allocation
- * happens per series or per label; {@link #encode} allocates one pooled buffer per tenant. Not
- * thread-safe.
+ * happens per series or per label; {@link #encode} allocates one pooled buffer per large tenant
+ * batch and one shared by all small ones. Not thread-safe.
  */
 public final class BatchEncoder {
+  /**
+   * Batches smaller than this share one buffer per request ({@link #encode}); a relay sends such
+   * batches uncompressed to their tenant's lane, which compresses them together with the others it
+   * sends in the same downstream request.
+   */
+  public static final int SMALL_BATCH_BYTES = 16 * 1024;
+
   private static final int NO_CUT = -1;
 
   private byte[] array;
@@ -174,27 +181,42 @@ public final class BatchEncoder {
   /**
    * Writes every slot's batch.
    *
+   * <p>Batches of at least {@link #SMALL_BATCH_BYTES} get one buffer each. The smaller ones share
+   * one buffer, each holding a slice of it: a request spread over many tenants costs one allocation
+   * instead of one per tenant, and the shared buffer is freed once every small batch is released
+   * (each release of a small batch returns one reference to it).
+   *
    * @param tenants tenant ID per slot
    * @param withMetadata copy every recorded metadata field into every batch
-   * @param alloc where batch buffers come from; each batch gets exactly one buffer of its final
-   *     size
+   * @param alloc where batch buffers come from
    * @param out receives one {@link TenantBatch} per slot, in slot order; the batches own their
-   *     buffers
+   *     buffers (a small batch owns one reference to the shared buffer)
    */
   public void encode(
       String[] tenants, boolean withMetadata, ByteBufAllocator alloc, List<TenantBatch> out) {
     int first = out.size();
+    long sharedBytes = 0;
+    int shared = 0;
     for (int slot = 0; slot < slotCount; slot++) {
       int size = slotBytes[slot] + (withMetadata ? metaBytes : 0);
       TenantBatch b = batch(first + slot);
       b.tenant = tenants[slot];
-      b.content = alloc.buffer(size, size);
+      b.content = null;
       b.series = slotSeries[slot];
       b.samples = slotSamples[slot];
       b.exemplars = slotExemplars[slot];
       b.histograms = slotHistograms[slot];
       b.metadata = withMetadata ? metaFields : 0;
       out.add(b);
+      if (size >= SMALL_BATCH_BYTES) {
+        b.content = alloc.buffer(size, size);
+      } else {
+        sharedBytes += size;
+        shared++;
+      }
+    }
+    if (shared > 0) {
+      share(withMetadata, alloc, out, first, (int) sharedBytes, shared);
     }
     byte[] a = array;
     for (int i = 0; i < segmentCount; i++) {
@@ -218,6 +240,39 @@ public final class BatchEncoder {
         for (int m = 0; m < metaCount; m++) {
           buf.writeBytes(a, metaStart[m], metaEnd[m] - metaStart[m]);
         }
+      }
+    }
+  }
+
+  /**
+   * Gives every small batch of {@code out} a slice of one buffer of {@code bytes}; no allocation
+   * happens after the shared buffer's, so a failure leaves no reference unowned.
+   */
+  private void share(
+      boolean withMetadata,
+      ByteBufAllocator alloc,
+      List<TenantBatch> out,
+      int first,
+      int bytes,
+      int shared) {
+    ByteBuf block = alloc.buffer(bytes, bytes);
+    if (shared == 1) {
+      for (int slot = 0; slot < slotCount; slot++) {
+        TenantBatch b = out.get(first + slot);
+        if (b.content == null) {
+          b.content = block;
+          return;
+        }
+      }
+    }
+    block.retain(shared - 1);
+    int offset = 0;
+    for (int slot = 0; slot < slotCount; slot++) {
+      TenantBatch b = out.get(first + slot);
+      if (b.content == null) {
+        int size = slotBytes[slot] + (withMetadata ? metaBytes : 0);
+        b.content = block.slice(offset, size).clear();
+        offset += size;
       }
     }
   }

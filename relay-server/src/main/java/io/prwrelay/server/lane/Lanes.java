@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
@@ -335,7 +336,7 @@ public final class Lanes implements AutoCloseable {
    * each). Larger fragments are compressed on the thread that built them, while their bytes are in
    * its cache.
    */
-  static final int COMPRESS_IN_LANE_BELOW = 16 * 1024;
+  static final int COMPRESS_IN_LANE_BELOW = BatchEncoder.SMALL_BATCH_BYTES;
 
   /**
    * The fragments, those of at least {@link #COMPRESS_IN_LANE_BELOW} bytes compressed; one that

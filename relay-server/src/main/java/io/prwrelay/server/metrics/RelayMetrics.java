@@ -27,6 +27,7 @@ import io.prwrelay.server.queue.TenantQueue;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -299,8 +300,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   /** A tenant batch of {@code bytes} uncompressed bytes was formed and goes to its lane. */
   public void tenantIn(String tenant, SeriesCounts counts, int bytes) {
     maybeRerank();
-    if (window.size() < WINDOW_LIMIT * Math.max(1, maxTenants) || window.containsKey(tenant)) {
-      window.computeIfAbsent(tenant, t -> new LongAdder()).add(counts.series());
+    LongAdder volume = window.get(tenant);
+    if (volume == null && window.size() < WINDOW_LIMIT * Math.max(1, maxTenants)) {
+      volume = window.computeIfAbsent(tenant, t -> new LongAdder());
+    }
+    if (volume != null) {
+      volume.add(counts.series());
     }
     TenantMeters m = meters(tenant);
     m.seriesIn.increment(counts.series());
@@ -435,6 +440,11 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   }
 
   private TenantMeters meters(String tenant) {
+    // Only admitted tenants have meters of their own (a re-rank removes those it drops).
+    TenantMeters own = tenants.get(tenant);
+    if (own != null) {
+      return own;
+    }
     Set<String> a = admitted;
     if (!a.contains(tenant)) {
       synchronized (this) {
@@ -470,12 +480,14 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
       for (int i = 0; i < ranked.size() && next.size() < maxTenants; i++) {
         next.add(ranked.get(i).getKey());
       }
-      for (String old : admitted) {
-        if (!next.contains(old)) {
-          TenantMeters m = tenants.remove(old);
-          if (m != null) {
-            m.remove();
-          }
+      // Every labelled tenant not admitted any more, also one whose meters a thread created while
+      // this re-rank ran: only admitted tenants may keep meters of their own.
+      for (Iterator<Map.Entry<String, TenantMeters>> it = tenants.entrySet().iterator();
+          it.hasNext(); ) {
+        Map.Entry<String, TenantMeters> e = it.next();
+        if (!e.getKey().equals(OTHER_TENANT) && !next.contains(e.getKey())) {
+          it.remove();
+          e.getValue().remove();
         }
       }
       admitted = next;
