@@ -25,8 +25,9 @@ import java.util.List;
  *
  * <p><b>Allocation:</b> once a tenant value has been seen (and the scratch arrays have grown to the
  * request size), routing allocates nothing per series or per label; per request it allocates one
- * pooled buffer per tenant batch (and the reader's {@code CodedInputStream} when a field is not
- * encoded the usual way). A new tenant value costs one {@code byte[]} and one {@code String}, once;
+ * pooled buffer per large tenant batch and one shared by the small ones ({@link
+ * io.prwrelay.core.encode.BatchEncoder#encode}), and the reader's {@code CodedInputStream} when a
+ * field is not encoded the usual way. A new tenant value costs one {@code byte[]} and one {@code String}, once;
  * at most {@link TenantRules#maxCachedTenants()} values are remembered before the table starts
  * over.
  *
