@@ -27,9 +27,9 @@ import java.util.List;
  * request size), routing allocates nothing per series or per label; per request it allocates one
  * pooled buffer per large tenant batch and one shared by the small ones ({@link
  * io.prwrelay.core.encode.BatchEncoder#encode}), and the reader's {@code CodedInputStream} when a
- * field is not encoded the usual way. A new tenant value costs one {@code byte[]} and one {@code String}, once;
- * at most {@link TenantRules#maxCachedTenants()} values are remembered before the table starts
- * over.
+ * field is not encoded the usual way. A new tenant value costs one {@code byte[]} and one {@code
+ * String}, once; at most {@link TenantRules#maxCachedTenants()} values are remembered before the
+ * table starts over.
  *
  * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
  * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
