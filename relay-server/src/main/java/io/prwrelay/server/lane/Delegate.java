@@ -6,7 +6,6 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.downstream.WrittenCounts;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -184,12 +183,7 @@ final class Delegate {
   private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
     ctx.observer.attempt(tenant, batch.size(), o, now() - started);
     if (o.success() || !o.retriable()) {
-      // The downstream's own written counts belong to a fragment only when it travelled alone.
-      WrittenCounts written = batch.size() == 1 ? o.written() : null;
-      for (int i = 0; i < batch.size(); i++) {
-        Fragment f = batch.get(i);
-        lanes.finish(f, Lane.answered(f, o, written));
-      }
+      lanes.answer(batch, o);
       return;
     }
     // The lane decides from here on: this loop stops sending for the tenant until the lane, healthy

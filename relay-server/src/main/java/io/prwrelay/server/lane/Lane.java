@@ -696,10 +696,7 @@ public final class Lane {
       return;
     }
     if (o.success() || !o.retriable()) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(f, answered(f, o, written));
-      }
+      lanes.answer(batch, o);
     } else if (o.status() == 429) {
       oneByOne = true;
       long retryAfter = o.retryAfterMillis();
@@ -738,18 +735,6 @@ public final class Lane {
     pump(now);
   }
 
-  /**
-   * The outcome of a fragment whose send was answered 2xx (delivered) or with a non-retriable 4xx
-   * (rejected).
-   *
-   * @param written the downstream's written counts when the fragment travelled alone, else null
-   */
-  static FragmentOutcome answered(Fragment f, AttemptOutcome o, WrittenCounts written) {
-    return o.success()
-        ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
-        : new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written);
-  }
-
   /** A retry after {@code delay} fits when it takes at most a quarter of the time left. */
   private static boolean fitsWellInside(long delay, Fragment f, long now) {
     return delay <= (f.deadlineNanos() - now) / 4;
@@ -775,8 +760,7 @@ public final class Lane {
   }
 
   private void finish(Fragment f, FragmentOutcome outcome) {
-    ctx.observer.finished(f, outcome);
-    f.complete(outcome);
+    lanes.finish(f, outcome);
   }
 
   /**

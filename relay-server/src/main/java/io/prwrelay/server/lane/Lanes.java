@@ -10,6 +10,7 @@ import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.TenantSender;
+import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.queue.TenantQueue;
@@ -282,9 +283,28 @@ public final class Lanes implements AutoCloseable {
     return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
   }
 
+  /** Tells the observer a fragment's outcome, then the fragment's listener. */
   void finish(Fragment f, FragmentOutcome o) {
     ctx.observer.finished(f, o);
     f.complete(o);
+  }
+
+  /**
+   * Answers every fragment of a send, from a lane or a {@link Delegate}, that came back 2xx
+   * (delivered) or with a non-retriable 4xx (rejected).
+   */
+  void answer(List<Fragment> batch, AttemptOutcome o) {
+    // The downstream's own written counts belong to a fragment only when it travelled alone.
+    WrittenCounts written = batch.size() == 1 ? o.written() : null;
+    for (int i = 0; i < batch.size(); i++) {
+      Fragment f = batch.get(i);
+      finish(
+          f,
+          o.success()
+              ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
+              : new FragmentOutcome(
+                  Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
+    }
   }
 
   /** Number of event loops the lanes live on. */
