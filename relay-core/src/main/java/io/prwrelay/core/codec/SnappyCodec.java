@@ -36,6 +36,24 @@ public final class SnappyCodec {
    */
   public static ByteBuf decode(ByteBuf in, ByteBufAllocator alloc, int maxDecompressed)
       throws CodecException {
+    return decode(in, alloc, maxDecompressed, MemoryGrant.UNLIMITED);
+  }
+
+  /**
+   * Decompresses a snappy block, once {@code grant} allowed its declared length.
+   *
+   * @param in borrowed; the block between reader and writer index (left unchanged)
+   * @param alloc source of the output buffer and of a heap copy of {@code in} when it is not
+   *     array-backed
+   * @param maxDecompressed cap on the declared uncompressed length, checked before allocation
+   * @param grant asked for the declared length after the cap and before allocating it
+   * @return a heap buffer the caller owns and must release
+   * @throws CodecException {@code TOO_LARGE} above the cap, {@code OVER_BUDGET} when the grant
+   *     refused, {@code CORRUPT} when the block is invalid
+   */
+  public static ByteBuf decode(
+      ByteBuf in, ByteBufAllocator alloc, int maxDecompressed, MemoryGrant grant)
+      throws CodecException {
     long declared = declaredLength(in);
     if (declared > maxDecompressed) {
       throw new CodecException(
@@ -44,6 +62,9 @@ public final class SnappyCodec {
               + declared
               + " decompressed bytes, more than the limit of "
               + maxDecompressed);
+    }
+    if (!grant.reserve(declared)) {
+      throw overBudget(declared);
     }
     int length = (int) declared;
     ByteBuf src = HeapBuffers.heap(in, alloc);
@@ -215,6 +236,12 @@ public final class SnappyCodec {
       }
     }
     throw corrupt("malformed snappy length preamble");
+  }
+
+  static CodecException overBudget(long bytes) {
+    return new CodecException(
+        CodecException.Problem.OVER_BUDGET,
+        "no memory for the " + bytes + " bytes the body decompresses to");
   }
 
   private static CodecException corrupt(String message) {

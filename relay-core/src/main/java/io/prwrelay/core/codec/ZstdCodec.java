@@ -37,6 +37,22 @@ public final class ZstdCodec implements AutoCloseable {
    */
   public ByteBuf decode(ByteBuf in, ByteBufAllocator alloc, int maxDecompressed)
       throws CodecException {
+    return decode(in, alloc, maxDecompressed, MemoryGrant.UNLIMITED);
+  }
+
+  /**
+   * Decompresses a zstd body, asking {@code grant} before each output buffer: the declared content
+   * size of a single frame, or each size tried while the output grows.
+   *
+   * @param in borrowed; the frame(s) between reader and writer index (left unchanged)
+   * @param maxDecompressed cap on the decompressed size
+   * @param grant asked for each output buffer's size before it is allocated
+   * @return a heap buffer the caller owns and must release
+   * @throws CodecException {@code TOO_LARGE} above the cap, {@code OVER_BUDGET} when the grant
+   *     refused, {@code CORRUPT} when the frames are invalid
+   */
+  public ByteBuf decode(ByteBuf in, ByteBufAllocator alloc, int maxDecompressed, MemoryGrant grant)
+      throws CodecException {
     ByteBuf src = HeapBuffers.heap(in, alloc);
     try {
       byte[] a = src.array();
@@ -54,12 +70,12 @@ public final class ZstdCodec implements AutoCloseable {
             "zstd frame declares " + contentSize + " decompressed bytes", maxDecompressed);
       }
       if (contentSize >= 0 && Zstd.findFrameCompressedSize(a, off, len) == len) {
-        return decompress(alloc, a, off, len, (int) contentSize, true);
+        return decompress(alloc, a, off, len, (int) contentSize, true, grant);
       }
       long guess = Math.max(MIN_GUESS, (long) len * INITIAL_GUESS_FACTOR);
       int size = (int) Math.min(maxDecompressed, Math.max(guess, Math.max(contentSize, 0)));
       while (true) {
-        ByteBuf out = decompress(alloc, a, off, len, size, false);
+        ByteBuf out = decompress(alloc, a, off, len, size, false, grant);
         if (out != null) {
           return out;
         }
@@ -79,8 +95,17 @@ public final class ZstdCodec implements AutoCloseable {
 
   /** Returns the output, or {@code null} when it did not fit and {@code exact} is false. */
   private ByteBuf decompress(
-      ByteBufAllocator alloc, byte[] a, int off, int len, int size, boolean exact)
+      ByteBufAllocator alloc,
+      byte[] a,
+      int off,
+      int len,
+      int size,
+      boolean exact,
+      MemoryGrant grant)
       throws CodecException {
+    if (!grant.reserve(size)) {
+      throw SnappyCodec.overBudget(size);
+    }
     ByteBuf out = alloc.heapBuffer(size, size);
     boolean ok = false;
     try {

@@ -28,7 +28,16 @@ public final class ConfigKeys {
       key(
           "relay.server.max-decompressed-bytes",
           "134217728",
-          "largest decompressed request; larger requests get 400");
+          "largest decompressed request, and largest request the relay builds from one (a PRW"
+              + " 2.0 request converted to 1.0 or split into tenant requests); larger requests get"
+              + " 400");
+  public static final ConfigKey SERVER_MAX_DECOMPRESSION_RATIO =
+      key(
+          "relay.server.max-decompression-ratio",
+          "256",
+          "largest ratio of a request's decompressed size to its compressed body; a body that"
+              + " decompresses to more gets 400 (real remote-write payloads compress 5 to 50"
+              + " times; snappy cannot exceed about 21)");
   public static final ConfigKey SERVER_READ_TIMEOUT =
       key(
           "relay.server.read-timeout",
@@ -49,10 +58,10 @@ public final class ConfigKeys {
       key(
           "relay.server.max-inflight-bytes",
           "auto",
-          "request body bytes admitted at once (declared Content-Length; max-request-bytes for a"
-              + " chunked body), held until the answer; more gets 503 before the body is read."
-              + " auto = the smaller of half the JVM's max direct memory and a tenth of its max"
-              + " heap, at least max-request-bytes");
+          "request memory admitted at once: each request's compressed body (its Content-Length"
+              + " before it is read; a chunked body as it arrives) and then what it decompresses"
+              + " to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
+              + " max direct memory and a quarter of its max heap, at least max-request-bytes");
   public static final ConfigKey SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT =
       key(
           "relay.server.max-inflight-bytes-per-client",
@@ -347,6 +356,7 @@ public final class ConfigKeys {
           SERVER_PORT,
           SERVER_MAX_REQUEST_BYTES,
           SERVER_MAX_DECOMPRESSED_BYTES,
+          SERVER_MAX_DECOMPRESSION_RATIO,
           SERVER_READ_TIMEOUT,
           SERVER_IDLE_TIMEOUT,
           SERVER_IO_THREADS,

@@ -5,6 +5,7 @@ import static io.prwrelay.server.config.ConfigKeys.SERVER_IDLE_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_IO_THREADS;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_CONNECTIONS;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_DECOMPRESSED_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_DECOMPRESSION_RATIO;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_INFLIGHT_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_REQUEST_BYTES;
@@ -20,7 +21,9 @@ import java.time.Duration;
  * connection stays open, how many event loops run, and the inbound auth and TLS sections.
  *
  * @param maxRequestBytes largest compressed body; larger gets 413
- * @param maxDecompressedBytes largest decompressed request; larger gets 400
+ * @param maxDecompressedBytes largest decompressed request, and largest request built from one;
+ *     larger gets 400
+ * @param maxDecompressionRatio largest decompressed size per compressed byte; more gets 400
  * @param readTimeout time to receive one whole request; slower gets 408
  * @param idleTimeout idle keep-alive connections are closed after this long
  * @param ioThreads event loops; 0 means one per CPU (see {@link #eventLoops()})
@@ -35,6 +38,7 @@ public record ServerConfig(
     int port,
     int maxRequestBytes,
     int maxDecompressedBytes,
+    int maxDecompressionRatio,
     Duration readTimeout,
     Duration idleTimeout,
     int ioThreads,
@@ -59,6 +63,7 @@ public record ServerConfig(
         v.integer(SERVER_PORT, 0, 65535),
         maxRequestBytes,
         v.integer(SERVER_MAX_DECOMPRESSED_BYTES, 1, Integer.MAX_VALUE - 8),
+        v.integer(SERVER_MAX_DECOMPRESSION_RATIO, 1, 1_000_000),
         v.duration(SERVER_READ_TIMEOUT),
         v.duration(SERVER_IDLE_TIMEOUT),
         v.integer(SERVER_IO_THREADS, 0, 1024),
@@ -96,16 +101,17 @@ public record ServerConfig(
   }
 
   /**
-   * Body bytes admitted at once: {@link #maxInflightBytes()}, or under {@code auto} the smaller of
-   * half of {@code maxDirectMemory} (the other half stays for pool chunks, compressed tenant
-   * batches and connection buffers) and a tenth of {@code maxHeap} (a request decompresses to about
-   * 5 × its body in pooled heap, and its tenant batches take as much again), and at least {@link
+   * Request bytes (compressed bodies and what they decompress to) admitted at once: {@link
+   * #maxInflightBytes()}, or under {@code auto} the smaller of half of {@code maxDirectMemory}
+   * (compressed bodies and tenant batches live there; the other half stays for pool chunks,
+   * compressed tenant batches and connection buffers) and a quarter of {@code maxHeap}
+   * (decompressed requests live there, beside everything else the relay keeps), and at least {@link
    * #maxRequestBytes()}.
    */
   public long inflightLimit(long maxDirectMemory, long maxHeap) {
     return maxInflightBytes != AUTO
         ? maxInflightBytes
-        : Math.max(maxRequestBytes, Math.min(maxDirectMemory / 2, maxHeap / 10));
+        : Math.max(maxRequestBytes, Math.min(maxDirectMemory / 2, maxHeap / 4));
   }
 
   /**

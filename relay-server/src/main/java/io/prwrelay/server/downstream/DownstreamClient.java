@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
@@ -19,12 +20,17 @@ import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.DownstreamConfig;
 import io.prwrelay.server.config.RelayVersion;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
+import java.net.UnknownHostException;
+import java.nio.channels.UnresolvedAddressException;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLException;
 
 /**
@@ -103,11 +109,11 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
                       }
                       ch.pipeline()
                           .addLast(new HttpResponseDecoder())
-                          .addLast(new ResponseHandler(hostHeader));
+                          .addLast(new ResponseHandler());
                     }
                   });
       int perLoop = share(config.maxConnections(), loopCount, index++);
-      loops.put(loop, new LoopConnections(loop, b, head, hostHeader, perLoop));
+      loops.put(loop, new LoopConnections(loop, b, head, perLoop));
     }
   }
 
@@ -175,9 +181,29 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
     if (t == null) {
       return "unknown error";
     }
+    if (t instanceof ConnectTimeoutException) {
+      return "connect timed out";
+    }
+    if (t instanceof UnknownHostException || t instanceof UnresolvedAddressException) {
+      return "cannot resolve the downstream host";
+    }
     String m = t.getMessage();
-    return m == null || m.isEmpty() ? t.getClass().getSimpleName() : m;
+    if (t instanceof ConnectException) {
+      return m != null && m.toLowerCase(Locale.ROOT).contains("refused")
+          ? "connection refused"
+          : "cannot connect";
+    }
+    return m == null || m.isEmpty()
+        ? t.getClass().getSimpleName()
+        : ADDRESS.matcher(m).replaceAll("the downstream");
   }
+
+  /**
+   * A socket address in an exception's message ({@code host/1.2.3.4:9009}, {@code /[::1]:9009}):
+   * answers to senders name no downstream address.
+   */
+  private static final Pattern ADDRESS =
+      Pattern.compile("[\\w.-]*/[0-9A-Fa-f.:\\[\\]%]+:\\d+|[\\w.-]+:\\d{2,5}\\b");
 
   /**
    * Completes every attempt still in flight with a transport failure (its connection is closed), on

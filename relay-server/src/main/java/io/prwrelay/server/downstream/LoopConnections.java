@@ -29,7 +29,6 @@ final class LoopConnections {
   final EventLoop loop;
   final RequestHead head;
   private final Bootstrap bootstrap;
-  private final String hostHeader;
   private final int max;
 
   private final ArrayDeque<ResponseHandler> idle = new ArrayDeque<>();
@@ -55,11 +54,10 @@ final class LoopConnections {
    * @param max connections of this loop
    */
   LoopConnections(
-      EventLoop loop, Bootstrap bootstrap, RequestHead head, String hostHeader, int max) {
+      EventLoop loop, Bootstrap bootstrap, RequestHead head, int max) {
     this.loop = loop;
     this.bootstrap = bootstrap;
     this.head = head;
-    this.hostHeader = hostHeader;
     this.max = max;
   }
 
@@ -104,7 +102,7 @@ final class LoopConnections {
           if (!f.isSuccess()) {
             busy--;
             attempt.fail(
-                "cannot connect to " + hostHeader + ": " + DownstreamClient.describe(f.cause()));
+                "cannot connect to the downstream: " + DownstreamClient.describe(f.cause()));
             next();
             return;
           }

@@ -30,7 +30,6 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter implements Chan
 
   private static final AttemptOutcome OK_204 = new AttemptOutcome(204, "", -1);
 
-  private final String hostHeader;
   private Channel channel;
 
   /** For the request head: a failed write shows on the body's write that follows it. */
@@ -42,13 +41,6 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter implements Chan
   private HttpResponse response;
 
   private ByteBuf body;
-
-  /**
-   * @param hostHeader the downstream, as named in messages
-   */
-  ResponseHandler(String hostHeader) {
-    this.hostHeader = hostHeader;
-  }
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
@@ -77,7 +69,7 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter implements Chan
   public void operationComplete(ChannelFuture write) {
     Attempt a = attempt;
     if (!write.isSuccess() && a != null) {
-      a.fail("write to " + hostHeader + " failed: " + DownstreamClient.describe(write.cause()));
+      a.fail("write to the downstream failed: " + DownstreamClient.describe(write.cause()));
     }
   }
 

@@ -1,7 +1,9 @@
 package io.prwrelay.server.http;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.internal.PlatformDependent;
@@ -62,7 +64,14 @@ public final class HttpIngress {
     this.check = new WriteRequestCheck(server.maxRequestBytes(), tenants.trustedHeader());
     this.processor =
         new WriteProcessor(
-            server.maxDecompressedBytes(), tenants, lanes, ledger, timeout, metrics, protocol);
+            server.maxDecompressedBytes(),
+            server.maxDecompressionRatio(),
+            tenants,
+            lanes,
+            ledger,
+            timeout,
+            metrics,
+            protocol);
     this.admin = new AdminHandler(metrics, state);
     this.metrics = metrics;
     long maxDirect = PlatformDependent.maxDirectMemory();
@@ -120,14 +129,33 @@ public final class HttpIngress {
     if (open > max) {
       metrics.connectionRejected("answered");
       p.addLast(new IdleStateHandler(0, 0, server.readTimeout().toNanos(), TimeUnit.NANOSECONDS))
-          .addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024))
+          .addLast(codec())
           .addLast(new OverloadedHandler(max));
       return;
     }
+    if (tls == null) {
+      // A client that half-closes after its request still gets the answer (IngressHandler).
+      ch.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+    }
     p.addLast(new IdleStateHandler(0, 0, server.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
-        .addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024))
+        .addLast(codec())
         .addLast(new RequestHeadTimeout(server.readTimeout(), metrics))
         .addLast(newHandler());
+  }
+
+  /**
+   * The HTTP/1.1 codec of one connection: request line at most 4 KiB, headers at most 16 KiB,
+   * content in chunks of at most 64 KiB. Its own bound on requests decoded ahead of their answers
+   * is lifted: the handler keeps its own, lower one ({@link IngressHandler#MAX_PIPELINED}) and
+   * answers past it, where the codec's would throw and reset the connection with answers owed.
+   */
+  static HttpServerCodec codec() {
+    return new HttpServerCodec(
+        new HttpDecoderConfig()
+            .setMaxInitialLineLength(4096)
+            .setMaxHeaderSize(16 * 1024)
+            .setMaxChunkSize(64 * 1024),
+        Integer.MAX_VALUE);
   }
 
   /** The ingress handler of one connection. */

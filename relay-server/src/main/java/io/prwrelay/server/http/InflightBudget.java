@@ -1,5 +1,6 @@
 package io.prwrelay.server.http;
 
+import io.prwrelay.server.config.ConfigKeys;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.Map;
@@ -69,6 +70,30 @@ final class InflightBudget {
     }
   }
 
+  /** Adds {@code more} bytes to {@code r} when the budget and the client's share allow. */
+  private synchronized Refusal grow(Reservation r, long more) {
+    if (inUse + more > limit) {
+      return Refusal.TOTAL;
+    }
+    if (r.client != null && byClient.getOrDefault(r.client, 0L) + more > perClientLimit) {
+      return Refusal.CLIENT;
+    }
+    inUse += more;
+    r.bytes += more;
+    if (r.client != null) {
+      byClient.merge(r.client, more, Long::sum);
+    }
+    return null;
+  }
+
+  /**
+   * Whether {@code bytes} could ever be admitted for one request, with the whole budget (and the
+   * client's share) free: a request that needs more is refused for good (413), not asked to retry.
+   */
+  boolean couldEverFit(long bytes) {
+    return bytes <= perClientLimit;
+  }
+
   /** Bytes admitted and not yet released. */
   synchronized long inUse() {
     return inUse;
@@ -78,19 +103,69 @@ final class InflightBudget {
     return limit;
   }
 
+  /** Seconds a sender refused by the memory budget is asked to wait. */
+  static final long RETRY_AFTER_SECONDS = 5;
+
+  /**
+   * The answer to a request the budget refused now: 503, retry later.
+   *
+   * @param close whether the connection closes after it (its body was not read)
+   */
+  Answer refused(Refusal refusal, boolean close) {
+    String what =
+        refusal == Refusal.TOTAL
+            ? "the relay's request memory ("
+                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES.setTo(limit)
+                + ")"
+            : "this client's share of the relay's request memory ("
+                + describePerClientLimit()
+                + ")";
+    return new Answer(503, what + " is in use; retry later", RETRY_AFTER_SECONDS, close);
+  }
+
+  /** The per-client limit as {@code key=value}. */
+  String describePerClientLimit() {
+    return ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT.setTo(perClientLimit);
+  }
+
   long perClientLimit() {
     return perClientLimit;
   }
 
-  /** Bytes admitted for one request; released once, further releases do nothing. */
+  /**
+   * Bytes admitted for one request; may grow while the request is processed ({@link #growTo}: the
+   * decompressed body, the tenant batches); released once, further releases do nothing.
+   */
   final class Reservation {
     private final InetAddress client;
-    private final long bytes;
+    private long bytes;
     private boolean released;
 
     private Reservation(InetAddress client, long bytes) {
       this.client = client;
       this.bytes = bytes;
+    }
+
+    /**
+     * Grows the reservation to at least {@code total} bytes.
+     *
+     * @return {@code null} when it holds {@code total} bytes now, else why the budget refused (the
+     *     reservation is then unchanged)
+     */
+    Refusal growTo(long total) {
+      synchronized (InflightBudget.this) {
+        if (released || total <= bytes) {
+          return null;
+        }
+        return InflightBudget.this.grow(this, total - bytes);
+      }
+    }
+
+    /** Bytes held now. */
+    long bytes() {
+      synchronized (InflightBudget.this) {
+        return bytes;
+      }
     }
 
     /** Returns the bytes to the budget, the first time only. */

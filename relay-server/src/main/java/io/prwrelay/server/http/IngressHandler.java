@@ -2,8 +2,10 @@ package io.prwrelay.server.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
@@ -52,6 +54,9 @@ import java.util.logging.Logger;
 final class IngressHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
 
+  /** At most one stack trace a minute for errors that end a connection; all are counted. */
+  private static final LogLimiter ERROR_LOG = new LogLimiter(TimeUnit.MINUTES.toNanos(1));
+
   private final ServerConfig config;
   private final WriteRequestCheck check;
   private final WriteProcessor processor;
@@ -77,6 +82,31 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   /** Path of {@link #skipping}. */
   private String skippingPath;
+
+  /**
+   * The last answer filled the connection's outbound buffer past its high water mark: nothing more
+   * is read or answered until the client has read enough of it (or {@link #notReadingTimeout}
+   * closes the connection).
+   */
+  private boolean blocked;
+
+  /** Closes a connection whose client has not read its answers within the read timeout. */
+  private ScheduledFuture<?> notReadingTimeout;
+
+  /** Requests in {@link #queued}, each waiting for the answers before it. */
+  private int pipelined;
+
+  /**
+   * More than {@link #MAX_PIPELINED} requests arrived ahead of their answers: the one past the
+   * bound will be answered 503 and the connection closed; everything after it is discarded unread.
+   */
+  private boolean overflowed;
+
+  /** The client closed its side: the connection closes once every request read is answered. */
+  private boolean inputShut;
+
+  /** The last answer written, for closing once it is out. */
+  private ChannelFuture lastWrite;
 
   /**
    * @param ingress the server-wide pieces this connection shares with the others
@@ -116,20 +146,63 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /**
+   * Requests one connection may send ahead of their answers (HTTP/1.1 pipelining); the one past it
+   * is answered 503 and the connection closed, without reading what follows.
+   */
+  static final int MAX_PIPELINED = 16;
+
+  /** Answer to the request past {@link #MAX_PIPELINED}, waiting for its turn in {@link #queued}. */
+  private record Overflow(HttpRequest head) {}
+
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     if (closing) {
       ReferenceCountUtil.release(msg);
       return;
     }
-    if (busy || !queued.isEmpty()) {
-      queued.add(msg);
+    if (busy || blocked || !queued.isEmpty()) {
+      enqueue(msg);
       return;
     }
     handle(ctx, msg);
   }
 
+  /** Keeps a message until the answers before it are written, within {@link #MAX_PIPELINED}. */
+  private void enqueue(Object msg) {
+    if (overflowed) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    if (msg instanceof HttpRequest req) {
+      if (pipelined == MAX_PIPELINED) {
+        overflowed = true;
+        ReferenceCountUtil.release(msg);
+        queued.add(new Overflow(req));
+        return;
+      }
+      pipelined++;
+    }
+    queued.add(msg);
+  }
+
   private void handle(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof Overflow o) {
+      metrics.otherRequest("pipelined", 503);
+      answer(
+          ctx,
+          o.head(),
+          new Answer(
+                  503,
+                  "more than "
+                      + MAX_PIPELINED
+                      + " requests sent ahead of their answers on one connection; this one and"
+                      + " those after it were not read: send them again",
+                  1,
+                  true)
+              .forSenderOf(protocolOf(o.head())));
+      return;
+    }
     try {
       if (msg instanceof HttpRequest) {
         onRequest(ctx, (HttpRequest) msg);
@@ -149,6 +222,30 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           req,
           Answer.closing(
               400, "malformed HTTP request: " + req.decoderResult().cause().getMessage()));
+      return;
+    }
+    HttpVersion version = req.protocolVersion();
+    if (version.majorVersion() != 1 || version.minorVersion() > 1) {
+      metrics.otherRequest("unsupported", 505);
+      answer(
+          ctx,
+          req,
+          Answer.closing(
+              505,
+              "HTTP version " + version.text() + " is not supported: send HTTP/1.1 or HTTP/1.0"));
+      return;
+    }
+    if (unsupportedExpectation(req)) {
+      metrics.otherRequest("unsupported", 417);
+      answer(
+          ctx,
+          req,
+          Answer.closing(
+                  417,
+                  "unsupported Expect: "
+                      + req.headers().get(HttpHeaderNames.EXPECT)
+                      + " (only 100-continue is supported)")
+              .forSenderOf(protocolOf(req)));
       return;
     }
     String path = path(req.uri());
@@ -199,19 +296,31 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     WriteRequestCheck.Accepted accepted = (WriteRequestCheck.Accepted) result;
     int max = config.maxRequestBytes();
     long length = accepted.contentLength();
-    // A chunked body does not declare its size: it is admitted at the largest it may become.
-    InflightBudget.Admission admission =
-        budget.admit(clientAddress(ctx), length >= 0 ? length : max);
+    // A chunked body does not declare its size: it is admitted at its first buffer's size and its
+    // reservation grows with the buffer as the chunks arrive (onContent).
+    int initial = length >= 0 ? (int) length : Math.min(CHUNKED_INITIAL_BYTES, max);
+    InflightBudget.Admission admission = budget.admit(clientAddress(ctx), initial);
     if (admission.reservation() == null) {
       metrics.inflightRejected(admission.refusal().tag);
       metricsFinished(ctx, 503, start);
-      answer(ctx, req, overBudget(admission.refusal()).forSenderOf(accepted.protocol()));
+      answer(ctx, req, budget.refused(admission.refusal(), true).forSenderOf(accepted.protocol()));
+      return;
+    }
+    ByteBuf body;
+    try {
+      body = ctx.alloc().directBuffer(initial, max);
+    } catch (OutOfMemoryError e) {
+      // Direct memory is smaller than the budget says: the request is refused as if the budget
+      // were full, and its reservation returned.
+      admission.reservation().release();
+      metrics.internalError("memory");
+      metricsFinished(ctx, 503, start);
+      answer(ctx, req, budget.refused(InflightBudget.Refusal.TOTAL, true));
       return;
     }
     continueIfExpected(ctx, req);
     Incoming in = new Incoming(req, accepted, start, admission.reservation(), allowed);
-    int initial = length >= 0 ? (int) length : 64 * 1024;
-    in.body = ctx.alloc().directBuffer(Math.min(initial, max), max);
+    in.body = body;
     in.readTimeout =
         ctx.executor()
             .schedule(
@@ -240,6 +349,19 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
                   + ConfigKeys.SERVER_MAX_REQUEST_BYTES.setTo(config.maxRequestBytes())));
       return;
     }
+    if (chunk.readableBytes() > in.body.writableBytes()) {
+      // Only a chunked body grows: its buffer's next capacity is reserved before it is allocated.
+      int capacity =
+          ctx.alloc()
+              .calculateNewCapacity(
+                  in.body.writerIndex() + chunk.readableBytes(), in.body.maxCapacity());
+      InflightBudget.Refusal refusal = in.reservation.growTo(capacity);
+      if (refusal != null) {
+        metrics.inflightRejected(refusal.tag);
+        abortAndAnswer(ctx, in, budget.refused(refusal, true));
+        return;
+      }
+    }
     in.body.writeBytes(chunk);
     if (content.decoderResult().isFailure()) {
       abortAndAnswer(ctx, in, Answer.closing(400, "malformed HTTP body"));
@@ -264,6 +386,8 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           ctx.channel().eventLoop(),
           ctx.alloc(),
           body,
+          budget,
+          in.reservation,
           in.accepted.encoding(),
           in.accepted.protocol(),
           in.accepted.incomingTenant(),
@@ -273,19 +397,22 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
-  /** Seconds a sender refused by the memory budget is asked to wait. */
-  static final long BUDGET_RETRY_AFTER_SECONDS = 5;
+  /**
+   * An {@code Expect} header other than {@code 100-continue} on an HTTP/1.1 request (HTTP/1.0
+   * requests' expectations are ignored, as RFC 9110 says).
+   */
+  private static boolean unsupportedExpectation(HttpRequest req) {
+    String expect = req.headers().get(HttpHeaderNames.EXPECT);
+    return expect != null
+        && req.protocolVersion().compareTo(HttpVersion.HTTP_1_1) >= 0
+        && !HttpHeaderValues.CONTINUE.toString().equalsIgnoreCase(expect.trim());
+  }
 
-  private Answer overBudget(InflightBudget.Refusal refusal) {
-    String what =
-        refusal == InflightBudget.Refusal.TOTAL
-            ? "the relay's request memory ("
-                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES.setTo(budget.limit())
-                + ")"
-            : "this client's share of the relay's request memory ("
-                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT.setTo(budget.perClientLimit())
-                + ")";
-    return new Answer(503, what + " is in use; retry later", BUDGET_RETRY_AFTER_SECONDS, true);
+  /** First buffer of a chunked body, and its first reservation. */
+  static final int CHUNKED_INITIAL_BYTES = 64 * 1024;
+
+  private static Protocol protocolOf(HttpRequest req) {
+    return WriteRequestCheck.protocol(req.headers().get(HttpHeaderNames.CONTENT_TYPE));
   }
 
   private static InetAddress clientAddress(ChannelHandlerContext ctx) {
@@ -301,17 +428,71 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void drainQueued(ChannelHandlerContext ctx) {
-    while (!busy && !queued.isEmpty()) {
+    while (!busy && !blocked && !queued.isEmpty()) {
       Object msg = queued.poll();
+      if (msg instanceof HttpRequest) {
+        pipelined--;
+      }
       if (closing) {
         ReferenceCountUtil.release(msg);
       } else {
         handle(ctx, msg);
       }
     }
-    if (!busy && !closing && ctx.channel().isActive()) {
-      ctx.channel().config().setAutoRead(true);
-      ctx.read();
+    if (busy || blocked || closing || !ctx.channel().isActive()) {
+      return;
+    }
+    if (inputShut) {
+      closeAfterLastWrite(ctx);
+      return;
+    }
+    ctx.channel().config().setAutoRead(true);
+    ctx.read();
+  }
+
+  /**
+   * Stops reading while the client does not read its answers: the outbound buffer went past its
+   * high water mark with the last answer. Reading resumes once it drains below the low mark; a
+   * client that reads nothing for {@code relay.server.read-timeout} is disconnected.
+   */
+  private void blockUntilWritable(ChannelHandlerContext ctx) {
+    if (blocked || closing) {
+      return;
+    }
+    blocked = true;
+    ctx.channel().config().setAutoRead(false);
+    notReadingTimeout =
+        ctx.executor()
+            .schedule(
+                () -> {
+                  if (blocked && ctx.channel().isActive()) {
+                    metrics.connectionRejected("not_reading");
+                    ctx.close();
+                  }
+                },
+                config.readTimeout().toNanos(),
+                TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    if (blocked && ctx.channel().isWritable()) {
+      blocked = false;
+      notReadingTimeout.cancel(false);
+      if (!busy) {
+        drainQueued(ctx);
+      }
+    }
+    super.channelWritabilityChanged(ctx);
+  }
+
+  /** Closes the connection once its last answer is written (the client closed its side). */
+  private void closeAfterLastWrite(ChannelHandlerContext ctx) {
+    closing = true;
+    if (lastWrite == null || lastWrite.isDone()) {
+      ctx.close();
+    } else {
+      lastWrite.addListener(f -> ctx.close());
     }
   }
 
@@ -367,7 +548,10 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       if (req.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
         r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
       }
-      ctx.writeAndFlush(r);
+      lastWrite = ctx.writeAndFlush(r);
+      if (!ctx.channel().isWritable()) {
+        blockUntilWritable(ctx);
+      }
     } else {
       closing = true;
       r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -394,11 +578,32 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       }
       return;
     }
+    if (evt instanceof ChannelInputShutdownEvent) {
+      // The client sent everything it will send (a half-close): what it sent is answered, then the
+      // connection closes. A body cut short can never complete.
+      inputShut = true;
+      Incoming in = incoming;
+      if (in != null) {
+        abortAndAnswer(
+            ctx,
+            in,
+            Answer.closing(400, "the client closed the connection before the end of the body"));
+      } else if (skipping != null) {
+        skipping = null;
+        closeAfterLastWrite(ctx);
+      } else if (!busy && !blocked && queued.isEmpty() && !closing) {
+        closeAfterLastWrite(ctx);
+      }
+      return;
+    }
     super.userEventTriggered(ctx, evt);
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    if (notReadingTimeout != null) {
+      notReadingTimeout.cancel(false);
+    }
     Incoming in = incoming;
     abortIncoming();
     if (in != null) {
@@ -416,7 +621,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     // while handling a request is a bug of the relay: logged with its stack trace and counted.
     if (!(cause instanceof IOException)) {
       metrics.internalError("connection");
-      LOG.log(Level.WARNING, "connection closed after an error inside the relay", cause);
+      if (ERROR_LOG.allow(ctx.executor().ticker().nanoTime())) {
+        LOG.log(Level.WARNING, "connection closed after an error inside the relay", cause);
+      }
     }
     ctx.close();
   }

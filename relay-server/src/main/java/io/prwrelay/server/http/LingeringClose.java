@@ -3,6 +3,7 @@ package io.prwrelay.server.http;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.util.ReferenceCountUtil;
@@ -76,6 +77,15 @@ final class LingeringClose extends ChannelInboundHandlerAdapter {
       }
     }
     ReferenceCountUtil.release(msg);
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+    if (evt instanceof ChannelInputShutdownEvent) {
+      ctx.close(); // the client closed its side: nothing more will come
+      return;
+    }
+    ctx.fireUserEventTriggered(evt);
   }
 
   private void check(ChannelHandlerContext ctx) {

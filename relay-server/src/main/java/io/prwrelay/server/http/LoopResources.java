@@ -11,8 +11,9 @@ import io.prwrelay.core.route.V2TenantRouter;
 /**
  * What one event loop thread reuses for every request it processes: tenant routers for PRW 1.0 and
  * for PRW 2.0 (writing 2.0, or 1.0 for a downstream that takes only 1.0), the checks of a PRW 2.0
- * request sent whole to a trusted tenant, a counter for PRW 1.0 requests forwarded whole, and a
- * zstd decompression context. Flyweights, not thread-safe.
+ * request sent whole to a trusted tenant, a counter for PRW 1.0 requests forwarded whole, a zstd
+ * decompression context, and the memory grant of the request being decompressed. Flyweights, not
+ * thread-safe.
  */
 final class LoopResources implements AutoCloseable {
   final TenantRouter router;
@@ -21,6 +22,7 @@ final class LoopResources implements AutoCloseable {
   final V2ToV1Converter v2ToV1 = new V2ToV1Converter();
   final V2Check v2Check = new V2Check();
   final ZstdCodec zstd = new ZstdCodec();
+  final RequestGrant grant = new RequestGrant();
   final WriteRequestCounter counter;
 
   LoopResources(TenantRules rules) {

@@ -13,6 +13,7 @@ import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
+import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
@@ -50,6 +51,7 @@ final class WriteProcessor {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
 
   private final int maxDecompressedBytes;
+  private final int maxDecompressionRatio;
   private final TenantConfig tenants;
   private final Lanes lanes;
   private final DeliveryLedger ledger;
@@ -60,11 +62,14 @@ final class WriteProcessor {
 
   /**
    * @param maxDecompressedBytes largest decompressed request; larger is answered 400
+   * @param maxDecompressionRatio largest decompressed size per compressed byte; more is answered
+   *     400
    * @param timeout deadline of a sender request in the lanes, from its start
    * @param protocol the Remote Write version PRW 2.0 input is sent downstream in
    */
   WriteProcessor(
       int maxDecompressedBytes,
+      int maxDecompressionRatio,
       TenantConfig tenants,
       Lanes lanes,
       DeliveryLedger ledger,
@@ -73,6 +78,7 @@ final class WriteProcessor {
       DownstreamProtocol protocol) {
     this.protocol = protocol;
     this.maxDecompressedBytes = maxDecompressedBytes;
+    this.maxDecompressionRatio = maxDecompressionRatio;
     this.tenants = tenants;
     this.lanes = lanes;
     this.ledger = ledger;
@@ -100,6 +106,9 @@ final class WriteProcessor {
    * Processes one request.
    *
    * @param body takes ownership; the compressed request body
+   * @param reservation the request's share of {@code budget}, holding the compressed body; grown to
+   *     hold what the body decompresses to before that is allocated (the caller releases it once
+   *     answered)
    * @param input the message the body holds
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
@@ -114,6 +123,8 @@ final class WriteProcessor {
       EventLoop loop,
       ByteBufAllocator alloc,
       ByteBuf body,
+      InflightBudget budget,
+      InflightBudget.Reservation reservation,
       BodyEncoding encoding,
       Protocol input,
       String incomingTenant,
@@ -123,7 +134,18 @@ final class WriteProcessor {
     // A PRW 2.0 sender learns what was written from every answer, failures included.
     Consumer<Answer> done = a -> answer.accept(a.forSenderOf(input));
     try {
-      processOrThrow(loop, alloc, body, encoding, input, incomingTenant, allowed, startNanos, done);
+      processOrThrow(
+          loop,
+          alloc,
+          body,
+          budget,
+          reservation,
+          encoding,
+          input,
+          incomingTenant,
+          allowed,
+          startNanos,
+          done);
     } catch (RuntimeException | Error e) {
       // Last resort. Memory running out passes; anything else (a bug, a native codec library that
       // failed to load) is worth its stack trace. The sender is answered either way.
@@ -145,6 +167,8 @@ final class WriteProcessor {
       EventLoop loop,
       ByteBufAllocator alloc,
       ByteBuf body,
+      InflightBudget budget,
+      InflightBudget.Reservation reservation,
       BodyEncoding encoding,
       Protocol input,
       String incomingTenant,
@@ -159,24 +183,8 @@ final class WriteProcessor {
       throw e;
     }
     metrics.received(body.readableBytes());
-    ByteBuf decoded;
-    try {
-      decoded =
-          encoding == BodyEncoding.SNAPPY
-              ? SnappyCodec.decode(body, alloc, maxDecompressedBytes)
-              : res.zstd.decode(body, alloc, maxDecompressedBytes);
-    } catch (RuntimeException | Error e) {
-      body.release();
-      throw e;
-    } catch (CodecException e) {
-      body.release();
-      done.accept(
-          Answer.of(
-              400,
-              "cannot decompress the "
-                  + encoding.name().toLowerCase(Locale.ROOT)
-                  + " body: "
-                  + e.getMessage()));
+    ByteBuf decoded = decompress(res, alloc, body, budget, reservation, encoding, done);
+    if (decoded == null) {
       return;
     }
     List<Batch> batches = new ArrayList<>();
@@ -268,6 +276,67 @@ final class WriteProcessor {
       return;
     }
     deliver(loop, body, input, batches, startNanos, done);
+  }
+
+  /**
+   * Decompresses the body within the decompressed-size cap, the ratio cap and the memory budget
+   * (the reservation grows to the compressed plus the decompressed size before the latter is
+   * allocated).
+   *
+   * @param body borrowed, unless it fails: released then
+   * @return the decompressed request (the caller owns it), or {@code null} when the sender was
+   *     answered (400 for a body that is invalid or decompresses to too much, 503 when the budget
+   *     has no room now, 413 when it never could)
+   */
+  private ByteBuf decompress(
+      LoopResources res,
+      ByteBufAllocator alloc,
+      ByteBuf body,
+      InflightBudget budget,
+      InflightBudget.Reservation reservation,
+      BodyEncoding encoding,
+      Consumer<Answer> done) {
+    long compressed = body.readableBytes();
+    long byRatio = compressed * maxDecompressionRatio;
+    int cap = (int) Math.min(maxDecompressedBytes, byRatio);
+    RequestGrant grant = res.grant.reset(budget, reservation, compressed);
+    try {
+      return encoding == BodyEncoding.SNAPPY
+          ? SnappyCodec.decode(body, alloc, cap, grant)
+          : res.zstd.decode(body, alloc, cap, grant);
+    } catch (RuntimeException | Error e) {
+      body.release();
+      throw e;
+    } catch (CodecException e) {
+      body.release();
+      String name = encoding.name().toLowerCase(Locale.ROOT);
+      Answer answer =
+          switch (e.problem()) {
+            case OVER_BUDGET -> {
+              metrics.inflightRejected("decompressed");
+              yield grant.refusedAnswer();
+            }
+            case TOO_LARGE ->
+                Answer.of(
+                    400,
+                    "cannot decompress the "
+                        + name
+                        + " body: it decompresses to more than "
+                        + (cap < maxDecompressedBytes
+                            ? ConfigKeys.SERVER_MAX_DECOMPRESSION_RATIO.setTo(maxDecompressionRatio)
+                                + " times its "
+                                + compressed
+                                + " compressed bytes"
+                            : ConfigKeys.SERVER_MAX_DECOMPRESSED_BYTES.setTo(
+                                maxDecompressedBytes)));
+            case CORRUPT ->
+                Answer.of(400, "cannot decompress the " + name + " body: " + e.getMessage());
+          };
+      done.accept(answer);
+      return null;
+    } finally {
+      grant.clear();
+    }
   }
 
   /**
@@ -381,21 +450,37 @@ final class WriteProcessor {
             });
     long deadline = startNanos + timeoutNanos;
     List<Fragment> fragments = new ArrayList<>(batches.size());
-    for (Batch b : batches) {
-      int size = b.content().readableBytes();
-      metrics.tenantIn(b.tenant(), b.counts(), size);
-      if (key != null && ledger.delivered(key, b.tenant())) {
-        b.content().release();
-        metrics.ledgerSkipped(b.tenant(), b.counts());
-        request.settled(
-            b.tenant(),
-            b.counts(),
-            new FragmentOutcome(
-                Kind.DELIVERED, 200, "delivered by an earlier attempt of this request", -1, 0));
-        continue;
+    int i = 0;
+    try {
+      for (; i < batches.size(); i++) {
+        Batch b = batches.get(i);
+        int size = b.content().readableBytes();
+        metrics.tenantIn(b.tenant(), b.counts(), size);
+        if (key != null && ledger.delivered(key, b.tenant())) {
+          metrics.ledgerSkipped(b.tenant(), b.counts());
+          request.settled(
+              b.tenant(),
+              b.counts(),
+              new FragmentOutcome(
+                  Kind.DELIVERED, 200, "delivered by an earlier attempt of this request", -1, 0));
+          b.content().release();
+          continue;
+        }
+        fragments.add(
+            new Fragment(b.tenant(), b.protocol(), b.content(), b.counts(), deadline, request));
       }
-      fragments.add(
-          new Fragment(b.tenant(), b.protocol(), b.content(), b.counts(), deadline, request));
+    } catch (RuntimeException | Error e) {
+      // Nothing was handed to a lane yet: every batch not released above is released here.
+      for (int j = 0; j < fragments.size(); j++) {
+        fragments.get(j).body().release();
+      }
+      for (int j = i; j < batches.size(); j++) {
+        batches.get(j).content().release();
+      }
+      if (keptBody != null) {
+        keptBody.release();
+      }
+      throw e;
     }
     if (!fragments.isEmpty()) {
       lanes.submit(fragments);

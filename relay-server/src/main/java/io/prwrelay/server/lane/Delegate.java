@@ -152,7 +152,7 @@ final class Delegate {
     ByteBuf body;
     try {
       body = left > 0 ? Lane.requestBody(batch, ctx.alloc) : null;
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       body = null;
     }
     if (body == null) {

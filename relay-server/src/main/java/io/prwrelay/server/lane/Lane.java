@@ -504,17 +504,10 @@ public final class Lane {
     ByteBuf compressed;
     try {
       compressed = requestBody(batch, ctx.alloc);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
-        finish(
-            f,
-            new FragmentOutcome(
-                Kind.UNAVAILABLE,
-                500,
-                "cannot compress the batch: " + e.getMessage(),
-                -1,
-                f.attempts));
+        finish(f, Lanes.cannotCompress(e, f.attempts));
       }
       return;
     }
@@ -560,12 +553,12 @@ public final class Lane {
           f.body() != null
               ? V1Conversion.of(f.body(), ctx.alloc)
               : V1Conversion.ofBlock(f.compressed(), ctx.alloc, f.size()); // our own block
-    } catch (RuntimeException | CodecException e) {
+    } catch (RuntimeException | Error | CodecException e) {
       finish(
           f,
           new FragmentOutcome(
               Kind.UNAVAILABLE,
-              500,
+              e instanceof OutOfMemoryError ? 503 : 500,
               "cannot convert the batch to Remote Write 1.0: " + e.getMessage(),
               -1,
               f.attempts));
@@ -770,11 +763,8 @@ public final class Lane {
   private CompletableFuture<TenantQueue.Position> enqueue(Fragment f) {
     try {
       f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
-    } catch (RuntimeException e) {
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, 0));
+    } catch (RuntimeException | Error e) {
+      finish(f, Lanes.cannotCompress(e, 0));
       return CompletableFuture.failedFuture(e);
     }
     appending++;

@@ -370,13 +370,13 @@ public final class Lanes implements AutoCloseable {
         if (f.size() >= COMPRESS_IN_LANE_BELOW) {
           f.compress(ctx.alloc);
         }
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
+        // Memory running out (a batch too large for what is left) must not leak the fragment:
+        // it is answered here and releases its buffers.
         if (out == null) {
           out = new ArrayList<>(fragments.subList(0, i));
         }
-        FragmentOutcome o =
-            new FragmentOutcome(
-                Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, 0);
+        FragmentOutcome o = cannotCompress(e, 0);
         ctx.observer.finished(f, o);
         f.complete(o);
         continue;
@@ -386,6 +386,18 @@ public final class Lanes implements AutoCloseable {
       }
     }
     return out == null ? fragments : out;
+  }
+
+  /**
+   * The outcome of a fragment whose request body could not be built: 503 (retry later) when memory
+   * ran out, else 500.
+   */
+  static FragmentOutcome cannotCompress(Throwable e, int attempts) {
+    return e instanceof OutOfMemoryError
+        ? new FragmentOutcome(
+            Kind.UNAVAILABLE, 503, "the relay is out of memory for the batch", 5000, attempts)
+        : new FragmentOutcome(
+            Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, attempts);
   }
 
   /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */

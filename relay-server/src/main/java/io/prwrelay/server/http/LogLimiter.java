@@ -1,0 +1,24 @@
+package io.prwrelay.server.http;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Lets one log line through per interval, across threads: what a client can cause (an error per
+ * connection) must not be able to flood the log. The suppressed lines are still counted by their
+ * callers' metrics.
+ */
+final class LogLimiter {
+  private final long intervalNanos;
+  private final AtomicLong next = new AtomicLong(Long.MIN_VALUE);
+
+  LogLimiter(long intervalNanos) {
+    this.intervalNanos = intervalNanos;
+  }
+
+  /** Whether a line may be logged at {@code nowNanos}; at most once per interval. */
+  boolean allow(long nowNanos) {
+    long due = next.get();
+    return (due == Long.MIN_VALUE || nowNanos - due >= 0)
+        && next.compareAndSet(due, nowNanos + intervalNanos);
+  }
+}
