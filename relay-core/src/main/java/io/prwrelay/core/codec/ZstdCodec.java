@@ -67,7 +67,7 @@ public final class ZstdCodec implements AutoCloseable {
       }
       if (contentSize > maxDecompressed) {
         throw tooLarge(
-            "zstd frame declares " + contentSize + " decompressed bytes", maxDecompressed);
+            "zstd frame declares " + contentSize + " decompressed bytes, more", maxDecompressed);
       }
       if (contentSize >= 0 && Zstd.findFrameCompressedSize(a, off, len) == len) {
         return decompress(alloc, a, off, len, (int) contentSize, true, grant);

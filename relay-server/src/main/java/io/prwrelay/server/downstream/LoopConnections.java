@@ -53,8 +53,7 @@ final class LoopConnections {
    *     ResponseHandler}
    * @param max connections of this loop
    */
-  LoopConnections(
-      EventLoop loop, Bootstrap bootstrap, RequestHead head, int max) {
+  LoopConnections(EventLoop loop, Bootstrap bootstrap, RequestHead head, int max) {
     this.loop = loop;
     this.bootstrap = bootstrap;
     this.head = head;

@@ -62,6 +62,14 @@ final class RequestGrant implements MemoryGrant {
     return budget.refused(refusal, false);
   }
 
+  /**
+   * The {@code relay_inflight_rejected_total} reason of the refusal: {@code total} or {@code
+   * client} (the budget or the client's share is in use now), {@code too_large} (never fits).
+   */
+  String reason() {
+    return refusal == null ? "too_large" : refusal.tag;
+  }
+
   /** Forgets the request, so that nothing of it stays reachable from the loop. */
   void clear() {
     reservation = null;

@@ -313,7 +313,7 @@ final class WriteProcessor {
       Answer answer =
           switch (e.problem()) {
             case OVER_BUDGET -> {
-              metrics.inflightRejected("decompressed");
+              metrics.inflightRejected(grant.reason());
               yield grant.refusedAnswer();
             }
             case TOO_LARGE ->
@@ -321,14 +321,16 @@ final class WriteProcessor {
                     400,
                     "cannot decompress the "
                         + name
-                        + " body: it decompresses to more than "
+                        + " body: "
+                        + e.getMessage()
+                        + " ("
                         + (cap < maxDecompressedBytes
                             ? ConfigKeys.SERVER_MAX_DECOMPRESSION_RATIO.setTo(maxDecompressionRatio)
-                                + " times its "
+                                + " times the "
                                 + compressed
-                                + " compressed bytes"
-                            : ConfigKeys.SERVER_MAX_DECOMPRESSED_BYTES.setTo(
-                                maxDecompressedBytes)));
+                                + "-byte body"
+                            : ConfigKeys.SERVER_MAX_DECOMPRESSED_BYTES.setTo(maxDecompressedBytes))
+                        + ")");
             case CORRUPT ->
                 Answer.of(400, "cannot decompress the " + name + " body: " + e.getMessage());
           };

@@ -30,6 +30,7 @@ import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -145,6 +146,16 @@ class IngressHandlerTest {
         RawProto.cat(
             RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
             RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(1, 1))));
+  }
+
+  /** The status of an answer read off the channel, which is released. */
+  private static int status(Object answer) {
+    FullHttpResponse r = (FullHttpResponse) answer;
+    try {
+      return r.status().code();
+    } finally {
+      r.release();
+    }
   }
 
   private static String body(FullHttpResponse r) {
@@ -298,6 +309,32 @@ class IngressHandlerTest {
     second.release();
     third.release();
     assertNull(channel.readOutbound());
+  }
+
+  @Test
+  void requestsPastThePipeliningBoundAreRefusedAndNothingAfterThemIsRead() throws Exception {
+    sender.script("b", Reply.status(200).after(Duration.ofMillis(500)));
+    List<Object> inbound = new ArrayList<>();
+    inbound.add(write(twoTenants()));
+    for (int i = 0; i < IngressHandler.MAX_PIPELINED + 5; i++) {
+      inbound.add(request(HttpMethod.GET, "/-/healthy", new byte[0]));
+    }
+    inbound.add(write(twoTenants()));
+    channel.writeInbound(inbound.toArray());
+    sim.runDue();
+    assertNull(channel.readOutbound(), "the write is still being delivered");
+    sim.advance(Duration.ofMillis(500));
+    assertEquals(204, status(channel.readOutbound()));
+    for (int i = 0; i < IngressHandler.MAX_PIPELINED; i++) {
+      assertEquals(200, status(channel.readOutbound()), "pipelined request " + i);
+    }
+    FullHttpResponse refused = channel.readOutbound();
+    assertEquals(503, refused.status().code());
+    assertEquals("close", refused.headers().get(HttpHeaderNames.CONNECTION));
+    assertTrue(body(refused).contains("more than 16 requests sent ahead of their answers"));
+    assertNull(channel.readOutbound(), "nothing after the refused request is answered");
+    assertFalse(channel.isOpen());
+    assertEquals(2, sender.calls().size(), "only the first write was delivered (to a and b)");
   }
 
   @Test

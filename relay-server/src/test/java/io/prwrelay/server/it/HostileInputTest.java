@@ -60,6 +60,9 @@ class HostileInputTest {
                 Integer.toString(MAX_REQUEST),
                 "relay.server.max-decompressed-bytes",
                 Integer.toString(MAX_DECOMPRESSED),
+                // The bombs here test the decompressed-size cap; TinyRequestTest tests the ratio.
+                "relay.server.max-decompression-ratio",
+                "1000000",
                 "relay.server.read-timeout",
                 "1s",
                 "relay.tenant.missing",
@@ -88,7 +91,7 @@ class HostileInputTest {
     assertEquals(400, a.status, a.body);
     assertEquals(
         "cannot decompress the snappy body: snappy block declares 67108864 decompressed bytes,"
-            + " more than the limit of 16777216",
+            + " more than the limit of 16777216 (relay.server.max-decompressed-bytes=16777216)",
         a.body);
   }
 
@@ -104,8 +107,8 @@ class HostileInputTest {
     Answer a = post(Zstd.compress(new byte[256 << 20]), "zstd");
     assertEquals(400, a.status, a.body);
     assertEquals(
-        "cannot decompress the zstd body: zstd frame declares 268435456 decompressed bytes than"
-            + " the limit of 16777216",
+        "cannot decompress the zstd body: zstd frame declares 268435456 decompressed bytes, more"
+            + " than the limit of 16777216 (relay.server.max-decompressed-bytes=16777216)",
         a.body);
   }
 
@@ -122,7 +125,7 @@ class HostileInputTest {
     assertEquals(400, a.status, a.body);
     assertEquals(
         "cannot decompress the zstd body: zstd body decompresses to more bytes than the limit of"
-            + " 16777216",
+            + " 16777216 (relay.server.max-decompressed-bytes=16777216)",
         a.body);
   }
 
