@@ -24,7 +24,7 @@ class IngressConfigTest {
   }
 
   @Test
-  void theBudgetDefaultsToHalfTheDirectMemoryOrATenthOfTheHeapAndEachClientToHalfOfThat()
+  void theBudgetDefaultsToHalfTheDirectMemoryOrAQuarterOfTheHeapAndEachClientToHalfOfThat()
       throws Exception {
     ServerConfig s = RelayConfig.defaults().server();
     assertEquals(ServerConfig.AUTO, s.maxInflightBytes());
@@ -32,7 +32,7 @@ class IngressConfigTest {
     assertEquals(512L << 20, s.inflightLimit(1L << 30, bigHeap));
     assertEquals(256L << 20, s.inflightLimitPerClient(1L << 30, bigHeap));
     // A 1 GiB container as docker/entrypoint.sh sizes it: 410 MiB heap, 307 MiB direct memory.
-    assertEquals(41L << 20, s.inflightLimit(307L << 20, 410L << 20));
+    assertEquals((410L << 20) / 4, s.inflightLimit(307L << 20, 410L << 20));
     assertEquals(32L << 20, s.inflightLimit(16L << 20, bigHeap), "never below one largest request");
     assertEquals(32L << 20, s.inflightLimitPerClient(16L << 20, bigHeap));
     assertEquals(4096, s.maxConnections());
