@@ -42,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -159,7 +160,7 @@ public final class ScriptedDownstream implements AutoCloseable {
   private volatile String tenantHeader;
   private volatile boolean refusesRemoteWrite2;
   private final Map<String, Queue<Reply>> scripts = new ConcurrentHashMap<>();
-  private final Map<String, Supplier<Reply>> rules = new ConcurrentHashMap<>();
+  private final Map<String, Function<ByteBuf, Reply>> rules = new ConcurrentHashMap<>();
   private final List<Received> received = new ArrayList<>();
   private final Map<String, Counters> tenants = new ConcurrentHashMap<>();
   private final AtomicInteger connections = new AtomicInteger();
@@ -263,7 +264,17 @@ public final class ScriptedDownstream implements AutoCloseable {
    * script of {@code "*"} and to {@code 200}. Replaces an earlier rule of the tenant.
    */
   public ScriptedDownstream rule(String tenant, Supplier<Reply> rule) {
-    rules.put(tenant, rule);
+    rules.put(tenant, body -> rule.get());
+    return this;
+  }
+
+  /**
+   * As {@link #rule(String, Supplier)}, with a reply chosen from the request's decompressed body:
+   * for a downstream that reads more of each request than its framing, such as one that refuses
+   * every request its own protobuf classes cannot parse, as Cortex does.
+   */
+  public ScriptedDownstream bodyRule(String tenant, Function<byte[], Reply> rule) {
+    rules.put(tenant, body -> rule.apply(ByteBufUtil.getBytes(body)));
     return this;
   }
 
@@ -333,12 +344,15 @@ public final class ScriptedDownstream implements AutoCloseable {
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
   }
 
-  private Reply next(String tenant) {
+  /**
+   * @param body the decompressed body, borrowed
+   */
+  private Reply next(String tenant, ByteBuf body) {
     Queue<Reply> script = scripts.get(tenant);
     Reply reply = script == null ? null : script.poll();
     if (reply == null) {
-      Supplier<Reply> rule = rules.get(tenant);
-      reply = rule == null ? null : rule.get();
+      Function<ByteBuf, Reply> rule = rules.get(tenant);
+      reply = rule == null ? null : rule.apply(body);
     }
     if (reply == null) {
       Queue<Reply> any = scripts.get("*");
@@ -401,7 +415,7 @@ public final class ScriptedDownstream implements AutoCloseable {
               ctx, new Reply(refusal.code(), Map.of(), problem, Duration.ZERO, false), keepAlive);
           return;
         }
-        Reply reply = next(header == null ? NO_TENANT : header);
+        Reply reply = next(header == null ? NO_TENANT : header, body);
         tenant.answered(reply.status());
         if (reply.status() / 100 == 2) {
           tenant.requests.increment();

@@ -22,7 +22,10 @@ import java.util.concurrent.TimeUnit;
  * they go as one request (joined snappy blocks) of up to {@code batchMaxBytes}. A fragment it
  * cannot take (every send slot of the tenant or of the loop busy) goes to the lane. A 2xx or a
  * non-retriable 4xx answers a send's fragments here; any other outcome hands them to the lane,
- * which decides as if it had sent them. Touched only on its loop.
+ * which decides as if it had sent them. So does a non-retriable 4xx to a send of several fragments:
+ * the lane sends them again in halves until only the bad ones are rejected ({@link Bisection});
+ * splitting here would need a second queue that keeps pieces apart, for a rare event. Touched only
+ * on its loop.
  */
 final class Delegate {
   private final String tenant;
@@ -182,6 +185,12 @@ final class Delegate {
 
   private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
     ctx.observer.attempt(tenant, batch.size(), o, now() - started);
+    if (!o.success() && !o.retriable() && batch.size() > 1) {
+      // Rejected as a whole: the lane sends it again in halves (Bisection), within its own bounds
+      // and ahead of what waits there. The tenant is not failing, so this loop keeps sending.
+      lanes.failedRemotely(batch, o, List.of(), -1);
+      return;
+    }
     if (o.success() || !o.retriable()) {
       lanes.answer(batch, o);
       return;

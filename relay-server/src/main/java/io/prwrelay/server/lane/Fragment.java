@@ -40,6 +40,12 @@ public final class Fragment {
   int origin = -1;
 
   /**
+   * The piece of a rejected merged request this fragment is sent again in ({@link Bisection}), or
+   * {@code null}: a lane sends the fragments of one piece together and never with others.
+   */
+  Bisection.Piece piece;
+
+  /**
    * A PRW 1.0 fragment.
    *
    * @param body takes ownership

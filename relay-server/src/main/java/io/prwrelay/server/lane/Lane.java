@@ -50,7 +50,9 @@ import java.util.concurrent.TimeUnit;
  *       batch larger than the tenant's burst.
  * </ul>
  *
- * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone.
+ * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone; when the
+ * send carried several fragments, they are not rejected together but sent again in halves until
+ * only the bad ones are ({@link Bisection}).
  *
  * <p>In queue mode a lane that is caught up (its queue empty, nothing being appended or read, no
  * backoff running) sends its fragments directly, as in sync mode: a 2xx answers them {@link
@@ -64,12 +66,13 @@ import java.util.concurrent.TimeUnit;
  * on-disk {@link TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or
  * 503 when the disk refuses it). The lane drains its queue in order, one downstream request at a
  * time, merging the records waiting at the head into one request of at most {@code batchMaxBytes}.
- * A 2xx acknowledges the records, a non-retriable 4xx drops them (counted), a 429, 5xx or timeout
- * keeps them and backs the lane off; from then until a send succeeds the lane sends one record at a
- * time, so that a failing tenant's retries do not read and merge a whole batch again each time (up
- * to {@code batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants
- * share). The state never fails a fragment fast in queue mode: a backing-off tenant's data waits on
- * disk, within the queue's bounds.
+ * A 2xx acknowledges the records, a non-retriable 4xx drops a record sent alone (counted) and makes
+ * merged records go again in halves ({@link Bisection.Records}), a 429, 5xx or timeout keeps them
+ * and backs the lane off; from then until a send succeeds the lane sends one record at a time, so
+ * that a failing tenant's retries do not read and merge a whole batch again each time (up to {@code
+ * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
+ * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
+ * within the queue's bounds.
  *
  * <p>PRW 2.0 fragments (and queued records) each carry their own symbols table, so they are never
  * concatenated: each goes downstream alone, and PRW 1.0 and 2.0 bytes never share a request. When
@@ -157,6 +160,9 @@ public final class Lane {
 
   /** Queue mode: acknowledgements of records that spilled direct sends delivered, under way. */
   private int acking;
+
+  /** Queue mode: the pieces of a rejected merged read still to send ({@link Bisection}). */
+  private final Bisection.Records split = new Bisection.Records();
 
   private ScheduledFuture<?> spillTimer;
   private long spillTimerAt;
@@ -299,9 +305,10 @@ public final class Lane {
    * came back 429, 5xx or without an answer, with the fragments that waited there for a send:
    * decided here as if this lane had sent them and the others had come here. That loop no longer
    * sends for the tenant; the next large fragment from there, once this lane is healthy, allows it
-   * again.
+   * again. Also a request of several fragments rejected as a whole, which this lane sends again in
+   * halves (that loop still sends for the tenant).
    *
-   * @param origin the loop whose delegate this failure ended, or -1 when it had ended before
+   * @param origin the loop whose delegate this failure ended, or -1 when it ended none
    */
   void remoteFailed(List<Fragment> batch, AttemptOutcome o, List<Fragment> waiting, int origin) {
     if (origin >= 0 && announced != null) {
@@ -418,6 +425,7 @@ public final class Lane {
       }
       if (inFlight > 0
           && !oneByOne
+          && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
           && pendingBytes < ctx.settings.batchMaxBytes()
           && now - pending.peek().queuedNanos < ctx.lingerNanos) {
         break;
@@ -487,11 +495,13 @@ public final class Lane {
     batch.add(head);
     long bytes = head.size();
     long left = head.deadlineNanos() - now;
-    // A PRW 2.0 fragment's series refer to its own symbols table: it travels alone.
+    // A PRW 2.0 fragment's series refer to its own symbols table: it travels alone. The fragments
+    // of a piece of a rejected request travel together and with no others (Bisection).
     while (head.protocol() == Protocol.V1
         && !oneByOne
         && !pending.isEmpty()
         && pending.peek().protocol() == Protocol.V1
+        && pending.peek().piece == head.piece
         && bytes + pending.peek().size() <= ctx.settings.batchMaxBytes()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();
@@ -515,6 +525,9 @@ public final class Lane {
     // allocation profile.
     for (int j = 0; j < batch.size(); j++) {
       batch.get(j).attempts++;
+    }
+    if (head.piece != null) {
+      ctx.observer.splitSend(tenant, batch.size());
     }
     inFlight++;
     slots.take();
@@ -688,7 +701,9 @@ public final class Lane {
       }
       return;
     }
-    if (o.success() || !o.retriable()) {
+    if (!o.success() && !o.retriable() && batch.size() > 1) {
+      resendHalves(batch);
+    } else if (o.success() || !o.retriable()) {
       lanes.answer(batch, o);
     } else if (o.status() == 429) {
       oneByOne = true;
@@ -726,6 +741,27 @@ public final class Lane {
       }
     }
     pump(now);
+  }
+
+  /**
+   * A send of several fragments was rejected as a whole (a non-retriable 4xx): one sender's bad
+   * series may have failed the others'. Its two halves go again ahead of what waits, each as a
+   * request of its own ({@link Bisection}); fragments that arrive meanwhile wait behind them and
+   * are never merged with them. A closed lane cannot send again: its fragments get 503, for their
+   * senders to retry.
+   */
+  private void resendHalves(List<Fragment> batch) {
+    if (closed) {
+      for (int j = 0; j < batch.size(); j++) {
+        Fragment f = batch.get(j);
+        finish(f, shuttingDown(f));
+      }
+      return;
+    }
+    Bisection.halve(batch);
+    for (int i = batch.size() - 1; i >= 0; i--) {
+      requeue(batch.get(i));
+    }
   }
 
   /** A retry after {@code delay} fits when it takes at most a quarter of the time left. */
@@ -810,6 +846,7 @@ public final class Lane {
       return; // no queued record goes while a direct send of the lane is still out
     }
     if (queue.isEmpty()) {
+      split.clear(); // records dropped by the queue's bounds meanwhile
       caughtUp(now);
       return;
     }
@@ -825,7 +862,7 @@ public final class Lane {
     slots.take();
     reading = true;
     queue
-        .read(oneByOne ? 1 : 4096, ctx.settings.batchMaxBytes(), ctx.alloc)
+        .read(split.limit(oneByOne ? 1 : 4096), ctx.settings.batchMaxBytes(), ctx.alloc)
         .whenComplete((records, error) -> loop.execute(() -> read(records, error)));
   }
 
@@ -880,6 +917,7 @@ public final class Lane {
           body = convertedRecord(first);
           if (body == null) {
             release(records);
+            split.consumed(1);
             queue.ack(batch);
             ctx.observer.drained(
                 tenant,
@@ -906,6 +944,7 @@ public final class Lane {
         oneByOne = true;
       } else {
         List<QueuedRecord> bad = records.subList(0, 1);
+        split.consumed(1);
         queue.ack(bad);
         ctx.observer.drained(
             tenant,
@@ -923,6 +962,9 @@ public final class Lane {
       // This send carries all that is queued: new fragments wait in memory for it rather than
       // join a queue that would never be empty under a steady flow, and go directly once it is.
       holding = true;
+    }
+    if (split.active()) {
+      ctx.observer.splitSend(tenant, batch.size());
     }
     inFlight++;
     lastActiveNanos = now;
@@ -1008,7 +1050,15 @@ public final class Lane {
       drain(now);
       return;
     }
+    if (!o.success() && !o.retriable() && records.size() > 1) {
+      // Rejected as a whole: the records stay, read again in halves, and only one rejected alone
+      // is dropped (Bisection). After a shutdown they wait for the next start, merged again.
+      split.rejected(records.size());
+      drain(now);
+      return;
+    }
     if (o.success() || !o.retriable()) {
+      split.consumed(records.size());
       queue.ack(records);
       ctx.observer.drained(tenant, records.size(), series(records), o);
       drain(now);

@@ -14,6 +14,13 @@ public interface LaneObserver {
   default void finished(Fragment fragment, FragmentOutcome outcome) {}
 
   /**
+   * A downstream request went out carrying {@code fragments} fragments (or queued records) of a
+   * merged request the downstream had rejected as a whole, sent again in halves ({@link
+   * Bisection}).
+   */
+  default void splitSend(String tenant, int fragments) {}
+
+  /**
    * Queued records of {@code tenant} reached their end in queue mode: delivered ({@code outcome}
    * 2xx) or dropped because the downstream rejected them ({@code outcome} a non-retriable 4xx).
    */
@@ -51,6 +58,13 @@ public interface LaneObserver {
       public void finished(Fragment fragment, FragmentOutcome outcome) {
         for (LaneObserver o : list) {
           o.finished(fragment, outcome);
+        }
+      }
+
+      @Override
+      public void splitSend(String tenant, int fragments) {
+        for (LaneObserver o : list) {
+          o.splitSend(tenant, fragments);
         }
       }
 

@@ -248,9 +248,11 @@ public final class Lanes implements AutoCloseable {
 
   /**
    * Fragments that a {@link Delegate} sent and that came back 429, 5xx or without an answer, with
-   * those that waited there: their tenant's lane decides, as if it had sent them.
+   * those that waited there, or that were rejected together (a non-retriable 4xx to several
+   * fragments, which the lane sends again in halves): their tenant's lane decides, as if it had
+   * sent them.
    *
-   * @param origin the loop whose delegate this failure ended, or -1 when it had ended before
+   * @param origin the loop whose delegate this failure ended, or -1 when it ended none
    */
   void failedRemotely(
       List<Fragment> fragments, AttemptOutcome o, List<Fragment> waiting, int origin) {

@@ -355,6 +355,11 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   }
 
   @Override
+  public void splitSend(String tenant, int fragments) {
+    meters(tenant).splitSends.increment();
+  }
+
+  @Override
   public void finished(Fragment fragment, FragmentOutcome outcome) {
     TenantMeters m = meters(fragment.tenant());
     SeriesCounts c = fragment.counts();
@@ -509,6 +514,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     final Counter batchesFromQueue;
     final Counter downstreamRequests;
     final Counter coalesced;
+    final Counter splitSends;
     final List<Meter> all = new ArrayList<>();
     private final Map<String, Counter> byTag = new ConcurrentHashMap<>();
 
@@ -535,6 +541,11 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
           counter(
               "relay.tenant.coalesced.fragments",
               "tenant batches that travelled in another batch's downstream request");
+      splitSends =
+          counter(
+              "relay.tenant.split.sends",
+              "downstream requests re-sending half of a merged request the downstream rejected,"
+                  + " so that only the bad batches fail");
       if (!tenant.equals(OTHER_TENANT)) {
         all.add(
             Gauge.builder("relay.tenant.lane.state", laneStates, s -> stateValue(s.get(tenant)))

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -76,6 +77,7 @@ public final class ScriptedSender implements TenantSender {
 
   private final Map<String, ArrayDeque<Reply>> scripts = new HashMap<>();
   private final Map<String, Reply> always = new HashMap<>();
+  private final Map<String, Map<String, Reply>> byMarker = new HashMap<>();
   private final List<Call> calls = new ArrayList<>();
   private final List<String> releasedBodies = new ArrayList<>();
   private int inFlight;
@@ -106,6 +108,16 @@ public final class ScriptedSender implements TenantSender {
     return this;
   }
 
+  /**
+   * Answers {@code reply} to every call of {@code tenant} whose decompressed body contains {@code
+   * marker}, before its script (which such a call leaves alone): a downstream that rejects any
+   * request carrying a bad series, whatever else the request carries.
+   */
+  public synchronized ScriptedSender whenBodyContains(String tenant, String marker, Reply reply) {
+    byMarker.computeIfAbsent(tenant, t -> new LinkedHashMap<>()).put(marker, reply);
+    return this;
+  }
+
   /** The same reply {@code times} times. */
   public synchronized ScriptedSender repeat(String tenant, Reply reply, int times) {
     for (int i = 0; i < times; i++) {
@@ -126,9 +138,18 @@ public final class ScriptedSender implements TenantSender {
     if (body.refCnt() <= 0) {
       releasedBodies.add(tenant);
     }
-    calls.add(
-        new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body), protocol, loop));
-    Reply reply = scripts.getOrDefault(tenant, new ArrayDeque<>()).poll();
+    Call call =
+        new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body), protocol, loop);
+    calls.add(call);
+    Reply reply = null;
+    for (Map.Entry<String, Reply> m : byMarker.getOrDefault(tenant, Map.of()).entrySet()) {
+      if (call.text().contains(m.getKey())) {
+        reply = m.getValue();
+      }
+    }
+    if (reply == null) {
+      reply = scripts.getOrDefault(tenant, new ArrayDeque<>()).poll();
+    }
     if (reply == null) {
       reply = always.getOrDefault(tenant, Reply.status(200));
     }

@@ -186,6 +186,29 @@ class DirectQueueLaneTest extends QueueLanesFixture {
     assertEquals(Kind.DELIVERED, answer("a2").kind(), "the lane stays direct");
   }
 
+  /**
+   * A merged direct send rejected as a whole because of one bad fragment is sent again in halves:
+   * the others are delivered, still without touching the disk, and only the bad one is rejected.
+   */
+  @Test
+  void rejectedMergedDirectSendIsSplitSoThatOnlyTheBadFragmentIsRejected() throws Exception {
+    open(Duration.ofSeconds(1));
+    downstream.whenBodyContains("a", "BAD", Reply.status(400, "proto: unexpected end of group"));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(300)));
+    lanes.submit(List.of(fragment("a1", "a")));
+    await("a1 out", () -> downstream.callsTo("a").size() == 1);
+    lanes.submit(List.of(fragment("a2", "a"), fragment("a3BAD", "a"), fragment("a4", "a")));
+    await("answers", () -> outcomes.size() == 4);
+    assertEquals(List.of("a1", "a2a3BADa4", "a2", "a3BADa4", "a3BAD", "a4"), bodiesOf("a"));
+    FragmentOutcome bad = outcomes.get("a3BAD");
+    assertEquals(Kind.REJECTED, bad.kind(), bad.toString());
+    assertEquals("downstream answered 400: proto: unexpected end of group", bad.message());
+    for (String id : List.of("a1", "a2", "a4")) {
+      assertEquals(Kind.DELIVERED, outcomes.get(id).kind(), id + ": " + outcomes.get(id));
+    }
+    assertTrue(nothingWrittenToDisk());
+  }
+
   @Test
   void queuedRecordsAfterARestartAreDrainedBeforeNewFragmentsGoDirect() throws Exception {
     open(Duration.ofSeconds(1));

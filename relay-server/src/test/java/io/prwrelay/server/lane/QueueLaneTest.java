@@ -93,6 +93,30 @@ class QueueLaneTest extends QueueLanesFixture {
     await("next delivered", () -> drained.contains("a:1:200"));
   }
 
+  /**
+   * Queued records merged into one request that the downstream rejects as a whole because of one
+   * bad record are read again in halves: the others are delivered, each once, and only the bad one
+   * is dropped.
+   */
+  @Test
+  void rejectedMergedRecordsAreSentAgainInHalvesAndOnlyTheBadOneIsDropped() throws Exception {
+    open();
+    downstream.whenBodyContains("a", "BAD", Reply.status(400, "proto: unexpected end of group"));
+    // a0 holds the queue's head long enough for the next four to be queued behind it.
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(800)));
+    lanes.submit(List.of(fragment("a0", "a")));
+    await("a0 out", () -> downstream.callsTo("a").size() == 1);
+    lanes.submit(
+        List.of(
+            fragment("a1", "a"), fragment("a2", "a"), fragment("a3BAD", "a"), fragment("a4", "a")));
+    await("drained", () -> drained.size() == 4 && store.queue("a").isEmpty());
+    assertEquals(
+        List.of("a0", "a1a2a3BADa4", "a1a2", "a3BADa4", "a3BAD", "a4"),
+        bodiesOf("a"),
+        "merged, then halves");
+    assertEquals(List.of("a:1:200", "a:2:200", "a:1:400", "a:1:200"), drained);
+  }
+
   @Test
   void afterA429RecordsAreSentOneByOne() throws Exception {
     queuedWhileAAnswers(429, 2);

@@ -159,6 +159,39 @@ class RemoteSendTest {
     assertTrue(events.isEmpty());
   }
 
+  /**
+   * A request the routing loop merged and the downstream rejected as a whole goes to the lane,
+   * which sends it again in halves: only the bad fragment is rejected, and the routing loop, whose
+   * tenant is not failing, keeps sending.
+   */
+  @Test
+  void aMergedRemoteSendRejectedAsAWholeIsSplitByTheLaneSoThatOnlyTheBadFragmentIsRejected() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.whenBodyContains("a", "BAD", Reply.status(400, "proto: unexpected end of group"));
+    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    submit(large("a1"));
+    submit(large("a2"));
+    submit(large("a3"));
+    submit(fragment("a4", "a4BAD" + LARGE));
+    advance(5); // the linger: a3 and a4 go together from the routing loop, rejected at once
+    assertEquals("HRRHH", sentFrom(), "the lane sent each half");
+    assertEquals("a3" + LARGE + "a4BAD" + LARGE, downstream.callsTo("a").get(2).text());
+    assertEquals("a3" + LARGE, downstream.callsTo("a").get(3).text());
+    assertEquals(Kind.REJECTED, outcomes.get("a4").kind());
+    assertEquals(
+        "downstream answered 400: proto: unexpected end of group", outcomes.get("a4").message());
+    advance(100);
+    assertEquals(Kind.DELIVERED, outcomes.get("a3").kind());
+    assertEquals(2, outcomes.get("a3").attempts());
+    submit(large("a5"));
+    assertEquals("HRRHHR", sentFrom(), "the routing loop still sends for the tenant");
+    advance(100);
+    for (String id : List.of("a1", "a2", "a5")) {
+      assertEquals(Kind.DELIVERED, outcomes.get(id).kind(), id);
+    }
+    assertTrue(events.isEmpty(), "the lane stays healthy");
+  }
+
   @Test
   void sendsOfATenantFromTheRoutingLoopAreBoundedByItsShare() {
     lanes(settings(1, 1 << 20, 1 << 20, 5));

@@ -31,6 +31,18 @@ class RelayMetricsTest {
   }
 
   @Test
+  void splitSendsAreCountedPerTenantWithinTheBound() {
+    RelayMetrics m = new RelayMetrics(1, ByteBufAllocator.DEFAULT, Duration.ofHours(1));
+    m.tenantIn("a", new SeriesCounts(1, 1, 0, 0), 100);
+    m.splitSend("a", 4);
+    m.splitSend("a", 4);
+    m.splitSend("b", 1);
+    String text = m.scrape();
+    assertTrue(text.contains("relay_tenant_split_sends_total{tenant=\"a\"} 2.0"), text);
+    assertTrue(text.contains("relay_tenant_split_sends_total{tenant=\"other\"} 1.0"), text);
+  }
+
+  @Test
   void rankingAdmitsTheTopTenantsByVolume() throws Exception {
     RelayMetrics m = new RelayMetrics(2, ByteBufAllocator.DEFAULT, Duration.ofMillis(50));
     m.tenantIn("small-1", new SeriesCounts(1, 1 * 2L, 0, 0), 1 * 100);

@@ -112,6 +112,21 @@ class ScriptedDownstreamTest {
   }
 
   @Test
+  void aBodyRuleAnswersFromTheDecompressedBody() throws Exception {
+    try (ScriptedDownstream downstream = new ScriptedDownstream()) {
+      byte[] good = request(1, "good");
+      byte[] bad = request(1, "bad");
+      downstream.bodyRule(
+          "a", body -> Arrays.equals(body, bad) ? Reply.status(400, "cannot parse") : null);
+      assertEquals(200, post(downstream, "a", Snappy.compress(good)).statusCode());
+      HttpResponse<String> refused = post(downstream, "a", Snappy.compress(bad));
+      assertEquals(400, refused.statusCode());
+      assertEquals("cannot parse", refused.body());
+      assertEquals(Map.of(200, 1L, 400, 1L), downstream.counts().get("a").answers());
+    }
+  }
+
+  @Test
   void aResetClosesTheConnectionWithoutAnswer() throws Exception {
     try (ScriptedDownstream downstream = new ScriptedDownstream()) {
       downstream.script("a", Reply.reset());
