@@ -106,7 +106,10 @@ public final class RelayServer implements AutoCloseable {
     Ticker ticker = Ticker.systemTicker();
     DeliveryLedger ledger =
         new DeliveryLedger(
-            delivery.ledgerMaxEntries(), delivery.ledgerTtl().toNanos(), ticker::nanoTime);
+            delivery.ledgerMaxEntries(),
+            delivery.ledgerTtl().toNanos(),
+            ticker::nanoTime,
+            delivery.throttled());
     try {
       this.ingress = HttpIngress.of(config, lanes, ledger, metrics, protocol);
     } catch (IOException | RuntimeException e) {

@@ -245,6 +245,25 @@ public final class ConfigKeys {
           "relay.delivery.ledger.ttl",
           "10m",
           "how long the ledger remembers a delivered tenant of a failed request");
+  public static final ConfigKey THROTTLED_POLICY =
+      key(
+          "relay.delivery.throttled.policy",
+          "drop",
+          "a request whose only failures are tenants over their downstream limit (429): drop ="
+              + " answer 429 to it at most relay.delivery.throttled.retries times, then 400 naming"
+              + " those tenants, so that a sender that retries 429 forever (vmagent, Alloy) moves on"
+              + " and its other tenants stay fresh; strict = 429 for as long as they are throttled");
+  public static final ConfigKey THROTTLED_RETRIES =
+      key(
+          "relay.delivery.throttled.retries",
+          "2",
+          "under policy drop: 429 answers to the same request body before it is answered 400");
+  public static final ConfigKey THROTTLED_RETRY_TIME =
+      key(
+          "relay.delivery.throttled.retry-time",
+          "5s",
+          "under policy drop: a body first answered 429 longer ago than this is answered 400 at"
+              + " its next throttled attempt, however few its 429s");
   public static final ConfigKey LANES_MAX_CONCURRENT_SENDS =
       key(
           "relay.lanes.max-concurrent-sends",
@@ -398,6 +417,9 @@ public final class ConfigKeys {
           QUEUE_DIRECT_TIMEOUT,
           LEDGER_MAX_ENTRIES,
           LEDGER_TTL,
+          THROTTLED_POLICY,
+          THROTTLED_RETRIES,
+          THROTTLED_RETRY_TIME,
           LANES_MAX_CONCURRENT_SENDS,
           LANES_MAX_PENDING_BYTES,
           LANES_BATCH_MAX_BYTES,

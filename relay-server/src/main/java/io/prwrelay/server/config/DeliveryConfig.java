@@ -15,6 +15,9 @@ import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_AGE;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_TENANT_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_SEGMENT_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.THROTTLED_POLICY;
+import static io.prwrelay.server.config.ConfigKeys.THROTTLED_RETRIES;
+import static io.prwrelay.server.config.ConfigKeys.THROTTLED_RETRY_TIME;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +33,33 @@ import java.util.Locale;
  * @param lanes the bounds and timing of every tenant lane
  */
 public record DeliveryConfig(
-    Mode mode, Path queueDir, Queue queue, int ledgerMaxEntries, Duration ledgerTtl, Lanes lanes) {
+    Mode mode,
+    Path queueDir,
+    Queue queue,
+    int ledgerMaxEntries,
+    Duration ledgerTtl,
+    Throttled throttled,
+    Lanes lanes) {
+
+  /**
+   * How a request body answered 429 again and again is answered ({@code
+   * relay.delivery.throttled.*}).
+   *
+   * @param strict 429 for as long as the tenants are throttled; else 400 once {@code retries} 429s
+   *     were answered to the body or its first 429 is older than {@code retryTime}
+   */
+  public record Throttled(boolean strict, int retries, Duration retryTime) {}
+
+  /** The choices of {@code relay.delivery.throttled.policy}. */
+  public enum ThrottledPolicy {
+    DROP,
+    STRICT;
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   /** When a sender gets its 2xx. */
   public enum Mode {
@@ -104,6 +133,11 @@ public record DeliveryConfig(
     Duration directTimeout = v.durationOrZero(QUEUE_DIRECT_TIMEOUT);
     int ledgerMax = v.integer(LEDGER_MAX_ENTRIES, 0, 100_000_000);
     Duration ledgerTtl = v.duration(LEDGER_TTL);
+    Throttled throttled =
+        new Throttled(
+            v.choice(THROTTLED_POLICY, ThrottledPolicy.class) == ThrottledPolicy.STRICT,
+            v.integer(THROTTLED_RETRIES, 0, 1_000),
+            v.duration(THROTTLED_RETRY_TIME));
     Lanes lanes =
         new Lanes(
             v.integer(LANES_MAX_CONCURRENT_SENDS, 1, 10_000),
@@ -118,6 +152,7 @@ public record DeliveryConfig(
         new Queue(maxTenantBytes, maxBytes, maxAge, segmentBytes, directTimeout),
         ledgerMax,
         ledgerTtl,
+        throttled,
         lanes);
   }
 }

@@ -1,5 +1,6 @@
 package io.prwrelay.server.http;
 
+import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.FragmentOutcome;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
@@ -72,6 +73,46 @@ final class AnswerPolicy {
     }
     long retryAfterSeconds = retryAfterMillis < 0 ? -1 : (retryAfterMillis + 999) / 1000;
     return new Answer(allThrottled ? 429 : 503, sb.toString(), retryAfterSeconds, false);
+  }
+
+  /**
+   * The answer to a request whose only retriable failures are throttled tenants, after it was
+   * answered 429 as often or as long as {@code relay.delivery.throttled.*} allow: 400, so that the
+   * sender drops it and moves on (its own failed-samples counters show the loss), naming the
+   * throttled tenants and what became of the others.
+   *
+   * @param answers 429 answers the body got before
+   * @param sinceNanos time since the first of them
+   */
+  static Answer throttledDropped(List<SenderRequest.Result> results, int answers, long sinceNanos) {
+    List<SenderRequest.Result> throttled = new ArrayList<>();
+    List<SenderRequest.Result> rejected = new ArrayList<>();
+    for (SenderRequest.Result r : results) {
+      if (r.outcome().kind() == Kind.THROTTLED) {
+        throttled.add(r);
+      } else if (!r.outcome().accepted()) {
+        rejected.add(r);
+      }
+    }
+    StringBuilder sb = new StringBuilder();
+    sb.append(results.size() - throttled.size() - rejected.size())
+        .append(" of ")
+        .append(results.size())
+        .append(" tenant batches accepted downstream; the batches of tenants over their downstream")
+        .append(" limit were dropped after ")
+        .append(answers)
+        .append(answers == 1 ? " answer" : " answers")
+        .append(" of 429 to this request over ")
+        .append(String.format(java.util.Locale.ROOT, "%.1f", sinceNanos / 1e9))
+        .append(" s (")
+        .append(ConfigKeys.THROTTLED_POLICY.setTo("drop"))
+        .append("); do not send it again:");
+    lines(sb, throttled);
+    if (!rejected.isEmpty()) {
+      sb.append("\nrejected:");
+      lines(sb, rejected);
+    }
+    return Answer.of(400, sb.toString());
   }
 
   /**

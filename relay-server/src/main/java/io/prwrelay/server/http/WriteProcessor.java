@@ -59,6 +59,7 @@ final class WriteProcessor {
   private final RelayMetrics metrics;
   private final DownstreamProtocol protocol;
   private final FastThreadLocal<LoopResources> resources;
+  private final ThrottledDropLog throttledLog;
 
   /**
    * @param maxDecompressedBytes largest decompressed request; larger is answered 400
@@ -84,6 +85,7 @@ final class WriteProcessor {
     this.ledger = ledger;
     this.timeoutNanos = timeout.toNanos();
     this.metrics = metrics;
+    this.throttledLog = new ThrottledDropLog(metrics);
     TenantRules rules = tenants.rules();
     this.resources =
         new FastThreadLocal<>() {
@@ -420,13 +422,13 @@ final class WriteProcessor {
     // answer turns out to ask for a retry, which needs the body kept until then.
     LedgerKey known = null;
     ByteBuf kept = null;
-    if (ledger.enabled() && batches.size() > 1) {
-      if (!ledger.isEmpty()) {
-        known = LedgerKey.of(body);
-      } else {
-        kept = body;
-        body = null;
-      }
+    boolean several = ledger.enabled() && batches.size() > 1;
+    if (several && !ledger.isEmpty()) {
+      known = LedgerKey.of(body);
+    } else if (several || ledger.countsThrottled()) {
+      // Hashed only if the answer asks for a retry (or is a 429 whose repeats are counted).
+      kept = body;
+      body = null;
     }
     if (body != null) {
       body.release();
@@ -439,11 +441,24 @@ final class WriteProcessor {
             batches.size(),
             results -> {
               Answer answer = AnswerPolicy.fromResults(results);
+              LedgerKey k = key;
+              if (answer.status() >= 300 && k == null && keptBody != null) {
+                k = LedgerKey.of(keptBody);
+              }
+              boolean dropped = false;
+              if (answer.status() == 429 && ledger.countsThrottled()) {
+                DeliveryLedger.Throttling t = ledger.throttled(k);
+                if (t.drop()) {
+                  answer = AnswerPolicy.throttledDropped(results, t.answers(), t.sinceNanos());
+                  throttledLog.dropped(results);
+                  dropped = true;
+                }
+              }
               if (input == Protocol.V2) {
                 answer = answer.withWritten(AnswerPolicy.written(results));
               }
-              if (answer.status() >= 300 && (key != null || keptBody != null)) {
-                remember(key != null ? key : LedgerKey.of(keptBody), results);
+              if (answer.status() >= 300 && !dropped && several) {
+                remember(k, results);
               }
               if (keptBody != null) {
                 keptBody.release();

@@ -1,6 +1,9 @@
 package io.prwrelay.server.lane;
 
+import io.prwrelay.server.config.DeliveryConfig;
+import java.time.Duration;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
@@ -22,12 +25,37 @@ import java.util.function.LongSupplier;
  * second time (at-least-once), never that data is lost. Thread-safe.
  */
 public final class DeliveryLedger {
+  /** Bodies whose 429 answers are counted at most; the oldest are forgotten beyond it. */
+  static final int MAX_THROTTLED_BODIES = 65_536;
+
   private final int maxEntries;
   private final long ttlNanos;
   private final LongSupplier clock;
   private final Map<LedgerKey, Entry> bodies = new ConcurrentHashMap<>();
   private final Queue<LedgerKey> order = new ConcurrentLinkedQueue<>();
   private final AtomicInteger size = new AtomicInteger();
+  private final DeliveryConfig.Throttled throttledPolicy;
+
+  /** Bodies answered 429, oldest first; guarded by itself (touched only on 429 answers). */
+  private final Map<LedgerKey, Throttled> throttled =
+      new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<LedgerKey, Throttled> eldest) {
+          return size() > MAX_THROTTLED_BODIES;
+        }
+      };
+
+  /** The 429 answers given to one body: how many, and when the first was. */
+  private record Throttled(int answers, long firstNanos) {}
+
+  /**
+   * What {@link #throttled} decided for a body about to be answered 429.
+   *
+   * @param drop answer 400 instead: the body was answered 429 too often or for too long
+   * @param answers 429 answers already given to the body
+   * @param sinceNanos time since its first 429 (0 for the first)
+   */
+  public record Throttling(boolean drop, int answers, long sinceNanos) {}
 
   /**
    * What is known of one body.
@@ -51,9 +79,61 @@ public final class DeliveryLedger {
    * @param clock nanosecond clock (the event loop's ticker)
    */
   public DeliveryLedger(int maxEntries, long ttlNanos, LongSupplier clock) {
+    this(maxEntries, ttlNanos, clock, new DeliveryConfig.Throttled(true, 0, Duration.ZERO));
+  }
+
+  /**
+   * @param maxEntries tenant names kept at most over all bodies; 0 disables the ledger of delivered
+   *     tenants
+   * @param ttlNanos how long an entry is kept
+   * @param clock nanosecond clock (the event loop's ticker)
+   * @param throttled how a body answered 429 again and again is answered
+   */
+  public DeliveryLedger(
+      int maxEntries, long ttlNanos, LongSupplier clock, DeliveryConfig.Throttled throttled) {
     this.maxEntries = maxEntries;
     this.ttlNanos = ttlNanos;
     this.clock = clock;
+    this.throttledPolicy = throttled;
+  }
+
+  /** Whether bodies answered 429 are counted at all (policy {@code drop}). */
+  public boolean countsThrottled() {
+    return !throttledPolicy.strict();
+  }
+
+  /**
+   * Called when {@code body} is about to be answered 429 because its only failing tenants are
+   * throttled. Under policy {@code drop}, once the body was answered 429 {@code retries} times, or
+   * its first 429 is older than {@code retry-time}, it is to be answered 400 instead and is
+   * forgotten; otherwise this 429 is counted. Under policy {@code strict} it is always 429.
+   */
+  public Throttling throttled(LedgerKey body) {
+    if (throttledPolicy.strict()) {
+      return new Throttling(false, 0, 0);
+    }
+    long now = clock.getAsLong();
+    synchronized (throttled) {
+      Throttled t = throttled.get(body);
+      if (t != null && now - t.firstNanos() >= ttlNanos) {
+        t = null;
+      }
+      if (t == null) {
+        if (throttledPolicy.retries() == 0) {
+          return new Throttling(true, 0, 0);
+        }
+        throttled.put(body, new Throttled(1, now));
+        return new Throttling(false, 0, 0);
+      }
+      long since = now - t.firstNanos();
+      if (t.answers() >= throttledPolicy.retries()
+          || since >= throttledPolicy.retryTime().toNanos()) {
+        throttled.remove(body);
+        return new Throttling(true, t.answers(), since);
+      }
+      throttled.put(body, new Throttled(t.answers() + 1, t.firstNanos()));
+      return new Throttling(false, t.answers(), since);
+    }
   }
 
   /** True when nothing is remembered: callers then skip hashing the body. */

@@ -313,6 +313,14 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     m.bytesIn.increment(bytes);
   }
 
+  /**
+   * A throttled tenant's batch was dropped: its request was answered 400 after too many 429s
+   * ({@code relay.delivery.throttled.policy=drop}).
+   */
+  public void throttledDropped(String tenant, int series) {
+    meters(tenant).dropped("throttled").increment(series);
+  }
+
   /** A tenant batch was not sent: an earlier attempt of the same request delivered it. */
   public void ledgerSkipped(String tenant, SeriesCounts counts) {
     ledgerSkipped.increment(counts.series());
@@ -595,7 +603,8 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
           "relay.tenant.series.dropped",
           "reason",
           reason,
-          "queued series dropped: bytes, age, total bound, or rejected");
+          "series dropped: from the queue (bytes, age, total bound, or rejected), or throttled"
+              + " (answered 400 after too many 429s)");
     }
 
     /** Times the tenant's lane started backing off or being throttled. */

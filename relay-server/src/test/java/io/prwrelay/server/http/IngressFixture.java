@@ -44,7 +44,8 @@ final class IngressFixture {
         new DeliveryLedger(
             config.delivery().ledgerMaxEntries(),
             config.delivery().ledgerTtl().toNanos(),
-            sim::now);
+            sim::now,
+            config.delivery().throttled());
     ingress =
         HttpIngress.of(config, lanes, ledger, metrics, new DownstreamProtocol(ProtocolMode.V1));
     ingress.listening();
