@@ -141,6 +141,14 @@ class IngressHandlerTest {
     return body(r);
   }
 
+  /** One tenant, a, with two series. */
+  private static byte[] twoTenantsBothA() throws Exception {
+    return Snappy.compress(
+        RawProto.cat(
+            RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
+            RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(2, 1))));
+  }
+
   private static byte[] twoTenants() throws Exception {
     return Snappy.compress(
         RawProto.cat(
@@ -379,6 +387,54 @@ class IngressHandlerTest {
     assertEquals("30", r.headers().get(HttpHeaderNames.RETRY_AFTER));
     assertTrue(body(r).startsWith("0 of 2 tenant batches accepted downstream"));
     assertTrue(channel.isOpen(), "a delivery failure keeps the connection");
+  }
+
+  @Test
+  void aBodyThrottledTooOftenIsAnswered400NamingTheThrottledTenantAndCounted() throws Exception {
+    sender.repeat("b", Reply.status(429, "ingestion rate limit exceeded"), 10);
+    byte[] body = twoTenants();
+    assertEquals(429, status(exchange(write(body))), "first attempt");
+    assertEquals(429, status(exchange(write(body))), "second attempt");
+    FullHttpResponse third = exchange(write(body));
+    assertEquals(400, third.status().code());
+    String text = body(third);
+    assertTrue(
+        text.startsWith(
+            "1 of 2 tenant batches accepted downstream; the batches of tenants over their"
+                + " downstream limit were dropped after 2 answers of 429 to this request"),
+        text);
+    assertTrue(text.contains("tenant b (1 series"), text);
+    assertTrue(text.contains("ingestion rate limit exceeded"), text);
+    assertEquals(
+        1,
+        sender.calls().stream().filter(c -> c.tenant().equals("a")).count(),
+        "a was delivered once, by the first attempt");
+    assertTrue(
+        metrics
+            .scrape()
+            .contains("relay_tenant_series_dropped_total{reason=\"throttled\",tenant=\"b\"} 1.0"),
+        metrics.scrape());
+    assertEquals(429, status(exchange(write(body))), "a new attempt of the body starts anew");
+  }
+
+  @Test
+  void aBodyFirstThrottledLongerAgoThanTheRetryTimeIsAnswered400AtItsNextThrottledAttempt()
+      throws Exception {
+    sender.repeat("a", Reply.status(429, "over limit"), 10);
+    byte[] body = twoTenantsBothA();
+    assertEquals(429, status(exchange(write(body))));
+    sim.advance(Duration.ofSeconds(5));
+    assertEquals(400, status(exchange(write(body))), "one 429, but 5 s ago");
+  }
+
+  @Test
+  void underTheStrictPolicyAThrottledBodyIsAnswered429ForEver() throws Exception {
+    open(Map.of("relay.delivery.throttled.policy", "strict"));
+    sender.repeat("b", Reply.status(429, "ingestion rate limit exceeded"), 10);
+    byte[] body = twoTenants();
+    for (int i = 0; i < 5; i++) {
+      assertEquals(429, status(exchange(write(body))), "attempt " + i);
+    }
   }
 
   @Test

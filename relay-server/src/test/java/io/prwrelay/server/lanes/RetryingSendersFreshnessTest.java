@@ -30,11 +30,13 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>In queue mode every batch is answered 204 once on disk, so the senders move on and the healthy
  * tenants stay fresh, while the throttled tenant's queue fills to its bound and drops its oldest
- * records, counted. In sync mode the relay answers 429 to every batch (one of its tenants was not
- * accepted), so each sender retries its first batch for ever, as Prometheus does: the relay
- * delivers that batch's healthy tenants once and each retry re-sends only the throttled tenant (the
- * ledger), but the senders' newer samples never leave them. Healthy data is fresh at the downstream
- * only as far as the senders hand it over; queue mode is the answer for such senders.
+ * records, counted. In sync mode, the default policy ({@code relay.delivery.throttled.policy=drop})
+ * answers a batch 429 twice (its healthy tenants delivered at the first attempt, each retry
+ * re-sending only the throttled tenant, the ledger) and then 400 naming the throttled tenant: the
+ * sender drops the batch and moves on, so the healthy tenants stay fresh without a disk, and the
+ * throttled tenant's loss is counted. With {@code policy=strict} the relay answers 429 for as long
+ * as the tenant is throttled, and each sender retries its first batch for ever, as Prometheus does:
+ * its newer samples never leave it.
  *
  * <p>Its freshness bounds are absolute, not relative to a control run, so it runs in a test JVM of
  * its own with no other test class beside it (tag {@code alone}, see relay-server's pom.xml).
@@ -168,10 +170,64 @@ class RetryingSendersFreshnessTest {
     }
   }
 
+  /** Healthy freshness the default sync mode keeps with senders that retry 429 for ever. */
+  private static final Duration FRESH_SYNC = Duration.ofSeconds(5);
+
   @Test
-  void syncModeDeliversEachHealthyBatchOnceWhileTheSendersRetryTheThrottledTenant()
-      throws Exception {
+  void syncModeKeepsHealthyTenantsFreshByAnsweringABodyThrottledTooOften400() throws Exception {
     try (RelayFixture relay = new RelayFixture(BadTenants.settings(Map.of()))) {
+      Result r = run(relay);
+      int dropped = 0;
+      for (Batch b : r.batches()) {
+        List<Answer> answers = b.answers();
+        for (int i = 0; i < answers.size(); i++) {
+          Answer a = answers.get(i);
+          boolean last = i == answers.size() - 1;
+          if (i < 2) {
+            assertEquals(429, a.status(), () -> b.request().id() + ": " + answers);
+          } else {
+            assertEquals(2, i, () -> b.request().id() + ": at most two 429s: " + answers);
+            assertEquals(400, a.status(), () -> b.request().id() + ": " + answers);
+            assertTrue(last, () -> b.request().id() + ": 400 ends the batch: " + answers);
+            assertTrue(a.body().contains("tenant " + BAD), a.body());
+            dropped++;
+          }
+        }
+      }
+      assertTrue(dropped >= SENDERS, "every sender moved past a dropped batch: " + dropped);
+      DeliveredSeries delivered = new DeliveredSeries(relay.downstream);
+      assertHealthyExactlyOnce(delivered, r);
+
+      long from = r.startNanos() + TimeUnit.SECONDS.toNanos(1);
+      long to = r.startNanos() + RUN.toNanos();
+      long worst = 0;
+      for (String tenant : IsolationRun.HEALTHY) {
+        long age = delivered.worstAgeMillis(tenant, from, to, r.startMillis(), r.startNanos());
+        worst = Math.max(worst, age);
+        assertTrue(
+            age <= FRESH_SYNC.toMillis(),
+            () -> tenant + "'s newest sample at the downstream was " + age + " ms old");
+      }
+      String metrics = relay.get("/metrics").body();
+      double lost =
+          MetricsText.value(
+              metrics,
+              "relay_tenant_series_dropped_total",
+              Map.of("tenant", BAD, "reason", "throttled"));
+      System.out.printf(
+          "sync freshness (policy drop): %d batches, %d answered 400 after two 429s; healthy"
+              + " tenants' newest sample at most %d ms old; throttled tenant: %.0f series"
+              + " dropped, counted%n",
+          r.batches().size(), dropped, worst, lost);
+      assertEquals(dropped * 100.0, lost, "each dropped batch's throttled series are counted");
+    }
+  }
+
+  @Test
+  void strictPolicyAnswers429ForEverAndTheSendersNeverGetPastTheirFirstBatch() throws Exception {
+    try (RelayFixture relay =
+        new RelayFixture(
+            BadTenants.settings(Map.of("relay.delivery.throttled.policy", "strict")))) {
       Result r = run(relay);
       for (Batch b : r.batches()) {
         for (Answer a : b.answers()) {
@@ -203,9 +259,10 @@ class RetryingSendersFreshnessTest {
           delivered.worstAgeMillis(
               IsolationRun.HEALTHY.get(0), to, to, r.startMillis(), r.startNanos());
       System.out.printf(
-          "sync freshness: %d batches sent %d times, all 429; healthy series arrived %.1f ms at"
-              + " most after their batch's first attempt, each once; %.0f series skipped by the"
-              + " ledger; bad tenant %s; the newest healthy sample is %d ms old at the end%n",
+          "sync freshness (policy strict): %d batches sent %d times, all 429; healthy series"
+              + " arrived %.1f ms at most after their batch's first attempt, each once; %.0f series"
+              + " skipped by the ledger; bad tenant %s; the newest healthy sample is %d ms old at"
+              + " the end%n",
           r.batches().size(),
           r.attempts(),
           slowest / 1e6,
