@@ -74,6 +74,18 @@ class MainProcessTest {
   }
 
   @Test
+  void anInvalidTenantLabelNameExits2NamingTheKeyAndTheValue() throws Exception {
+    Process p = java("-Drelay.tenant.labels=service-id").start();
+    String out = run(p);
+    assertEquals(2, p.exitValue(), out);
+    assertTrue(
+        out.contains(
+            "configuration error: relay.tenant.labels 'service-id' is not a valid Prometheus label"
+                + " name"),
+        out);
+  }
+
+  @Test
   void portInUseExits1WithinSecondsNamingTheAddress() throws Exception {
     try (java.net.ServerSocket taken =
         new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {

@@ -31,6 +31,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
@@ -61,6 +62,12 @@ public final class RelayServer implements AutoCloseable {
   private final HttpIngress ingress;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private Channel serverChannel;
+
+  /** How often {@link #checkTenantLabels} looks at the series that carried no tenant label. */
+  static final Duration TENANT_LABEL_CHECK_INTERVAL = Duration.ofMinutes(1);
+
+  /** The scheduled {@link #checkTenantLabels}; null until started. */
+  private ScheduledFuture<?> tenantLabelCheck;
 
   /** Checks the TLS and token files for changes, off the event loops; null when none is watched. */
   private ScheduledExecutorService reloader;
@@ -184,7 +191,24 @@ public final class RelayServer implements AutoCloseable {
       reloader.scheduleWithFixedDelay(
           ingress::reloadChangedFiles, every, every, TimeUnit.NANOSECONDS);
     }
+    long checkEvery = TENANT_LABEL_CHECK_INTERVAL.toNanos();
+    tenantLabelCheck =
+        group
+            .next()
+            .scheduleAtFixedRate(
+                this::checkTenantLabels, checkEvery, checkEvery, TimeUnit.NANOSECONDS);
     ingress.listening();
+  }
+
+  /**
+   * Warns (at most once per interval) when most series of the last interval carried none of the
+   * tenant labels: a misspelt {@code relay.tenant.labels} sends every series to the default tenant.
+   */
+  private void checkTenantLabels() {
+    String warning = metrics.tenantLabels().check(config.tenant().rules());
+    if (warning != null) {
+      LOG.warning(warning);
+    }
   }
 
   private static String describe(Throwable t) {
@@ -217,6 +241,9 @@ public final class RelayServer implements AutoCloseable {
    */
   public void shutdown(Duration grace) throws InterruptedException {
     ingress.draining();
+    if (tenantLabelCheck != null) {
+      tenantLabelCheck.cancel(false);
+    }
     if (reloader != null) {
       reloader.shutdownNow();
     }

@@ -273,7 +273,8 @@ public final class ConfigKeys {
       key(
           "relay.tenant.labels",
           TenantRules.DEFAULT_LABEL,
-          "comma-separated tenant labels; the first one present (in this order) wins");
+          "comma-separated tenant labels, each a valid Prometheus label name; the first one present"
+              + " (in this order) wins");
   public static final ConfigKey TENANT_MISSING =
       key(
           "relay.tenant.missing",

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -17,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -30,6 +32,8 @@ import java.util.stream.Collectors;
  * each key once; {@link #requireAllRead()} checks that none was forgotten.
  */
 final class ConfigValues {
+  private static final Pattern LABEL_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
+
   private final Map<ConfigKey, String> values;
   private final Map<ConfigKey, String> sources;
   private final Set<ConfigKey> unread;
@@ -193,6 +197,37 @@ final class ConfigValues {
    */
   ConfigException invalidWithoutValue(ConfigKey key, String problem) {
     return ConfigException.invalid(key.name(), null, problem, sources.get(key));
+  }
+
+  /**
+   * A problem with one entry of a list value ({@code key}'s value holds several, comma-separated):
+   * the entry is quoted rather than the whole value.
+   */
+  ConfigException invalidEntry(ConfigKey key, String entry, String problem) {
+    return ConfigException.invalid(key.name(), entry, problem, sources.get(key));
+  }
+
+  /**
+   * A comma-separated list of Prometheus label names (blank entries skipped), each checked against
+   * {@code [a-zA-Z_][a-zA-Z0-9_]*}: a name that no series can carry would silently match nothing.
+   */
+  List<String> labelNames(ConfigKey key) throws ConfigException {
+    List<String> names = new ArrayList<>();
+    for (String entry : string(key).split(",")) {
+      String name = entry.trim();
+      if (name.isEmpty()) {
+        continue;
+      }
+      if (!LABEL_NAME.matcher(name).matches()) {
+        throw invalidEntry(
+            key,
+            name,
+            "is not a valid Prometheus label name (letters, digits and _, not starting with a"
+                + " digit: [a-zA-Z_][a-zA-Z0-9_]*)");
+      }
+      names.add(name);
+    }
+    return names;
   }
 
   int integer(ConfigKey key, int min, int max) throws ConfigException {

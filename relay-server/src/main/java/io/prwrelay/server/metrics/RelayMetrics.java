@@ -86,6 +86,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   private volatile QueueStore store;
   private final Timer downstreamLatency;
   private final Counter receivedBytes;
+  private final TenantLabelWatch tenantLabels = new TenantLabelWatch();
 
   public RelayMetrics(int maxTenants, ByteBufAllocator allocator) {
     this(maxTenants, allocator, DEFAULT_RERANK_INTERVAL);
@@ -204,8 +205,19 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     receivedBytes.increment(compressedBytes);
   }
 
+  /**
+   * What {@link #routed} counted of series without any tenant label, for the warning when most
+   * series carry none.
+   */
+  public TenantLabelWatch tenantLabels() {
+    return tenantLabels;
+  }
+
   /** Counts what routing found: series without a valid tenant, by reason and fate. */
   public void routed(RouteResult result) {
+    tenantLabels.routed(
+        result.seriesIn(),
+        result.defaulted(TenantProblem.MISSING) + result.dropped(TenantProblem.MISSING));
     for (TenantProblem p : TenantProblem.values()) {
       int dropped = result.dropped(p);
       if (dropped > 0) {
@@ -294,6 +306,10 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
   /** Series of a request that was rejected as a whole (400), by reason. */
   public void rejectedSeries(String reason, int series) {
+    if (reason.equals("no_tenant")) {
+      // relay.tenant.missing=reject: the request's series count as carrying no tenant label.
+      tenantLabels.routed(series, series);
+    }
     registry.counter("relay.series.rejected", "reason", reason).increment(series);
   }
 

@@ -205,6 +205,21 @@ class RelayConfigTest {
   }
 
   @Test
+  void tenantLabelsThatAreNoPrometheusLabelNamesAreRejectedNamingKeyAndValue() throws Exception {
+    assertError(
+        "relay.tenant.labels",
+        "service_id, service-id",
+        "relay.tenant.labels 'service-id' is not a valid Prometheus label name (letters, digits and"
+            + " _, not starting with a digit: [a-zA-Z_][a-zA-Z0-9_]*) (from -Drelay.tenant.labels)");
+    for (String bad : List.of("1tenant", "team.id", "tenant id", "ténant")) {
+      assertEquals("relay.tenant.labels", error(Map.of("relay.tenant.labels", bad)).key(), bad);
+    }
+    RelayConfig ok =
+        RelayConfig.load(null, Map.of("relay.tenant.labels", "_team, __tenant__,Team9"), Map.of());
+    assertEquals(List.of("_team", "__tenant__", "Team9"), ok.tenant().rules().labels());
+  }
+
+  @Test
   void deliveryKeysAreCheckedAndNameTheirKey() throws Exception {
     assertError(
         "relay.delivery.mode",
