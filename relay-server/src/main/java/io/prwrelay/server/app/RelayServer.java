@@ -23,6 +23,7 @@ import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.server.metrics.RuntimeMetrics;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.transport.Transport;
@@ -59,6 +60,7 @@ public final class RelayServer implements AutoCloseable {
   private final QueueStore store;
   private final Lanes lanes;
   private final RelayMetrics metrics;
+  private final RuntimeMetrics runtime;
   private final HttpIngress ingress;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private Channel serverChannel;
@@ -125,6 +127,7 @@ public final class RelayServer implements AutoCloseable {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
       throw e;
     }
+    this.runtime = RuntimeMetrics.bind(metrics.registry(), ALLOCATOR, Transport.name());
   }
 
   private QueueStore openQueues(DeliveryConfig delivery) throws IOException {
@@ -168,6 +171,7 @@ public final class RelayServer implements AutoCloseable {
       }
       client.close();
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      runtime.close();
       throw new IOException(
           "cannot listen on "
               + address
@@ -269,6 +273,7 @@ public final class RelayServer implements AutoCloseable {
     group
         .shutdownGracefully(100, 5000, TimeUnit.MILLISECONDS)
         .awaitUninterruptibly(10, TimeUnit.SECONDS);
+    runtime.close();
   }
 
   @Override
