@@ -73,6 +73,7 @@ public final class Main {
       System.exit(HealthCheck.run(cfg.server(), System.err));
       return;
     }
+    Logging.level(cfg.log().level().julLevel());
     Logger log = Logger.getLogger("io.prwrelay");
     for (String unknown : RelayConfig.unknownEnvironmentVariables(System.getenv())) {
       log.warning("ignoring environment variable " + unknown + ": no such relay key");

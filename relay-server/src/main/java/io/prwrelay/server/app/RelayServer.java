@@ -61,6 +61,7 @@ public final class RelayServer implements AutoCloseable {
   private final Lanes lanes;
   private final RelayMetrics metrics;
   private final RuntimeMetrics runtime;
+  private final LaneLog laneLog;
   private final HttpIngress ingress;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private Channel serverChannel;
@@ -70,6 +71,9 @@ public final class RelayServer implements AutoCloseable {
 
   /** The scheduled {@link #checkTenantLabels}; null until started. */
   private ScheduledFuture<?> tenantLabelCheck;
+
+  /** Ends the lane log's intervals ({@link LaneLog#tick}); null until started. */
+  private ScheduledFuture<?> laneLogTicks;
 
   /** Checks the TLS and token files for changes, off the event loops; null when none is watched. */
   private ScheduledExecutorService reloader;
@@ -96,14 +100,14 @@ public final class RelayServer implements AutoCloseable {
     }
     DownstreamProtocol protocol = new DownstreamProtocol(config.downstream().protocol());
     metrics.downstreamProtocol(protocol);
+    this.laneLog = new LaneLog(config.log().failureInterval(), Ticker.systemTicker());
     this.lanes =
         new Lanes(
             group,
             LaneSettings.of(delivery.lanes(), config.downstream()),
             client,
             ALLOCATOR,
-            LaneObserver.all(
-                metrics, new LaneLog(config.log().failureInterval(), Ticker.systemTicker())),
+            LaneObserver.all(metrics, laneLog),
             store == null
                 ? null
                 : new Lanes.Queues(
@@ -201,6 +205,10 @@ public final class RelayServer implements AutoCloseable {
             .next()
             .scheduleAtFixedRate(
                 this::checkTenantLabels, checkEvery, checkEvery, TimeUnit.NANOSECONDS);
+    // A quarter of the interval: an interval ends at most a quarter late, whenever it began.
+    long logEvery = Math.max(1, config.log().failureInterval().toNanos() / 4);
+    laneLogTicks =
+        group.next().scheduleAtFixedRate(laneLog::tick, logEvery, logEvery, TimeUnit.NANOSECONDS);
     ingress.listening();
   }
 
@@ -247,6 +255,7 @@ public final class RelayServer implements AutoCloseable {
     ingress.draining();
     if (tenantLabelCheck != null) {
       tenantLabelCheck.cancel(false);
+      laneLogTicks.cancel(false);
     }
     if (reloader != null) {
       reloader.shutdownNow();

@@ -75,6 +75,7 @@ class RelayConfigTest {
     assertNull(c.tenant().trustedHeader());
     assertEquals(100, c.metrics().maxTenants());
     assertEquals(Duration.ofSeconds(10), c.log().failureInterval());
+    assertEquals(LogConfig.Level.INFO, c.log().level());
   }
 
   @Test
@@ -217,6 +218,21 @@ class RelayConfigTest {
     RelayConfig ok =
         RelayConfig.load(null, Map.of("relay.tenant.labels", "_team, __tenant__,Team9"), Map.of());
     assertEquals(List.of("_team", "__tenant__", "Team9"), ok.tenant().rules().labels());
+  }
+
+  @Test
+  void logLevelTakesTheFourLevels() throws Exception {
+    assertEquals(
+        java.util.logging.Level.WARNING,
+        RelayConfig.load(null, Map.of("relay.log.level", "WARN"), Map.of())
+            .log()
+            .level()
+            .julLevel());
+    assertError(
+        "relay.log.level",
+        "verbose",
+        "relay.log.level 'verbose' must be one of error, warn, info, debug"
+            + " (from -Drelay.log.level)");
   }
 
   @Test
