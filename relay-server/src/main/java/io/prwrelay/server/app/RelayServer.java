@@ -10,10 +10,13 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.Ticker;
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.DownstreamCheck;
 import io.prwrelay.server.downstream.DownstreamClient;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.http.HttpIngress;
@@ -231,6 +234,15 @@ public final class RelayServer implements AutoCloseable {
     // Netty's native transport says "bind(..) failed with error(-98): Address already in use".
     int colon = m.startsWith("bind(") ? m.lastIndexOf(": ") : -1;
     return colon >= 0 ? m.substring(colon + 2) : m;
+  }
+
+  /**
+   * Sends the downstream one empty push as the default tenant and logs what it answered ({@link
+   * DownstreamCheck}); returns at once. Readiness does not depend on it.
+   */
+  public Future<AttemptOutcome> checkDownstream() {
+    return DownstreamCheck.run(
+        client, group.next(), config.downstream(), config.tenant().rules().defaultTenantId());
   }
 
   /** The address actually bound (the port is known here when configured as 0). */
