@@ -391,6 +391,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
         .baseUnit("bytes")
         .description("bytes in the on-disk queues of all tenants")
         .register(registry);
+    Gauge.builder("relay.queue.disk", store, QueueStore::diskBytes)
+        .baseUnit("bytes")
+        .description(
+            "bytes of the queue segment files on disk, delivered parts of segments not yet"
+                + " removed included")
+        .register(registry);
     Gauge.builder("relay.queue.records", store, QueueStore::records)
         .description("tenant batches in the on-disk queues")
         .register(registry);
@@ -620,6 +626,13 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
                 .register(registry));
         all.add(
             Gauge.builder(
+                    "relay.tenant.queue.disk", RelayMetrics.this, m -> m.queueDiskBytes(tenant))
+                .tag("tenant", tenant)
+                .baseUnit("bytes")
+                .description("bytes of the tenant's queue segment files on disk (queue mode)")
+                .register(registry));
+        all.add(
+            Gauge.builder(
                     "relay.tenant.queue.oldest.age",
                     RelayMetrics.this,
                     m -> m.queueAgeSeconds(tenant))
@@ -705,6 +718,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     QueueStore s = store;
     TenantQueue q = s == null ? null : s.find(tenant);
     return q == null ? 0 : q.bytes();
+  }
+
+  private double queueDiskBytes(String tenant) {
+    QueueStore s = store;
+    TenantQueue q = s == null ? null : s.find(tenant);
+    return q == null ? 0 : q.diskBytes();
   }
 
   private double queueAgeSeconds(String tenant) {
