@@ -7,6 +7,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
+import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -19,6 +20,9 @@ final class Logging {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 
+  /** The handler {@link #configure()} installed, or null when the user configured logging. */
+  private static Handler console;
+
   private Logging() {}
 
   static void configure() {
@@ -28,9 +32,21 @@ final class Logging {
       return;
     }
     LogManager.getLogManager().reset();
-    Handler console = new ConsoleHandler();
+    console = new ConsoleHandler();
     console.setFormatter(new LineFormatter());
     Logger.getLogger("").addHandler(console);
+  }
+
+  /**
+   * Logs {@code level} and above ({@code relay.log.level}), unless the user configured logging
+   * (then their configuration decides).
+   */
+  static void level(Level level) {
+    if (console == null) {
+      return;
+    }
+    Logger.getLogger("").setLevel(level);
+    console.setLevel(level);
   }
 
   /** {@code 2026-11-22T15:04:05.123Z INFO io.prwrelay.server: message}, one line per record. */

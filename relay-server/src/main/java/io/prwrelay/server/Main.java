@@ -73,7 +73,11 @@ public final class Main {
       System.exit(HealthCheck.run(cfg.server(), System.err));
       return;
     }
+    Logging.level(cfg.log().level().julLevel());
     Logger log = Logger.getLogger("io.prwrelay");
+    for (String warning : cfg.warnings()) {
+      log.warning(warning);
+    }
     for (String unknown : RelayConfig.unknownEnvironmentVariables(System.getenv())) {
       log.warning("ignoring environment variable " + unknown + ": no such relay key");
     }
@@ -96,6 +100,7 @@ public final class Main {
             + server.transport()
             + "); "
             + cfg.describe());
+    server.checkDownstream();
     CountDownLatch stop = new CountDownLatch(1);
     // Handling TERM and INT ourselves (instead of a shutdown hook) lets a graceful stop exit with
     // 0.

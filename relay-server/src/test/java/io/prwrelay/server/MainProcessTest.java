@@ -74,6 +74,35 @@ class MainProcessTest {
   }
 
   @Test
+  void anInvalidTenantLabelNameExits2NamingTheKeyAndTheValue() throws Exception {
+    Process p = java("-Drelay.tenant.labels=service-id").start();
+    String out = run(p);
+    assertEquals(2, p.exitValue(), out);
+    assertTrue(
+        out.contains(
+            "configuration error: relay.tenant.labels 'service-id' is not a valid Prometheus label"
+                + " name"),
+        out);
+  }
+
+  @Test
+  void aYamlConfigurationFileExits2PointingToTheMigrationTable() throws Exception {
+    Path yaml = dir.resolve("cortex-tenant.yml");
+    Files.writeString(yaml, "listen: 0.0.0.0:8080\ntarget: http://cortex:9009/api/v1/push\n");
+    Process p = java("--config", yaml.toString()).start();
+    String out = run(p);
+    assertEquals(2, p.exitValue(), out);
+    assertTrue(
+        out.contains(
+            "configuration error: --config "
+                + yaml
+                + " looks like YAML (line 1: 'listen: 0.0.0.0:8080'); the file must be Java"
+                + " properties"),
+        out);
+    assertTrue(out.contains("'Migrating from cortex-tenant'"), out);
+  }
+
+  @Test
   void portInUseExits1WithinSecondsNamingTheAddress() throws Exception {
     try (java.net.ServerSocket taken =
         new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
@@ -143,7 +172,9 @@ class MainProcessTest {
                 URI.create("http://127.0.0.1:" + port + "/api/v1/push"),
                 RawProto.series(RawProto.label("service_id", "t"), RawProto.sample(1, 1)));
         assertEquals(204, r.statusCode(), r.body());
-        assertEquals("t", downstream.received().get(0).tenant());
+        assertTrue(
+            downstream.received().stream().anyMatch(x -> "t".equals(x.tenant())),
+            "the series reached its tenant");
         p.toHandle().destroy(); // SIGTERM, keeping the output stream open
         StringBuilder rest = new StringBuilder();
         for (String line = log.readLine(); line != null; line = log.readLine()) {
@@ -152,6 +183,13 @@ class MainProcessTest {
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));
         assertEquals(0, p.exitValue(), rest.toString());
         assertTrue(rest.toString().contains("stopped"), rest.toString());
+        assertTrue(
+            (String.join("\n", lines) + rest)
+                .contains(
+                    "downstream check: an empty push to "
+                        + downstream.url()
+                        + " as tenant anonymous answered 200: the downstream takes writes"),
+            rest.toString());
         assertFalse(rest.toString().contains("TOPSECRET"));
       } finally {
         p.destroyForcibly();

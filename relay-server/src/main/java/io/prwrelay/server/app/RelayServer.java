@@ -10,10 +10,13 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.Ticker;
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.DownstreamCheck;
 import io.prwrelay.server.downstream.DownstreamClient;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.http.HttpIngress;
@@ -23,6 +26,7 @@ import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.server.metrics.RuntimeMetrics;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.transport.Transport;
@@ -31,6 +35,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
@@ -58,9 +63,20 @@ public final class RelayServer implements AutoCloseable {
   private final QueueStore store;
   private final Lanes lanes;
   private final RelayMetrics metrics;
+  private final RuntimeMetrics runtime;
+  private final LaneLog laneLog;
   private final HttpIngress ingress;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private Channel serverChannel;
+
+  /** How often {@link #checkTenantLabels} looks at the series that carried no tenant label. */
+  static final Duration TENANT_LABEL_CHECK_INTERVAL = Duration.ofMinutes(1);
+
+  /** The scheduled {@link #checkTenantLabels}; null until started. */
+  private ScheduledFuture<?> tenantLabelCheck;
+
+  /** Ends the lane log's intervals ({@link LaneLog#tick}); null until started. */
+  private ScheduledFuture<?> laneLogTicks;
 
   /** Checks the TLS and token files for changes, off the event loops; null when none is watched. */
   private ScheduledExecutorService reloader;
@@ -87,14 +103,14 @@ public final class RelayServer implements AutoCloseable {
     }
     DownstreamProtocol protocol = new DownstreamProtocol(config.downstream().protocol());
     metrics.downstreamProtocol(protocol);
+    this.laneLog = new LaneLog(config.log().failureInterval(), Ticker.systemTicker());
     this.lanes =
         new Lanes(
             group,
             LaneSettings.of(delivery.lanes(), config.downstream()),
             client,
             ALLOCATOR,
-            LaneObserver.all(
-                metrics, new LaneLog(config.log().failureInterval(), Ticker.systemTicker())),
+            LaneObserver.all(metrics, laneLog),
             store == null
                 ? null
                 : new Lanes.Queues(
@@ -121,6 +137,7 @@ public final class RelayServer implements AutoCloseable {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
       throw e;
     }
+    this.runtime = RuntimeMetrics.bind(metrics.registry(), ALLOCATOR, Transport.name());
   }
 
   private QueueStore openQueues(DeliveryConfig delivery) throws IOException {
@@ -164,6 +181,7 @@ public final class RelayServer implements AutoCloseable {
       }
       client.close();
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      runtime.close();
       throw new IOException(
           "cannot listen on "
               + address
@@ -187,7 +205,28 @@ public final class RelayServer implements AutoCloseable {
       reloader.scheduleWithFixedDelay(
           ingress::reloadChangedFiles, every, every, TimeUnit.NANOSECONDS);
     }
+    long checkEvery = TENANT_LABEL_CHECK_INTERVAL.toNanos();
+    tenantLabelCheck =
+        group
+            .next()
+            .scheduleAtFixedRate(
+                this::checkTenantLabels, checkEvery, checkEvery, TimeUnit.NANOSECONDS);
+    // A quarter of the interval: an interval ends at most a quarter late, whenever it began.
+    long logEvery = Math.max(1, config.log().failureInterval().toNanos() / 4);
+    laneLogTicks =
+        group.next().scheduleAtFixedRate(laneLog::tick, logEvery, logEvery, TimeUnit.NANOSECONDS);
     ingress.listening();
+  }
+
+  /**
+   * Warns (at most once per interval) when most series of the last interval carried none of the
+   * tenant labels: a misspelt {@code relay.tenant.labels} sends every series to the default tenant.
+   */
+  private void checkTenantLabels() {
+    String warning = metrics.tenantLabels().check(config.tenant().rules());
+    if (warning != null) {
+      LOG.warning(warning);
+    }
   }
 
   private static String describe(Throwable t) {
@@ -198,6 +237,15 @@ public final class RelayServer implements AutoCloseable {
     // Netty's native transport says "bind(..) failed with error(-98): Address already in use".
     int colon = m.startsWith("bind(") ? m.lastIndexOf(": ") : -1;
     return colon >= 0 ? m.substring(colon + 2) : m;
+  }
+
+  /**
+   * Sends the downstream one empty push as the default tenant and logs what it answered ({@link
+   * DownstreamCheck}); returns at once. Readiness does not depend on it.
+   */
+  public Future<AttemptOutcome> checkDownstream() {
+    return DownstreamCheck.run(
+        client, group.next(), config.downstream(), config.tenant().rules().defaultTenantId());
   }
 
   /** The address actually bound (the port is known here when configured as 0). */
@@ -220,6 +268,10 @@ public final class RelayServer implements AutoCloseable {
    */
   public void shutdown(Duration grace) throws InterruptedException {
     ingress.draining();
+    if (tenantLabelCheck != null) {
+      tenantLabelCheck.cancel(false);
+      laneLogTicks.cancel(false);
+    }
     if (reloader != null) {
       reloader.shutdownNow();
     }
@@ -245,6 +297,7 @@ public final class RelayServer implements AutoCloseable {
     group
         .shutdownGracefully(100, 5000, TimeUnit.MILLISECONDS)
         .awaitUninterruptibly(10, TimeUnit.SECONDS);
+    runtime.close();
   }
 
   @Override

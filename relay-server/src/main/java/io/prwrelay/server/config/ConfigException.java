@@ -73,6 +73,24 @@ public final class ConfigException extends Exception {
         "--config " + file + ": " + problem, "--config", file, problem, null);
   }
 
+  /**
+   * The {@code --config} file is YAML (for example cortex-tenant's), not Java properties.
+   *
+   * @param line the number (from 1) of the first line that gave it away
+   * @param text that line
+   */
+  static ConfigException yamlFile(String file, int line, String text) {
+    String problem =
+        "looks like YAML (line "
+            + line
+            + ": '"
+            + text.strip()
+            + "'); the file must be Java properties, one key=value per line (relay.server.port=8080)."
+            + " The README's table 'Migrating from cortex-tenant' names the relay key for each"
+            + " cortex-tenant setting";
+    return new ConfigException("--config " + file + " " + problem, "--config", file, problem, null);
+  }
+
   /** The key the problem is about ({@code --config} for an unreadable file). */
   public String key() {
     return key;

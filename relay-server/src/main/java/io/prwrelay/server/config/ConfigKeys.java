@@ -301,7 +301,8 @@ public final class ConfigKeys {
       key(
           "relay.tenant.labels",
           TenantRules.DEFAULT_LABEL,
-          "comma-separated tenant labels; the first one present (in this order) wins");
+          "comma-separated tenant labels, each a valid Prometheus label name; the first one present"
+              + " (in this order) wins");
   public static final ConfigKey TENANT_MISSING =
       key(
           "relay.tenant.missing",
@@ -360,7 +361,14 @@ public final class ConfigKeys {
       key(
           "relay.log.failure-interval",
           "10s",
-          "at most one log line per tenant and failure kind per interval");
+          "at most one log line per tenant and failure kind per interval; while more than 5"
+              + " tenants fail for the same reason, one line per reason and interval instead");
+  public static final ConfigKey LOG_LEVEL =
+      key(
+          "relay.log.level",
+          "info",
+          "least severe level logged: error, warn, info or debug (ignored when"
+              + " java.util.logging.config.file is set)");
 
   /** Keys that existed once, with what replaced them, for a helpful startup error. */
   public static final java.util.Map<String, String> REPLACED =
@@ -438,5 +446,6 @@ public final class ConfigKeys {
           METADATA_MAX_BROADCAST_BYTES,
           METRICS_MAX_TENANTS,
           METRICS_COUNT_SAMPLES,
-          LOG_FAILURE_INTERVAL);
+          LOG_FAILURE_INTERVAL,
+          LOG_LEVEL);
 }

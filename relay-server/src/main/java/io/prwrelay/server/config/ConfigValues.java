@@ -2,12 +2,14 @@ package io.prwrelay.server.config;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.io.StringReader;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -17,6 +19,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -30,9 +34,30 @@ import java.util.stream.Collectors;
  * each key once; {@link #requireAllRead()} checks that none was forgotten.
  */
 final class ConfigValues {
+  /** A YAML mapping line: {@code key: value}, {@code key:}, {@code - key: value}; no dot in key. */
+  private static final Pattern YAML_KEY =
+      Pattern.compile("\\s*(- )?[A-Za-z_][A-Za-z0-9_-]*:(\\s.*)?");
+
+  private static final Pattern LABEL_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
+  private static final Pattern BYTE_COUNT =
+      Pattern.compile("(\\d{1,19})\\s*(B|KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB)?");
+  private static final Map<String, Long> BYTE_UNITS =
+      Map.of(
+          "B", 1L,
+          "KiB", 1L << 10,
+          "MiB", 1L << 20,
+          "GiB", 1L << 30,
+          "TiB", 1L << 40,
+          "kB", 1_000L,
+          "KB", 1_000L,
+          "MB", 1_000_000L,
+          "GB", 1_000_000_000L,
+          "TB", 1_000_000_000_000L);
+
   private final Map<ConfigKey, String> values;
   private final Map<ConfigKey, String> sources;
   private final Set<ConfigKey> unread;
+  private final List<String> warnings = new ArrayList<>();
 
   private ConfigValues(Map<ConfigKey, String> values, Map<ConfigKey, String> sources) {
     this.values = values;
@@ -98,10 +123,17 @@ final class ConfigValues {
   }
 
   private static Map<String, String> read(Path file) throws ConfigException {
-    Properties p = new Properties();
-    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      p.load(r);
+    String text;
+    try {
+      text = Files.readString(file, StandardCharsets.UTF_8);
     } catch (IOException e) {
+      throw ConfigException.unreadableFile(file.toString(), e.getMessage());
+    }
+    rejectYaml(file, text);
+    Properties p = new Properties();
+    try (Reader r = new StringReader(text)) {
+      p.load(r);
+    } catch (IOException | IllegalArgumentException e) {
       throw ConfigException.unreadableFile(file.toString(), e.getMessage());
     }
     Map<String, String> m = new LinkedHashMap<>();
@@ -109,6 +141,23 @@ final class ConfigValues {
       m.put(name, p.getProperty(name));
     }
     return m;
+  }
+
+  /**
+   * Stops at a YAML file (cortex-tenant's configuration is one): a {@code ---} line, or a {@code
+   * key: value} or {@code key:} line whose key has no dot. Java properties accept {@code key:
+   * value} too, but every relay key has dots, so such a line would only end as an "unknown key"
+   * that does not say what is wrong.
+   */
+  private static void rejectYaml(Path file, String text) throws ConfigException {
+    String[] lines = text.split("\\R");
+    for (int i = 0; i < lines.length; i++) {
+      String line = lines[i];
+      String trimmed = line.strip();
+      if (trimmed.equals("---") || YAML_KEY.matcher(line).matches()) {
+        throw ConfigException.yamlFile(file.toString(), i + 1, line);
+      }
+    }
   }
 
   private static ConfigException unknown(String name, String where, List<ConfigKey> keys) {
@@ -182,6 +231,19 @@ final class ConfigValues {
     return v;
   }
 
+  /**
+   * Notes a setting that does not stop startup but does not do what it says (the value is quoted
+   * unless the key is secret); {@link #warnings()} lists them for the startup log.
+   */
+  void warn(ConfigKey key, String problem) {
+    warnings.add(invalid(key, problem).getMessage());
+  }
+
+  /** The warnings noted while the sections were read, in order. */
+  List<String> warnings() {
+    return List.copyOf(warnings);
+  }
+
   /** A problem with {@code key}'s value; the value is quoted unless the key is secret. */
   ConfigException invalid(ConfigKey key, String problem) {
     return ConfigException.invalid(
@@ -193,6 +255,37 @@ final class ConfigValues {
    */
   ConfigException invalidWithoutValue(ConfigKey key, String problem) {
     return ConfigException.invalid(key.name(), null, problem, sources.get(key));
+  }
+
+  /**
+   * A problem with one entry of a list value ({@code key}'s value holds several, comma-separated):
+   * the entry is quoted rather than the whole value.
+   */
+  ConfigException invalidEntry(ConfigKey key, String entry, String problem) {
+    return ConfigException.invalid(key.name(), entry, problem, sources.get(key));
+  }
+
+  /**
+   * A comma-separated list of Prometheus label names (blank entries skipped), each checked against
+   * {@code [a-zA-Z_][a-zA-Z0-9_]*}: a name that no series can carry would silently match nothing.
+   */
+  List<String> labelNames(ConfigKey key) throws ConfigException {
+    List<String> names = new ArrayList<>();
+    for (String entry : string(key).split(",")) {
+      String name = entry.trim();
+      if (name.isEmpty()) {
+        continue;
+      }
+      if (!LABEL_NAME.matcher(name).matches()) {
+        throw invalidEntry(
+            key,
+            name,
+            "is not a valid Prometheus label name (letters, digits and _, not starting with a"
+                + " digit: [a-zA-Z_][a-zA-Z0-9_]*)");
+      }
+      names.add(name);
+    }
+    return names;
   }
 
   int integer(ConfigKey key, int min, int max) throws ConfigException {
@@ -209,24 +302,24 @@ final class ConfigValues {
   }
 
   /**
-   * A byte count: a whole number, optionally followed by {@code KiB}, {@code MiB} or {@code GiB}
-   * (powers of 1024).
+   * A byte count: a whole number, optionally followed (with or without a space) by a unit: {@code
+   * B}; {@code KiB}, {@code MiB}, {@code GiB}, {@code TiB} (powers of 1024); or {@code kB}/{@code
+   * KB}, {@code MB}, {@code GB}, {@code TB} (powers of 1000, as the SI and Kubernetes use them).
    */
   long bytes(ConfigKey key, long min, long max) throws ConfigException {
-    String s = string(key);
-    long unit = 1;
-    String digits = s;
-    for (String[] u : new String[][] {{"KiB", "10"}, {"MiB", "20"}, {"GiB", "30"}}) {
-      if (s.endsWith(u[0])) {
-        unit = 1L << Integer.parseInt(u[1]);
-        digits = s.substring(0, s.length() - 3).trim();
-      }
-    }
+    Matcher m = BYTE_COUNT.matcher(string(key));
     long v;
     try {
-      v = Math.multiplyExact(Long.parseLong(digits), unit);
+      if (!m.matches()) {
+        throw new NumberFormatException();
+      }
+      long unit = m.group(2) == null ? 1 : BYTE_UNITS.get(m.group(2));
+      v = Math.multiplyExact(Long.parseLong(m.group(1)), unit);
     } catch (NumberFormatException | ArithmeticException e) {
-      throw invalid(key, "is not a byte count like 1048576, 512KiB, 64MiB or 8GiB");
+      throw invalid(
+          key,
+          "is not a byte count like 1048576, 512KiB, 64MiB or 8GiB (KiB, MiB, GiB are powers of"
+              + " 1024; KB, MB, GB powers of 1000)");
     }
     if (v < min || v > max) {
       throw invalid(key, "must be between " + min + " and " + max + " bytes");

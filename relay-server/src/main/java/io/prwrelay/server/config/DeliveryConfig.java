@@ -113,6 +113,12 @@ public record DeliveryConfig(
     Mode mode = v.choice(DELIVERY_MODE, Mode.class);
     String dir = v.string(QUEUE_DIR);
     Path queueDir = null;
+    if (mode == Mode.SYNC && !dir.isEmpty()) {
+      v.warn(
+          QUEUE_DIR,
+          "is ignored: relay.delivery.mode=sync keeps nothing on disk (relay.delivery.mode=queue"
+              + " uses it)");
+    }
     if (mode == Mode.QUEUE) {
       if (dir.isEmpty()) {
         throw v.invalidWithoutValue(

@@ -1,14 +1,46 @@
 package io.prwrelay.server.config;
 
 import java.time.Duration;
+import java.util.Locale;
 
 /**
  * The logging settings ({@code relay.log.*}).
  *
- * @param failureInterval at most one log line per tenant and failure kind per this interval
+ * @param failureInterval at most one log line per tenant and failure kind per this interval, and
+ *     one aggregate line per reason while many tenants fail alike
+ * @param level the least severe level logged
  */
-public record LogConfig(Duration failureInterval) {
+public record LogConfig(Duration failureInterval, Level level) {
+  /** The levels of {@code relay.log.level}, from the fewest lines to the most. */
+  public enum Level {
+    /** Only errors: the relay cannot do its work (a bug, an unusable disk). */
+    ERROR(java.util.logging.Level.SEVERE),
+    /** Also warnings: failures of tenants, downstreams, files and settings. */
+    WARN(java.util.logging.Level.WARNING),
+    /** Also startup, shutdown, recoveries and switches (the default). */
+    INFO(java.util.logging.Level.INFO),
+    /** Also detail for debugging. */
+    DEBUG(java.util.logging.Level.FINE);
+
+    private final java.util.logging.Level jul;
+
+    Level(java.util.logging.Level jul) {
+      this.jul = jul;
+    }
+
+    /** The java.util.logging level it stands for. */
+    public java.util.logging.Level julLevel() {
+      return jul;
+    }
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
   static LogConfig load(ConfigValues v) throws ConfigException {
-    return new LogConfig(v.duration(ConfigKeys.LOG_FAILURE_INTERVAL));
+    return new LogConfig(
+        v.duration(ConfigKeys.LOG_FAILURE_INTERVAL), v.choice(ConfigKeys.LOG_LEVEL, Level.class));
   }
 }

@@ -20,6 +20,9 @@ import java.util.stream.Collectors;
  * default. An unknown {@code relay.*} key in the file or in system properties, or a value that does
  * not parse, stops startup with a {@link ConfigException} naming the key. Secrets (passwords,
  * tokens) are never part of {@link #describe()} or of an error.
+ *
+ * @param warnings settings that do not stop startup but are ignored or questionable, one line each
+ *     naming the key, for the startup log
  */
 public record RelayConfig(
     ServerConfig server,
@@ -27,7 +30,8 @@ public record RelayConfig(
     DeliveryConfig delivery,
     TenantConfig tenant,
     MetricsConfig metrics,
-    LogConfig log) {
+    LogConfig log,
+    List<String> warnings) {
 
   /** Loads the configuration with the defaults only (used by tests and the demo). */
   public static RelayConfig defaults() throws ConfigException {
@@ -52,7 +56,13 @@ public record RelayConfig(
     TenantConfig tenant = TenantConfig.load(v, downstream.tenantHeader());
     RelayConfig config =
         new RelayConfig(
-            server, downstream, delivery, tenant, MetricsConfig.load(v), LogConfig.load(v));
+            server,
+            downstream,
+            delivery,
+            tenant,
+            MetricsConfig.load(v),
+            LogConfig.load(v),
+            v.warnings());
     v.requireAllRead();
     return config;
   }

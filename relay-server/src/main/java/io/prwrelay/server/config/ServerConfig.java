@@ -57,12 +57,12 @@ public record ServerConfig(
     if (host.isEmpty()) {
       throw v.invalid(SERVER_HOST, "must not be empty");
     }
-    int maxRequestBytes = v.integer(SERVER_MAX_REQUEST_BYTES, 1, Integer.MAX_VALUE - 8);
+    int maxRequestBytes = (int) v.bytes(SERVER_MAX_REQUEST_BYTES, 1, Integer.MAX_VALUE - 8);
     return new ServerConfig(
         host,
         v.integer(SERVER_PORT, 0, 65535),
         maxRequestBytes,
-        v.integer(SERVER_MAX_DECOMPRESSED_BYTES, 1, Integer.MAX_VALUE - 8),
+        (int) v.bytes(SERVER_MAX_DECOMPRESSED_BYTES, 1, Integer.MAX_VALUE - 8),
         v.integer(SERVER_MAX_DECOMPRESSION_RATIO, 1, 1_000_000),
         v.duration(SERVER_READ_TIMEOUT),
         v.duration(SERVER_IDLE_TIMEOUT),

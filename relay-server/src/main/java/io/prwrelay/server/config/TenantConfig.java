@@ -14,7 +14,6 @@ import static io.prwrelay.server.config.ConfigKeys.TENANT_TRUST_INCOMING_HEADER;
 
 import io.prwrelay.core.route.TenantIds;
 import io.prwrelay.core.route.TenantRules;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -48,12 +47,7 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
    */
   static TenantConfig load(ConfigValues v, String tenantHeader) throws ConfigException {
     boolean trust = v.bool(TENANT_TRUST_INCOMING_HEADER);
-    List<String> labels = new ArrayList<>();
-    for (String l : v.string(TENANT_LABELS).split(",")) {
-      if (!l.isBlank()) {
-        labels.add(l.trim());
-      }
-    }
+    List<String> labels = v.labelNames(TENANT_LABELS);
     TenantRules.Builder b =
         TenantRules.builder()
             .labels(labels)

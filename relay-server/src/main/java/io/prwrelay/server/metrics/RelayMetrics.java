@@ -56,6 +56,15 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   /** Distinct tenants tracked per ranking interval, as a multiple of {@code max-tenants}. */
   private static final int WINDOW_LIMIT = 10;
 
+  private static final String SERIES_DROPPED_HELP =
+      "series without a valid tenant dropped (relay.tenant.missing=drop), by reason";
+  private static final String SERIES_DEFAULTED_HELP =
+      "series without a valid tenant sent to the default tenant, by reason";
+  private static final String TLS_FAILURES_HELP =
+      "TLS ingress connections that failed: handshake or plaintext";
+  private static final String RESPONSES_HELP =
+      "downstream attempts by status (error for no response)";
+
   /** Tag value for tenants beyond {@code relay.metrics.max-tenants}. */
   public static final String OTHER_TENANT = "other";
 
@@ -86,12 +95,14 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   private volatile QueueStore store;
   private final Timer downstreamLatency;
   private final Counter receivedBytes;
+  private final TenantLabelWatch tenantLabels = new TenantLabelWatch();
 
   public RelayMetrics(int maxTenants, ByteBufAllocator allocator) {
     this(maxTenants, allocator, DEFAULT_RERANK_INTERVAL);
   }
 
   RelayMetrics(int maxTenants, ByteBufAllocator allocator, Duration rerankInterval) {
+    registry.config().meterFilter(RuntimeMetrics.PROMETHEUS_NAMES);
     this.maxTenants = maxTenants;
     this.rerankNanos = rerankInterval.toNanos();
     this.nextRerank = new AtomicLong(System.nanoTime() + rerankNanos);
@@ -183,7 +194,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   /** A sender request was answered with {@code status} after {@code nanos} since its first byte. */
   public void requestFinished(int status, long nanos) {
     inFlight.decrementAndGet();
-    registry.counter("relay.requests", "status", Integer.toString(status)).increment();
+    counter(
+            "relay.requests",
+            "write requests answered, by status",
+            "status",
+            Integer.toString(status))
+        .increment();
     Timer.builder("relay.request.duration")
         .description("time from a request's headers to its answer")
         .publishPercentileHistogram()
@@ -195,8 +211,13 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
   /** Answer to a non-write endpoint (no in-flight accounting). */
   public void otherRequest(String endpoint, int status) {
-    registry
-        .counter("relay.http.requests", "endpoint", endpoint, "status", Integer.toString(status))
+    counter(
+            "relay.http.requests",
+            "requests to the other endpoints, by endpoint and status",
+            "endpoint",
+            endpoint,
+            "status",
+            Integer.toString(status))
         .increment();
   }
 
@@ -204,20 +225,35 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     receivedBytes.increment(compressedBytes);
   }
 
+  /**
+   * What {@link #routed} counted of series without any tenant label, for the warning when most
+   * series carry none.
+   */
+  public TenantLabelWatch tenantLabels() {
+    return tenantLabels;
+  }
+
   /** Counts what routing found: series without a valid tenant, by reason and fate. */
   public void routed(RouteResult result) {
+    tenantLabels.routed(
+        result.seriesIn(),
+        result.defaulted(TenantProblem.MISSING) + result.dropped(TenantProblem.MISSING));
     for (TenantProblem p : TenantProblem.values()) {
       int dropped = result.dropped(p);
       if (dropped > 0) {
-        registry.counter("relay.series.dropped", "reason", p.tag()).increment(dropped);
+        counter("relay.series.dropped", SERIES_DROPPED_HELP, "reason", p.tag()).increment(dropped);
       }
       int defaulted = result.defaulted(p);
       if (defaulted > 0) {
-        registry.counter("relay.series.defaulted", "reason", p.tag()).increment(defaulted);
+        counter("relay.series.defaulted", SERIES_DEFAULTED_HELP, "reason", p.tag())
+            .increment(defaulted);
       }
     }
     if (result.metadataDropped() > 0) {
-      registry.counter("relay.metadata.dropped").increment(result.metadataDropped());
+      counter(
+              "relay.metadata.dropped",
+              "metadata fields not broadcast because of relay.metadata.max-broadcast-bytes")
+          .increment(result.metadataDropped());
     }
   }
 
@@ -226,7 +262,8 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
    * request, {@code connection} for an error that ended a connection.
    */
   public void internalError(String kind) {
-    registry.counter("relay.internal.errors", "kind", kind).increment();
+    counter("relay.internal.errors", "requests that failed inside the relay, by kind", "kind", kind)
+        .increment();
   }
 
   /**
@@ -248,7 +285,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
   /** A write request was refused by the memory budget ({@code total} or {@code client}). */
   public void inflightRejected(String reason) {
-    registry.counter("relay.inflight.rejected", "reason", reason).increment();
+    counter(
+            "relay.inflight.rejected",
+            "write requests refused 503 by the memory budget: total or client",
+            "reason",
+            reason)
+        .increment();
   }
 
   /** Registers {@code relay_connections} (open ingress connections) and its limit. */
@@ -267,34 +309,58 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
    * closed} at once.
    */
   public void connectionRejected(String how) {
-    registry.counter("relay.connections.rejected", "action", how).increment();
+    counter(
+            "relay.connections.rejected",
+            "connections beyond relay.server.max-connections: answered 503 or closed",
+            "action",
+            how)
+        .increment();
   }
 
   /** A request refused by inbound auth: 401 (credentials) or 403 (a tenant not allowed). */
   public void authRejected(int status) {
-    registry.counter("relay.auth.rejected", "status", Integer.toString(status)).increment();
+    counter(
+            "relay.auth.rejected",
+            "requests refused by inbound auth: 401 (credentials) or 403 (tenant not allowed)",
+            "status",
+            Integer.toString(status))
+        .increment();
   }
 
   /** A watched file ({@code tls}, {@code bearer-token-file}) changed and was re-read or not. */
   public void reloaded(String file, boolean success) {
-    registry
-        .counter("relay.reloads", "file", file, "result", success ? "success" : "failure")
+    counter(
+            "relay.reloads",
+            "changed files re-read, by file and result",
+            "file",
+            file,
+            "result",
+            success ? "success" : "failure")
         .increment();
   }
 
   /** A TLS handshake on the ingress failed. */
   public void tlsHandshakeFailed() {
-    registry.counter("relay.tls.handshake.failures", "reason", "handshake").increment();
+    counter("relay.tls.handshake.failures", TLS_FAILURES_HELP, "reason", "handshake").increment();
   }
 
   /** A connection to the TLS ingress spoke plain text. */
   public void tlsPlaintextRejected() {
-    registry.counter("relay.tls.handshake.failures", "reason", "plaintext").increment();
+    counter("relay.tls.handshake.failures", TLS_FAILURES_HELP, "reason", "plaintext").increment();
   }
 
   /** Series of a request that was rejected as a whole (400), by reason. */
   public void rejectedSeries(String reason, int series) {
-    registry.counter("relay.series.rejected", "reason", reason).increment(series);
+    if (reason.equals("no_tenant")) {
+      // relay.tenant.missing=reject: the request's series count as carrying no tenant label.
+      tenantLabels.routed(series, series);
+    }
+    counter(
+            "relay.series.rejected",
+            "series in requests answered 400 or 403 as a whole, by reason",
+            "reason",
+            reason)
+        .increment(series);
   }
 
   /** A tenant batch of {@code bytes} uncompressed bytes was formed and goes to its lane. */
@@ -332,6 +398,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     Gauge.builder("relay.queue.bytes", store, QueueStore::bytes)
         .baseUnit("bytes")
         .description("bytes in the on-disk queues of all tenants")
+        .register(registry);
+    Gauge.builder("relay.queue.disk", store, QueueStore::diskBytes)
+        .baseUnit("bytes")
+        .description(
+            "bytes of the queue segment files on disk, delivered parts of segments not yet"
+                + " removed included")
         .register(registry);
     Gauge.builder("relay.queue.records", store, QueueStore::records)
         .description("tenant batches in the on-disk queues")
@@ -441,15 +513,20 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   private Counter responses(AttemptOutcome outcome) {
     int status = outcome.status();
     if (status < 0 || status >= responses.length()) {
-      return registry.counter("relay.downstream.responses", "code", outcome.code());
+      return counter("relay.downstream.responses", RESPONSES_HELP, "code", outcome.code());
     }
     Counter c = responses.get(status);
     if (c == null) {
       // The registry hands out one counter per code, so two threads racing here share it.
-      c = registry.counter("relay.downstream.responses", "code", outcome.code());
+      c = counter("relay.downstream.responses", RESPONSES_HELP, "code", outcome.code());
       responses.set(status, c);
     }
     return c;
+  }
+
+  /** The counter {@code name} with {@code tags} (name, value, ...), registered on first use. */
+  private Counter counter(String name, String description, String... tags) {
+    return Counter.builder(name).description(description).tags(tags).register(registry);
   }
 
   private TenantMeters meters(String tenant) {
@@ -568,6 +645,13 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
                 .register(registry));
         all.add(
             Gauge.builder(
+                    "relay.tenant.queue.disk", RelayMetrics.this, m -> m.queueDiskBytes(tenant))
+                .tag("tenant", tenant)
+                .baseUnit("bytes")
+                .description("bytes of the tenant's queue segment files on disk (queue mode)")
+                .register(registry));
+        all.add(
+            Gauge.builder(
                     "relay.tenant.queue.oldest.age",
                     RelayMetrics.this,
                     m -> m.queueAgeSeconds(tenant))
@@ -654,6 +738,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     QueueStore s = store;
     TenantQueue q = s == null ? null : s.find(tenant);
     return q == null ? 0 : q.bytes();
+  }
+
+  private double queueDiskBytes(String tenant) {
+    QueueStore s = store;
+    TenantQueue q = s == null ? null : s.find(tenant);
+    return q == null ? 0 : q.diskBytes();
   }
 
   private double queueAgeSeconds(String tenant) {

@@ -268,8 +268,9 @@ public final class QueueStore implements AutoCloseable {
 
   /**
    * Drops the records of every tenant older than the age bound at {@code nowMillis} (reported as
-   * {@link DropReason#AGE}). Call it periodically: appends apply the bound only to their own
-   * tenant.
+   * {@link DropReason#AGE}), then removes the files and directory of every tenant whose queue is
+   * drained (its last segment, delivered, stays on disk until then). Call it periodically: appends
+   * apply the bound only to their own tenant.
    */
   public CompletableFuture<Void> expire(long nowMillis) {
     return submit(
@@ -277,10 +278,19 @@ public final class QueueStore implements AutoCloseable {
           for (TenantQueue q : queues.values()) {
             dropOld(q.log, nowMillis);
             q.log.persistHead(false);
+            q.log.removeIfDrained();
           }
           return null;
         },
         null);
+  }
+
+  /**
+   * Bytes of every tenant's segment files on disk: the queued records, and what is left of
+   * delivered ones in segments not removed yet.
+   */
+  public long diskBytes() {
+    return totals.diskBytes();
   }
 
   /** On-disk bytes queued across all tenants. */

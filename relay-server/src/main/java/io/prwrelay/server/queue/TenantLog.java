@@ -42,7 +42,9 @@ import java.util.zip.CRC32C;
  *
  * <p>A segment whose records are all consumed is deleted as soon as it is not the last one; the
  * last one stays (and keeps taking appends) with its channel closed, so an idle tenant holds no
- * open file.
+ * open file, until {@link #removeIfDrained()} (run by {@link QueueStore#expire} every few seconds)
+ * finds the queue drained and removes its segment, head and tenant files and its directory; the
+ * next append makes them again.
  */
 final class TenantLog {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.queue");
@@ -65,6 +67,7 @@ final class TenantLog {
   private volatile long records;
   private volatile long series;
   private volatile long oldestMillis;
+  private volatile long diskBytes;
 
   private TenantLog(
       String tenant,
@@ -206,6 +209,11 @@ final class TenantLog {
 
   long series() {
     return series;
+  }
+
+  /** Bytes of the tenant's segment files (consumed parts and headers included). */
+  long diskBytes() {
+    return diskBytes;
   }
 
   /** Append time of the oldest queued record; meaningless when {@link #records()} is 0. */
@@ -550,6 +558,62 @@ final class TenantLog {
     if (first != null && !first.consumed()) {
       oldestMillis = first.appendMillis(first.head());
     }
+    refreshDiskBytes();
+  }
+
+  /** Recounts {@link #diskBytes()} from the segments (a few per tenant) and updates the total. */
+  private void refreshDiskBytes() {
+    long sum = 0;
+    for (Segment s : segments) {
+      sum += s.size;
+    }
+    long delta = sum - diskBytes;
+    if (delta != 0) {
+      diskBytes = sum;
+      totals.addDisk(delta);
+    }
+  }
+
+  /**
+   * Removes the tenant's files when its queue is drained (every record consumed or dropped): the
+   * last segment, the head and tenant files, and the directory. The next append makes them again.
+   *
+   * <p>Crash safety, in this order: (1) the head file is rewritten past the last segment and
+   * flushed, so a crash from here on replays nothing even if a deletion below does not survive it;
+   * (2) the segments are deleted and (3) the directory flushed, so the segments are gone for good
+   * before (4) the head and tenant files and the directory go; (5) the queue directory is flushed.
+   * Only consumed segments are ever deleted; a crash at any step leaves a directory that replays to
+   * an empty queue, or no directory.
+   *
+   * @return true when the files were removed
+   */
+  boolean removeIfDrained() {
+    if (!dirReady || records > 0) {
+      return false;
+    }
+    try {
+      new HeadFile(nextSegmentId, 0).write(io, dir, true);
+      while (!segments.isEmpty()) {
+        delete(segments.pollFirst());
+      }
+      syncDirectory(dir);
+      Files.deleteIfExists(HeadFile.path(dir));
+      Files.deleteIfExists(dir.resolve(RecordLayout.TENANT_FILE));
+      Files.deleteIfExists(dir);
+      syncDirectory(root);
+    } catch (IOException e) {
+      // A file nobody knows of in the directory, or a disk refusing: the queue stays usable (the
+      // next append makes what is missing), and the next check tries again.
+      LOG.log(Level.WARNING, "cannot remove the drained queue directory " + dir, e);
+      dirReady = Files.isDirectory(dir) && Files.exists(dir.resolve(RecordLayout.TENANT_FILE));
+      headDirty = true;
+      refreshDiskBytes();
+      return false;
+    }
+    dirReady = false;
+    headDirty = false;
+    refreshDiskBytes();
+    return true;
   }
 
   private void discardIfEmpty(Segment s) {
@@ -567,6 +631,7 @@ final class TenantLog {
     } catch (IOException e) {
       LOG.log(Level.WARNING, "cannot delete consumed queue segment " + s.path, e);
     }
+    refreshDiskBytes();
   }
 
   // ---------------------------------------------------------------- head file and closing

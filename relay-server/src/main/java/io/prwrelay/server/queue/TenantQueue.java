@@ -28,6 +28,11 @@ public final class TenantQueue {
     this.log = log;
   }
 
+  /** Bytes of this tenant's segment files on disk (0 once a drained queue was removed). */
+  public long diskBytes() {
+    return log.diskBytes();
+  }
+
   /** The tenant ID. */
   public String tenant() {
     return log.tenant;

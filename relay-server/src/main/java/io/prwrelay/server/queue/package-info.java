@@ -49,7 +49,11 @@
  *       io.prwrelay.server.queue.RecordLayout}, tenant directory names in {@link
  *       io.prwrelay.server.queue.TenantDirNames}. Segments roll at {@link
  *       io.prwrelay.server.queue.QueueLimits#segmentBytes()} (default 16 MiB) and are deleted once
- *       fully consumed.
+ *       fully consumed and no longer the last; the periodic check ({@link
+ *       io.prwrelay.server.queue.QueueStore#expire}) removes a drained tenant's last segment, its
+ *       {@code head} and {@code tenant} files and its directory, head rewritten past the segments
+ *       and flushed first, segments deleted and the directory flushed before the rest, so that a
+ *       crash in between replays nothing delivered.
  *   <li>Threads: all file work runs on one daemon I/O thread per store. An append hands the I/O
  *       thread a retained slice of the payload (no copy on the caller's thread); the thread writes
  *       every waiting append, flushes each touched segment once ({@code FileChannel.force(false)};

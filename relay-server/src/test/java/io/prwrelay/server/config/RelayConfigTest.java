@@ -75,6 +75,7 @@ class RelayConfigTest {
     assertNull(c.tenant().trustedHeader());
     assertEquals(100, c.metrics().maxTenants());
     assertEquals(Duration.ofSeconds(10), c.log().failureInterval());
+    assertEquals(LogConfig.Level.INFO, c.log().level());
   }
 
   @Test
@@ -205,6 +206,114 @@ class RelayConfigTest {
   }
 
   @Test
+  void tenantLabelsThatAreNoPrometheusLabelNamesAreRejectedNamingKeyAndValue() throws Exception {
+    assertError(
+        "relay.tenant.labels",
+        "service_id, service-id",
+        "relay.tenant.labels 'service-id' is not a valid Prometheus label name (letters, digits and"
+            + " _, not starting with a digit: [a-zA-Z_][a-zA-Z0-9_]*) (from -Drelay.tenant.labels)");
+    for (String bad : List.of("1tenant", "team.id", "tenant id", "ténant")) {
+      assertEquals("relay.tenant.labels", error(Map.of("relay.tenant.labels", bad)).key(), bad);
+    }
+    RelayConfig ok =
+        RelayConfig.load(null, Map.of("relay.tenant.labels", "_team, __tenant__,Team9"), Map.of());
+    assertEquals(List.of("_team", "__tenant__", "Team9"), ok.tenant().rules().labels());
+  }
+
+  @Test
+  void logLevelTakesTheFourLevels() throws Exception {
+    assertEquals(
+        java.util.logging.Level.WARNING,
+        RelayConfig.load(null, Map.of("relay.log.level", "WARN"), Map.of())
+            .log()
+            .level()
+            .julLevel());
+    assertError(
+        "relay.log.level",
+        "verbose",
+        "relay.log.level 'verbose' must be one of error, warn, info, debug"
+            + " (from -Drelay.log.level)");
+  }
+
+  @Test
+  void everyByteCountKeyTakesUnits() throws Exception {
+    Map<String, String> set = new java.util.TreeMap<>();
+    set.put("relay.server.max-request-bytes", "16MiB");
+    set.put("relay.server.max-decompressed-bytes", "64MB");
+    set.put("relay.server.max-inflight-bytes", "1GiB");
+    set.put("relay.server.max-inflight-bytes-per-client", "512 MiB");
+    set.put("relay.delivery.queue.max-tenant-bytes", "2GB");
+    set.put("relay.delivery.queue.max-bytes", "1TiB");
+    set.put("relay.delivery.queue.segment-bytes", "512KiB");
+    set.put("relay.lanes.max-pending-bytes", "32kB");
+    set.put("relay.lanes.batch-max-bytes", "4194304B");
+    set.put("relay.metadata.max-broadcast-bytes", "1048576");
+    Set<String> byteKeys = new java.util.TreeSet<>();
+    for (ConfigKey k : ConfigKeys.ALL) {
+      if (k.name().contains("-bytes")) {
+        byteKeys.add(k.name());
+      }
+    }
+    assertEquals(byteKeys, set.keySet(), "every byte-count key is covered");
+    RelayConfig c = RelayConfig.load(null, set, Map.of());
+    assertEquals(16 << 20, c.server().maxRequestBytes());
+    assertEquals(64_000_000, c.server().maxDecompressedBytes(), "MB is 10^6");
+    assertEquals(1L << 30, c.server().maxInflightBytes());
+    assertEquals(512L << 20, c.server().maxInflightBytesPerClient());
+    assertEquals(2_000_000_000L, c.delivery().queue().maxTenantBytes());
+    assertEquals(1L << 40, c.delivery().queue().maxBytes());
+    assertEquals(512 << 10, c.delivery().queue().segmentBytes());
+    assertEquals(32_000, c.delivery().lanes().maxPendingBytes());
+    assertEquals(4 << 20, c.delivery().lanes().batchMaxBytes());
+    assertEquals(1 << 20, c.tenant().rules().maxBroadcastMetadataBytes());
+    assertError(
+        "relay.server.max-request-bytes",
+        "3GiB",
+        "relay.server.max-request-bytes '3GiB' must be between 1 and 2147483639 bytes"
+            + " (from -Drelay.server.max-request-bytes)");
+  }
+
+  @Test
+  void aQueueDirectoryInSyncModeIsIgnoredWithAWarning() throws Exception {
+    RelayConfig c =
+        RelayConfig.load(null, Map.of("relay.delivery.queue.dir", "/var/lib/prw-relay"), Map.of());
+    assertNull(c.delivery().queueDir());
+    assertEquals(
+        List.of(
+            "relay.delivery.queue.dir '/var/lib/prw-relay' is ignored: relay.delivery.mode=sync"
+                + " keeps nothing on disk (relay.delivery.mode=queue uses it)"
+                + " (from -Drelay.delivery.queue.dir)"),
+        c.warnings());
+    assertEquals(List.of(), RelayConfig.defaults().warnings());
+  }
+
+  @Test
+  void aYamlFileIsRefusedPointingToTheMigrationTable() throws Exception {
+    Path yaml = dir.resolve("cortex-tenant.yml");
+    Files.writeString(
+        yaml,
+        "# cortex-tenant\nlisten: 0.0.0.0:8080\ntarget: http://cortex:9009/api/v1/push\n"
+            + "tenant:\n  label: service_id\n  default: anonymous\n");
+    ConfigException e =
+        assertThrows(ConfigException.class, () -> RelayConfig.load(yaml, Map.of(), Map.of()));
+    assertEquals("--config", e.key());
+    assertEquals(
+        "--config "
+            + yaml
+            + " looks like YAML (line 2: 'listen: 0.0.0.0:8080'); the file must be Java properties,"
+            + " one key=value per line (relay.server.port=8080). The README's table 'Migrating"
+            + " from cortex-tenant' names the relay key for each cortex-tenant setting",
+        e.getMessage());
+    Files.writeString(yaml, "---\nrelay.server.port=1\n");
+    assertTrue(
+        assertThrows(ConfigException.class, () -> RelayConfig.load(yaml, Map.of(), Map.of()))
+            .getMessage()
+            .contains("looks like YAML (line 1: '---')"));
+    Path properties = file("# a comment: fine\nrelay.server.port: 1001\n");
+    assertEquals(1001, RelayConfig.load(properties, Map.of(), Map.of()).server().port());
+  }
+
+  @Test
   void deliveryKeysAreCheckedAndNameTheirKey() throws Exception {
     assertError(
         "relay.delivery.mode",
@@ -217,9 +326,10 @@ class RelayConfigTest {
         "relay.delivery.mode 'disk' must be one of sync, queue (from -Drelay.delivery.mode)");
     assertError(
         "relay.lanes.batch-max-bytes",
-        "8 MB",
-        "relay.lanes.batch-max-bytes '8 MB' is not a byte count like 1048576, 512KiB, 64MiB or"
-            + " 8GiB (from -Drelay.lanes.batch-max-bytes)");
+        "8M",
+        "relay.lanes.batch-max-bytes '8M' is not a byte count like 1048576, 512KiB, 64MiB or"
+            + " 8GiB (KiB, MiB, GiB are powers of 1024; KB, MB, GB powers of 1000)"
+            + " (from -Drelay.lanes.batch-max-bytes)");
     assertEquals(
         "relay.delivery.queue.max-bytes '1GiB' must not be less than"
             + " relay.delivery.queue.max-tenant-bytes (from -Drelay.delivery.queue.max-bytes)",

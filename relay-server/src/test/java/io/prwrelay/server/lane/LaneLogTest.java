@@ -111,4 +111,86 @@ class LaneLogTest {
             "dropped 3 queued batches (30 series) of tenant a: downstream answered 400: too old"),
         lines);
   }
+
+  private static FragmentOutcome refused() {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        AttemptOutcome.TRANSPORT_FAILURE,
+        "cannot connect to 127.0.0.1:9: finishConnect(..) failed: Connection refused",
+        -1,
+        3);
+  }
+
+  @Test
+  void manyTenantsFailingAlikeLogOneAggregateLinePerIntervalNamingTheCount() {
+    long delay = TimeUnit.MILLISECONDS.toNanos(200);
+    for (int round = 0; round < 3; round++) {
+      for (int t = 0; t < 500; t++) {
+        String tenant = String.format("t-%03d", t);
+        log.stateChanged(
+            tenant,
+            Lane.State.BACKING_OFF,
+            "cannot connect to 127.0.0.1:9: Connection refused",
+            delay);
+        log.finished(fragment(tenant), refused());
+      }
+    }
+    // The first five tenants have lines of their own (backing off, not delivered), no more.
+    assertEquals(2 * LaneLog.TENANT_LINES, lines.size(), lines.toString());
+    assertTrue(lines.get(0).startsWith("tenant t-000: lane backing off"), lines.get(0));
+    ticker.advanceMillis(10_000);
+    log.tick();
+    assertEquals(2 * LaneLog.TENANT_LINES + 1, lines.size(), lines.toString());
+    assertEquals(
+        "downstream unreachable (connection refused): 500 tenants failing in the last 10s, e.g."
+            + " t-000, t-001, t-002, …",
+        lines.get(lines.size() - 1));
+    // While the outage goes on: one line per interval, nothing per tenant.
+    for (int interval = 0; interval < 3; interval++) {
+      for (int t = 0; t < 500; t++) {
+        log.finished(fragment(String.format("t-%03d", t)), refused());
+      }
+      ticker.advanceMillis(10_000);
+      log.tick();
+    }
+    assertEquals(2 * LaneLog.TENANT_LINES + 4, lines.size(), lines.toString());
+    assertTrue(lines.get(lines.size() - 1).contains(": 500 tenants failing"), lines.toString());
+  }
+
+  @Test
+  void manyRecoveriesAreAggregatedToo() {
+    for (int t = 0; t < 50; t++) {
+      log.stateChanged("t-" + t, Lane.State.HEALTHY, "", 0);
+    }
+    assertEquals(LaneLog.TENANT_LINES, lines.size(), lines.toString());
+    ticker.advanceMillis(10_000);
+    log.tick();
+    assertEquals(
+        "50 tenants recovered in the last 10s (downstream accepts again, lane healthy), e.g. t-0,"
+            + " t-1, t-2, …",
+        lines.get(lines.size() - 1));
+  }
+
+  @Test
+  void failuresAreGroupedByAReasonThatDoesNotNameTheTenant() {
+    assertEquals(
+        "downstream unreachable (connection refused)",
+        LaneLog.reasonOf(0, "cannot connect to cortex:9009: Connection refused"));
+    assertEquals(
+        "downstream unreachable (connection refused)",
+        LaneLog.reasonOf(
+            503, "the tenant's lane is backing off after cannot connect to x: Connection refused"));
+    assertEquals(
+        "downstream not answering (timeout)", LaneLog.reasonOf(0, "no response within 5000 ms"));
+    assertEquals(
+        "downstream answered 503",
+        LaneLog.reasonOf(503, "the tenant's lane is backing off after downstream answered 503: x"));
+    assertEquals("downstream answered 429", LaneLog.reasonOf(429, "downstream answered 429: x"));
+    assertEquals(
+        "batches not sent within the request deadline",
+        LaneLog.reasonOf(503, "not sent within the request deadline: 2 downstream requests"));
+    assertEquals(
+        "cannot compress the batch: N bytes",
+        LaneLog.reasonOf(500, "cannot compress the batch: 12345 bytes"));
+  }
 }

@@ -1,0 +1,131 @@
+package io.prwrelay.server.downstream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.testkit.ScriptedDownstream.Received;
+import io.prwrelay.testkit.ScriptedDownstream.Reply;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The startup check of the downstream: one empty push as the default tenant, whose answer is logged
+ * with what it means, while the relay is ready whatever the answer.
+ */
+class DownstreamCheckTest {
+  private final Logger logger = Logger.getLogger("io.prwrelay.downstream");
+  private final List<LogRecord> records = new ArrayList<>();
+  private final Handler handler =
+      new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+          synchronized (records) {
+            records.add(r);
+          }
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {}
+      };
+
+  @BeforeEach
+  void listen() {
+    logger.addHandler(handler);
+  }
+
+  @AfterEach
+  void stopListening() {
+    logger.removeHandler(handler);
+  }
+
+  /** Runs the check against a downstream answering the default tenant with {@code reply}. */
+  private String check(Reply reply, String tenant, Map<String, String> settings) throws Exception {
+    Map<String, String> props = new java.util.HashMap<>(settings);
+    // The first request of a new relay on a busy machine: more time than the fixture's 1 s.
+    props.put("relay.downstream.attempt-timeout", "5s");
+    props.put("relay.downstream.timeout", "10s");
+    try (RelayFixture f = new RelayFixture(props, d -> d.rule(tenant, () -> reply))) {
+      AttemptOutcome o = f.relay.checkDownstream().get(10, TimeUnit.SECONDS);
+      assertEquals(reply.status(), o.status(), o.message());
+      assertEquals(200, f.get("/-/ready").statusCode(), "ready whatever the downstream answered");
+      Received r = f.downstream.received().get(0);
+      assertEquals(tenant, r.tenant());
+      assertEquals("snappy", r.header("Content-Encoding"));
+      assertEquals(0, r.body().length, "an empty WriteRequest");
+      return onlyLine();
+    }
+  }
+
+  private String onlyLine() {
+    synchronized (records) {
+      assertEquals(1, records.size(), records.toString());
+      return records.get(0).getLevel() + " " + records.get(0).getMessage();
+    }
+  }
+
+  @Test
+  void aWrongPathIsNamed() throws Exception {
+    String line = check(Reply.status(404, "404 page not found"), "anonymous", Map.of());
+    assertTrue(
+        line.startsWith("WARNING downstream check: an empty push to http://127.0.0.1:"), line);
+    assertTrue(
+        line.endsWith(
+            "/api/v1/push as tenant anonymous answered 404 (404 page not found): nothing takes"
+                + " remote writes at the path /api/v1/push. Check relay.downstream.url (Cortex and"
+                + " Mimir take /api/v1/push); until then every batch fails"),
+        line);
+  }
+
+  @Test
+  void refusedCredentialsAreNamed() throws Exception {
+    String line = check(Reply.status(401, "no org id"), "anonymous", Map.of());
+    assertTrue(
+        line.endsWith(
+            "answered 401 (no org id): the downstream refuses the relay's credentials (auth none)."
+                + " Check relay.downstream.basic-auth.* or relay.downstream.bearer-token; until then"
+                + " every batch fails"),
+        line);
+  }
+
+  @Test
+  void aWorkingDownstreamIsSaidToTakeWrites() throws Exception {
+    String line = check(Reply.status(200), "p-anonymous", Map.of("relay.tenant.prefix", "p-"));
+    assertTrue(line.startsWith("INFO downstream check:"), line);
+    assertTrue(
+        line.endsWith("as tenant p-anonymous answered 200: the downstream takes writes"), line);
+  }
+
+  @Test
+  void anUnreachableDownstreamIsNamedWithoutBlockingOrFailingReadiness() throws Exception {
+    int deadPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort();
+    }
+    try (RelayFixture f =
+        new RelayFixture(
+            Map.of("relay.downstream.url", "http://127.0.0.1:" + deadPort + "/api/v1/push"))) {
+      var check = f.relay.checkDownstream();
+      assertEquals(200, f.get("/-/ready").statusCode());
+      AttemptOutcome o = check.get(10, TimeUnit.SECONDS);
+      assertEquals(AttemptOutcome.TRANSPORT_FAILURE, o.status());
+      String line = onlyLine();
+      assertTrue(line.startsWith("WARNING downstream check:"), line);
+      assertTrue(line.contains("got no answer: cannot connect to 127.0.0.1:" + deadPort), line);
+      assertTrue(line.contains("Connection refused"), line);
+    }
+  }
+}

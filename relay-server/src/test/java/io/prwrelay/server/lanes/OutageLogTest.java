@@ -1,0 +1,106 @@
+package io.prwrelay.server.lanes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.testing.RawProto;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * 500 tenants against a dead downstream (a port nobody listens on: every connect is refused) write
+ * a bounded number of log lines per interval, and one of them names how many tenants fail and why.
+ */
+class OutageLogTest {
+  private static final int TENANTS = 500;
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void fiveHundredTenantsAgainstADeadDownstreamLogABoundedAggregate() throws Exception {
+    int deadPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort();
+    }
+    List<String> lines = new ArrayList<>();
+    Logger logger = Logger.getLogger("io.prwrelay.downstream");
+    Handler handler =
+        new Handler() {
+          @Override
+          public synchronized void publish(LogRecord r) {
+            synchronized (lines) {
+              lines.add(r.getMessage());
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    logger.addHandler(handler);
+    byte[][] series = new byte[TENANTS][];
+    for (int t = 0; t < TENANTS; t++) {
+      series[t] =
+          RawProto.series(
+              RawProto.label("service_id", String.format("t-%03d", t)), RawProto.sample(1, 1));
+    }
+    byte[] request = RawProto.cat(series);
+    int requests = 0;
+    try (RelayFixture f =
+        new RelayFixture(
+            Map.of(
+                "relay.downstream.url", "http://127.0.0.1:" + deadPort + "/api/v1/push",
+                "relay.downstream.timeout", "1s",
+                "relay.log.failure-interval", "1s"))) {
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+      while (System.nanoTime() < end) {
+        assertEquals(503, f.write(request).statusCode());
+        requests++;
+      }
+      Pattern aggregate =
+          Pattern.compile(
+              "downstream unreachable \\(connection refused\\): (\\d+) tenants failing in the last"
+                  + " 1s, e\\.g\\. t-\\d{3}, t-\\d{3}, t-\\d{3}, …");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      int named = 0;
+      while (named == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+        for (String l : snapshot(lines)) {
+          Matcher m = aggregate.matcher(l);
+          if (m.matches()) {
+            named = Math.max(named, Integer.parseInt(m.group(1)));
+          }
+        }
+      }
+      List<String> logged = snapshot(lines);
+      assertTrue(named > 5, "an aggregate line naming the count in " + logged);
+      // The run spans about five 1 s intervals. In each, at most five tenants per reason get lines
+      // of their own (backing off, not delivered) and each reason one aggregate line; a line per
+      // tenant and failure would be thousands.
+      assertTrue(
+          logged.size() <= 60,
+          requests + " requests × " + TENANTS + " tenants: " + logged.size() + " lines: " + logged);
+    } finally {
+      logger.removeHandler(handler);
+    }
+  }
+
+  private static List<String> snapshot(List<String> lines) {
+    synchronized (lines) {
+      return new ArrayList<>(lines);
+    }
+  }
+}
