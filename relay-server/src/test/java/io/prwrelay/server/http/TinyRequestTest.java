@@ -90,13 +90,7 @@ class TinyRequestTest {
       ByteArrayOutputStream b = new ByteArrayOutputStream();
       for (int i = 0; i < n; i++) {
         byte[] body = Snappy.compress(series("t" + (i % 3), i));
-        b.write(
-            ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\n"
-                    + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n"
-                    + "Content-Length: "
-                    + body.length
-                    + "\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
+        b.write(writeHead("Content-Length: " + body.length));
         b.write(body);
       }
       int answered204 = 0;
@@ -201,15 +195,7 @@ class TinyRequestTest {
       try (Socket stalled = new Socket()) {
         stalled.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 2}), 0));
         stalled.connect(address(f));
-        stalled
-            .getOutputStream()
-            .write(
-                ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\n"
-                        + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n"
-                        + "Content-Length: "
-                        + MIB
-                        + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
+        stalled.getOutputStream().write(writeHead("Content-Length: " + MIB));
         awaitMetric(f, "relay_inflight_body_bytes", v -> v == MIB, 5_000);
         Response busy = post(f, body, "snappy", "application/x-protobuf");
         assertEquals(503, busy.status, busy.body);
@@ -240,12 +226,7 @@ class TinyRequestTest {
           Socket s = new Socket();
           heads.add(s);
           s.connect(address(f));
-          s.getOutputStream()
-              .write(
-                  ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\n"
-                          + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n"
-                          + "Transfer-Encoding: chunked\r\n\r\n")
-                      .getBytes(StandardCharsets.US_ASCII));
+          s.getOutputStream().write(writeHead("Transfer-Encoding: chunked"));
         }
         awaitMetric(
             f,
@@ -259,11 +240,7 @@ class TinyRequestTest {
           s.connect(address(f));
           s.setSoTimeout(10_000);
           OutputStream out = s.getOutputStream();
-          out.write(
-              ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\n"
-                      + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n"
-                      + "Transfer-Encoding: chunked\r\n\r\n")
-                  .getBytes(StandardCharsets.US_ASCII));
+          out.write(writeHead("Transfer-Encoding: chunked"));
           for (int off = 0; off < body.length; off += 16 * 1024) {
             int n = Math.min(16 * 1024, body.length - off);
             out.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
@@ -294,13 +271,7 @@ class TinyRequestTest {
         s.connect(address(f));
         s.setSoTimeout(10_000);
         OutputStream out = s.getOutputStream();
-        out.write(
-            ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\n"
-                    + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n"
-                    + "Content-Length: "
-                    + body.length
-                    + "\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
+        out.write(writeHead("Content-Length: " + body.length));
         out.write(body);
         out.flush();
         s.shutdownOutput();
@@ -370,6 +341,15 @@ class TinyRequestTest {
               RawProto.sample(i, 1));
     }
     return RawProto.cat(all);
+  }
+
+  /** The head of a snappy PRW 1.0 write with {@code framing} (its length or chunked). */
+  private static byte[] writeHead(String framing) {
+    return ("POST /api/v1/write HTTP/1.1\r\nHost: relay\r\n"
+            + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n"
+            + framing
+            + "\r\n\r\n")
+        .getBytes(StandardCharsets.US_ASCII);
   }
 
   private static InetSocketAddress address(RelayFixture f) {

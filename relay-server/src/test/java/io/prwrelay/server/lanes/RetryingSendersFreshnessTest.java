@@ -106,6 +106,24 @@ class RetryingSendersFreshnessTest {
     assertEquals(List.of(), problems, "healthy series at the downstream");
   }
 
+  /**
+   * Asserts that from the run's second second on, every healthy tenant's newest sample at the
+   * downstream was never older than {@code fresh}; returns the worst age seen, in milliseconds.
+   */
+  private static long assertHealthyFresh(DeliveredSeries delivered, Result r, Duration fresh) {
+    long from = r.startNanos() + TimeUnit.SECONDS.toNanos(1);
+    long to = r.startNanos() + RUN.toNanos();
+    long worst = 0;
+    for (String tenant : IsolationRun.HEALTHY) {
+      long age = delivered.worstAgeMillis(tenant, from, to, r.startMillis(), r.startNanos());
+      worst = Math.max(worst, age);
+      assertTrue(
+          age <= fresh.toMillis(),
+          () -> tenant + "'s newest sample at the downstream was " + age + " ms old");
+    }
+    return worst;
+  }
+
   @Test
   void queueModeKeepsHealthyTenantsFreshWhileTheThrottledTenantsQueueDropsItsOldest()
       throws Exception {
@@ -129,16 +147,7 @@ class RetryingSendersFreshnessTest {
       DeliveredSeries delivered = new DeliveredSeries(relay.downstream);
       assertHealthyExactlyOnce(delivered, r);
 
-      long from = r.startNanos() + TimeUnit.SECONDS.toNanos(1);
-      long to = r.startNanos() + RUN.toNanos();
-      long worst = 0;
-      for (String tenant : IsolationRun.HEALTHY) {
-        long age = delivered.worstAgeMillis(tenant, from, to, r.startMillis(), r.startNanos());
-        worst = Math.max(worst, age);
-        assertTrue(
-            age <= FRESH.toMillis(),
-            () -> tenant + "'s newest sample at the downstream was " + age + " ms old");
-      }
+      long worst = assertHealthyFresh(delivered, r, FRESH);
 
       String metrics = relay.get("/metrics").body();
       double dropped =
@@ -198,16 +207,7 @@ class RetryingSendersFreshnessTest {
       DeliveredSeries delivered = new DeliveredSeries(relay.downstream);
       assertHealthyExactlyOnce(delivered, r);
 
-      long from = r.startNanos() + TimeUnit.SECONDS.toNanos(1);
-      long to = r.startNanos() + RUN.toNanos();
-      long worst = 0;
-      for (String tenant : IsolationRun.HEALTHY) {
-        long age = delivered.worstAgeMillis(tenant, from, to, r.startMillis(), r.startNanos());
-        worst = Math.max(worst, age);
-        assertTrue(
-            age <= FRESH_SYNC.toMillis(),
-            () -> tenant + "'s newest sample at the downstream was " + age + " ms old");
-      }
+      long worst = assertHealthyFresh(delivered, r, FRESH_SYNC);
       String metrics = relay.get("/metrics").body();
       double lost =
           MetricsText.value(
@@ -241,11 +241,19 @@ class RetryingSendersFreshnessTest {
 
       // The relay holds nothing back: each batch's healthy series arrived right after its first
       // attempt, and every retry sent only the throttled tenant.
+      // (Measured against each batch's first answer, not a fixed time, so a loaded machine that
+      // answers slowly does not fail it.)
       long slowest = 0;
+      long late = 0;
       for (Batch b : r.batches()) {
+        long firstAnswered = b.firstNanos() + b.answers().get(0).nanos();
         for (String tenant : IsolationRun.HEALTHY) {
           for (String id : b.request().ids(tenant)) {
-            slowest = Math.max(slowest, delivered.firstArrivalNanos(id) - b.firstNanos());
+            long arrived = delivered.firstArrivalNanos(id);
+            slowest = Math.max(slowest, arrived - b.firstNanos());
+            if (arrived - firstAnswered > 0) {
+              late++;
+            }
           }
         }
       }
@@ -270,9 +278,8 @@ class RetryingSendersFreshnessTest {
           relay.downstream.counts().get(BAD),
           age);
       assertTrue(retries >= 3L * SENDERS, "every sender retried: " + r.attempts() + " attempts");
-      assertTrue(
-          slowest <= BadTenants.ATTEMPT_TIMEOUT.toNanos(),
-          "healthy series arrived " + slowest / 1e6 + " ms after their batch's first attempt");
+      assertEquals(
+          0, late, "healthy series that arrived only after their batch's first answer (429)");
       assertEquals(
           retries * healthySeries, skipped, 0.0, "every retry skipped every healthy series");
       assertTrue(
