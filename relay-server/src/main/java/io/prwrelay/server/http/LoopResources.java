@@ -13,6 +13,9 @@ import io.prwrelay.core.route.V2TenantRouter;
  * for PRW 2.0 (writing 2.0, or 1.0 for a downstream that takes only 1.0), the checks of a PRW 2.0
  * request sent whole to a trusted tenant, a counter for PRW 1.0 requests forwarded whole, and a
  * zstd decompression context. Flyweights, not thread-safe.
+ *
+ * <p>What the PRW 2.0 routers and {@link #v2ToV1} build of one request may take at most {@link
+ * #maxOutputBytes} ({@code relay.server.max-decompressed-bytes}, the bound of the request itself).
  */
 final class LoopResources implements AutoCloseable {
   final TenantRouter router;
@@ -22,12 +25,14 @@ final class LoopResources implements AutoCloseable {
   final V2Check v2Check = new V2Check();
   final ZstdCodec zstd = new ZstdCodec();
   final WriteRequestCounter counter;
+  final int maxOutputBytes;
 
-  LoopResources(TenantRules rules) {
+  LoopResources(TenantRules rules, int maxOutputBytes) {
     this.counter = new WriteRequestCounter(rules.countSamples());
+    this.maxOutputBytes = maxOutputBytes;
     this.router = new TenantRouter(rules);
-    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2);
-    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1);
+    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes);
+    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes);
   }
 
   @Override

@@ -59,7 +59,9 @@ final class WriteProcessor {
   private final FastThreadLocal<LoopResources> resources;
 
   /**
-   * @param maxDecompressedBytes largest decompressed request; larger is answered 400
+   * @param maxDecompressedBytes largest decompressed request, and largest total of the requests
+   *     built from one by converting it or splitting its symbols table by tenant; larger is
+   *     answered 400
    * @param timeout deadline of a sender request in the lanes, from its start
    * @param protocol the Remote Write version PRW 2.0 input is sent downstream in
    */
@@ -83,7 +85,7 @@ final class WriteProcessor {
         new FastThreadLocal<>() {
           @Override
           protected LoopResources initialValue() {
-            return new LoopResources(rules);
+            return new LoopResources(rules, maxDecompressedBytes);
           }
 
           @Override
@@ -214,7 +216,7 @@ final class WriteProcessor {
         } else {
           RequestError error = wholeV2(res, alloc, tenant, decoded, batches);
           if (error != null) {
-            metrics.rejectedSeries("malformed", 0);
+            metrics.rejectedSeries(reason(error), 0);
             body.release();
             done.accept(Answer.of(400, error.message()));
             return;
@@ -231,13 +233,7 @@ final class WriteProcessor {
           result = v2 == null ? res.router.route(decoded, alloc) : v2.route(decoded, alloc);
           RequestError error = result.error();
           if (error != null) {
-            metrics.rejectedSeries(
-                switch (error.kind()) {
-                  case MALFORMED -> "malformed";
-                  case NO_TENANT -> "no_tenant";
-                  case TOO_MANY_TENANTS -> "too_many_tenants";
-                },
-                result.seriesIn());
+            metrics.rejectedSeries(reason(error), result.seriesIn());
             body.release();
             done.accept(Answer.of(400, error.message()));
             return;
@@ -281,7 +277,7 @@ final class WriteProcessor {
       LoopResources res, ByteBufAllocator alloc, String tenant, ByteBuf decoded, List<Batch> out) {
     try {
       if (protocol.forV2Input() == Protocol.V1) {
-        V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc);
+        V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc, res.maxOutputBytes);
         if (c.error() != null) {
           return c.error();
         }
@@ -297,6 +293,16 @@ final class WriteProcessor {
     } finally {
       decoded.release();
     }
+  }
+
+  /** The {@code reason} tag of {@code relay_series_rejected_total} for a request's error. */
+  private static String reason(RequestError error) {
+    return switch (error.kind()) {
+      case MALFORMED -> "malformed";
+      case NO_TENANT -> "no_tenant";
+      case TOO_MANY_TENANTS -> "too_many_tenants";
+      case TOO_LARGE -> "too_large";
+    };
   }
 
   /**
