@@ -73,6 +73,11 @@ public class RouteBenchmark extends RelayBenchmark {
     public void onMetadata(int start, int end) {}
   }
 
+  /**
+   * The output bound of the PRW 2.0 routers: {@code relay.server.max-decompressed-bytes}' default.
+   */
+  private static final int MAX_OUTPUT_BYTES = 128 << 20;
+
   /** The relay's allocator (see RelayServer). */
   private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
 
@@ -88,8 +93,8 @@ public class RouteBenchmark extends RelayBenchmark {
     v2Bytes = V2Payloads.fromV1(bytes);
     v2Request = Unpooled.wrappedBuffer(v2Bytes);
     TenantRules rules = TenantRules.builder().labels(tenantLabel).build();
-    v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2);
-    v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1);
+    v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, MAX_OUTPUT_BYTES);
+    v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1, MAX_OUTPUT_BYTES);
   }
 
   @TearDown(Level.Trial)

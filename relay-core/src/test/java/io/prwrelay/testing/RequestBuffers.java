@@ -18,6 +18,12 @@ public final class RequestBuffers {
   /** The allocator the relay under test writes its output with. */
   public static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
 
+  /**
+   * The largest output bound the relay accepts (the largest buffer): for tests that are not about
+   * the bound.
+   */
+  public static final int MAX_OUTPUT = Integer.MAX_VALUE - 8;
+
   private RequestBuffers() {}
 
   /** Seeds 1 to {@code count}: the arguments of a {@link ForEachSeed} method. */

@@ -86,4 +86,24 @@ public final class V2RawProto {
   public static byte[] request(String[] table, byte[]... series) {
     return cat(symbols(table), cat(series));
   }
+
+  /**
+   * The shape of a request that asks for a much larger output: {@code series} series {@code
+   * up{blob=<symbol>, service_id="t<i % tenants>"}}, each with one sample, all referencing the one
+   * {@code symbol}. PRW 1.0 copies it into every series; one PRW 2.0 request per tenant copies it
+   * into every tenant's symbols table.
+   */
+  public static byte[] symbolInEverySeries(String symbol, int series, int tenants) {
+    String[] table = new String[6 + tenants];
+    String[] head = {"", "__name__", "up", "blob", symbol, "service_id"};
+    System.arraycopy(head, 0, table, 0, head.length);
+    for (int t = 0; t < tenants; t++) {
+      table[6 + t] = "t" + t;
+    }
+    byte[][] all = new byte[series][];
+    for (int i = 0; i < series; i++) {
+      all[i] = series(refs(1, 2, 3, 4, 5, 6 + i % tenants), sample(i, 1_700_000_000_000L + i));
+    }
+    return request(table, all);
+  }
 }

@@ -70,39 +70,25 @@ final class V1FromV2Writer {
   }
 
   /**
-   * Writes slot {@code slot} into one exact-size buffer from {@code alloc}, stored in {@code
-   * batch}.
-   *
-   * @return the number of metadata entries written
+   * The exact size of slot {@code slot} as a PRW 1.0 {@code WriteRequest}, computed without writing
+   * or allocating; {@link #encode} of the same slot must follow before another slot is sized. A
+   * {@code long}: every reference to a symbol becomes a copy of it, so the result may be many times
+   * the request's size (one 1 MiB symbol referenced by 500 series: 500 MiB), beyond what an {@code
+   * int} or one buffer holds. The caller compares it with its bound before anything is allocated.
    */
-  int encode(int slot, ByteBufAllocator alloc, TenantBatch batch) {
-    int size = size(slot);
-    if (scratch.length < size) {
-      scratch = new byte[Math.max(size, scratch.length * 2)];
-    }
-    int written = write(slot, scratch);
-    if (written != size) {
-      throw new IllegalStateException("sized " + size + " bytes, wrote " + written);
-    }
-    ByteBuf buf = alloc.buffer(size, size);
-    buf.writeBytes(scratch, 0, size);
-    batch.content = buf;
-    return metadataCount;
-  }
-
-  private int size(int slot) {
+  long size(int slot) {
     V2SeriesRecords r = records;
     SymbolTable symbols = r.symbols;
     sizeCount = 0;
     startMetadata(r.slotMetadata[slot]);
-    int total = 0;
+    long total = 0;
     int[] refs = r.refs;
     for (int i = r.head[slot]; i >= 0; i = r.next[i]) {
       prepareLabels(i);
       int at = reserve(1);
       int from = r.refStart[i];
       int to = from + r.refCount[i];
-      int content = 0;
+      long content = 0;
       for (int k = from; k < to; k += 2) {
         int label = labelSize(symbols, refs[k], refs[k + 1]);
         content += 1 + Varints.size32(label) + label;
@@ -126,8 +112,8 @@ final class V1FromV2Writer {
             }
           case V2TimeSeriesFields.EXEMPLARS_TAG:
             {
-              int c = sizeExemplar(w.body, w.pos);
-              content += 1 + Varints.size32(c) + c;
+              long c = sizeExemplar(w.body, w.pos);
+              content += 1 + Varints.size64(c) + c;
               break;
             }
           case V2TimeSeriesFields.METADATA_TAG:
@@ -156,14 +142,38 @@ final class V1FromV2Writer {
       if (hasMetadata && (type != 0 || symbols.length(help) != 0 || symbols.length(unit) != 0)) {
         addMetadata(type, metricName(i), help, unit);
       }
-      sizes[at] = content;
-      total += 1 + Varints.size32(content) + content;
+      // Truncated only when the slot is too large to be written, and then it is not written.
+      sizes[at] = (int) content;
+      total += 1 + Varints.size64(content) + content;
     }
     for (int e = 0; e < metadataCount; e++) {
-      int m = metadataSize(symbols, e);
-      total += 1 + Varints.size32(m) + m;
+      long m = metadataSize(symbols, e);
+      total += 1 + Varints.size64(m) + m;
     }
     return total;
+  }
+
+  /**
+   * Writes the slot {@link #size} sized last into one exact-size buffer from {@code alloc}, stored
+   * in {@code batch}.
+   *
+   * @param size what {@link #size} returned for the slot, once the caller has checked it against
+   *     its bound (at most {@code Integer.MAX_VALUE - 8})
+   * @return the number of metadata entries written
+   */
+  int encode(int slot, int size, ByteBufAllocator alloc, TenantBatch batch) {
+    if (scratch.length < size) {
+      scratch =
+          new byte[Math.max(size, (int) Math.min(2L * scratch.length, Integer.MAX_VALUE - 8))];
+    }
+    int written = write(slot, scratch);
+    if (written != size) {
+      throw new IllegalStateException("sized " + size + " bytes, wrote " + written);
+    }
+    ByteBuf buf = alloc.buffer(size, size);
+    buf.writeBytes(scratch, 0, size);
+    batch.content = buf;
+    return metadataCount;
   }
 
   /**
@@ -251,11 +261,11 @@ final class V1FromV2Writer {
     return n + 1;
   }
 
-  private int sizeExemplar(int from, int to) {
+  private long sizeExemplar(int from, int to) {
     int at = reserve(1);
     SymbolTable symbols = records.symbols;
     int n = exemplarLabels(from, to);
-    int c = 0;
+    long c = 0;
     for (int k = 0; k < n; k += 2) {
       int label = labelSize(symbols, exemplarRefs[k], exemplarRefs[k + 1]);
       c += 1 + Varints.size32(label) + label;
@@ -269,7 +279,7 @@ final class V1FromV2Writer {
         c += e.pos - fieldStart;
       }
     }
-    sizes[at] = c;
+    sizes[at] = (int) c; // as in size(): truncated only for a slot that is not written
     return c;
   }
 
@@ -330,9 +340,10 @@ final class V1FromV2Writer {
     table[i] = e + 1;
   }
 
-  private int metadataSize(SymbolTable symbols, int e) {
+  /** A {@code long}: family name, help and unit may be one symbol as long as the request. */
+  private long metadataSize(SymbolTable symbols, int e) {
     int type = metadataType[e];
-    int size = type == 0 ? 0 : 1 + Varints.size64(type);
+    long size = type == 0 ? 0 : 1 + Varints.size64(type);
     size += stringFieldSize(metadataName[e] < 0 ? 0 : symbols.length(metadataName[e]));
     size += stringFieldSize(symbols.length(metadataHelp[e]));
     size += stringFieldSize(symbols.length(metadataUnit[e]));
@@ -388,7 +399,7 @@ final class V1FromV2Writer {
     }
     for (int e = 0; e < metadataCount; e++) {
       d[o++] = (byte) WriteRequestFields.METADATA_TAG;
-      o = Varints.put32(d, o, metadataSize(symbols, e));
+      o = Varints.put32(d, o, (int) metadataSize(symbols, e));
       int type = metadataType[e];
       if (type != 0) {
         d[o++] = (byte) MetricMetadataFields.TYPE_TAG;

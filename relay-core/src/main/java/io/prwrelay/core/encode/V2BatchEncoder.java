@@ -2,6 +2,7 @@ package io.prwrelay.core.encode;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SymbolTable;
 import io.prwrelay.core.remotewrite.V2SeriesView;
 import io.prwrelay.core.wire.V2ExemplarFields;
@@ -37,10 +38,19 @@ import java.util.List;
  * batch:  | 0x22 len "" | 0x22 len sym | ... | 0x2A len | 0x0A len new refs | other fields ... |
  * </pre>
  *
- * <p>Scratch arrays grow to the largest request seen and are reused; after warm-up no allocation
- * happens per series or per label, and {@link #encode} allocates one pooled buffer per tenant. A
- * store per byte into an array, then one bulk copy, costs less than the many small writes into a
- * pooled (direct) buffer that re-encoding every ref takes. Not thread-safe.
+ * <p><b>Output bound.</b> What {@link #encode} writes may be far larger than the request: PRW 1.0
+ * repeats a symbol in every series, exemplar and metadata entry that references it, and each PRW
+ * 2.0 batch repeats the symbols its tenant uses. So the batches of one request may take at most
+ * {@code maxBytes} together: each batch is sized before its buffer is allocated ({@link
+ * V1FromV2Writer#size} counts without writing; a PRW 2.0 batch is written into the scratch array,
+ * which one slot never fills beyond the request's own size), and the running sum is checked before
+ * every allocation. A request over the bound gets {@link RequestError.Kind#TOO_LARGE} and no batch.
+ *
+ * <p>Scratch arrays grow to the largest request seen (or, for PRW 1.0, the largest batch within the
+ * bound) and are reused; after warm-up no allocation happens per series or per label, and {@link
+ * #encode} allocates one pooled buffer per tenant. A store per byte into an array, then one bulk
+ * copy, costs less than the many small writes into a pooled (direct) buffer that re-encoding every
+ * ref takes. Not thread-safe.
  */
 public final class V2BatchEncoder {
   /** The protocol of the batches {@link #encode} writes. */
@@ -100,21 +110,37 @@ public final class V2BatchEncoder {
   }
 
   /**
-   * Writes every slot's batch.
+   * Writes every slot's batch, unless together they would take more than {@code maxBytes}.
    *
    * @param format the protocol of the batches
    * @param tenants tenant ID per slot
    * @param alloc where batch buffers come from; each batch gets exactly one buffer of its final
    *     size
+   * @param maxBytes most bytes the batches of this request may take together ({@code
+   *     relay.server.max-decompressed-bytes}, at most {@code Integer.MAX_VALUE - 8})
    * @param out receives one {@link TenantBatch} per slot, in slot order; the batches own their
    *     buffers. A buffer is allocated only once its bytes are ready and its batch is added right
    *     after, so a caller that clears {@code out} after an exception releases everything
+   * @return {@code null}, or a {@link RequestError.Kind#TOO_LARGE} error when the batches would
+   *     take more than {@code maxBytes}; then {@code out} is as it was (what was added is released)
    */
-  public void encode(
-      Format format, String[] tenants, ByteBufAllocator alloc, List<TenantBatch> out) {
+  public RequestError encode(
+      Format format,
+      String[] tenants,
+      ByteBufAllocator alloc,
+      int maxBytes,
+      List<TenantBatch> out) {
     int first = out.size();
     V2SeriesRecords r = records;
+    long total = 0;
     for (int slot = 0; slot < r.slots; slot++) {
+      // Sized before anything is allocated for it: the running sum is the whole check.
+      long size = format == Format.V1 ? v1.size(slot) : writeV2(slot);
+      total += size;
+      if (total > maxBytes) {
+        releaseFrom(first, out);
+        return tooLarge(format, slot, total, maxBytes);
+      }
       TenantBatch b = batch(first + slot);
       b.tenant = tenants[slot];
       b.series = r.slotSeries[slot];
@@ -122,14 +148,50 @@ public final class V2BatchEncoder {
       b.exemplars = r.slotExemplars[slot];
       b.histograms = r.slotHistograms[slot];
       if (format == Format.V1) {
-        b.metadata = v1.encode(slot, alloc, b);
-        out.add(b);
+        b.metadata = v1.encode(slot, (int) size, alloc, b);
       } else {
         b.metadata = r.slotMetadata[slot];
-        encodeV2(slot, alloc, b);
-        out.add(b);
+        ByteBuf buf = alloc.buffer((int) size, (int) size);
+        buf.writeBytes(scratch, 0, (int) size);
+        b.content = buf;
       }
+      out.add(b);
     }
+    return null;
+  }
+
+  /** Releases and removes the batches this call added to {@code out}. */
+  private static void releaseFrom(int first, List<TenantBatch> out) {
+    for (int i = out.size() - 1; i >= first; i--) {
+      out.remove(i).release();
+    }
+  }
+
+  /**
+   * The error for a request whose batches would pass {@code maxBytes}, with their size: exact for
+   * PRW 1.0, whose remaining slots are sized (counting, without writing); for PRW 2.0 the size up
+   * to the slot that passed the bound, since sizing one means writing it.
+   */
+  private RequestError tooLarge(Format format, int slot, long total, int maxBytes) {
+    String bound = "more than relay.server.max-decompressed-bytes=" + maxBytes;
+    if (format == Format.V1) {
+      for (int s = slot + 1; s < records.slots; s++) {
+        total += v1.size(s);
+      }
+      return RequestError.tooLarge(
+          "converting this PRW 2.0 request to PRW 1.0 would take "
+              + total
+              + " bytes, "
+              + bound
+              + " (PRW 1.0 repeats a string in every series that references it)");
+    }
+    return RequestError.tooLarge(
+        "splitting this PRW 2.0 request by tenant would take "
+            + (slot == records.slots - 1 ? "" : "at least ")
+            + total
+            + " bytes, "
+            + bound
+            + " (each tenant's request carries its own copy of the symbols it references)");
   }
 
   private TenantBatch batch(int index) {
@@ -139,16 +201,18 @@ public final class V2BatchEncoder {
     return pool.get(index);
   }
 
-  private void encodeV2(int slot, ByteBufAllocator alloc, TenantBatch b) {
+  /**
+   * Writes the slot's PRW 2.0 batch into {@link #scratch} and returns its size. The scratch array
+   * needs at most the request's size (plus slack): a slot's symbols and series are each at most all
+   * of the request's.
+   */
+  private int writeV2(int slot) {
     // Slack for the label refs' length prefix, reserved a few bytes longer than it may end up.
     int bound = collect(slot) + 16;
     if (scratch.length < bound) {
       scratch = new byte[Math.max(bound, scratch.length * 2)];
     }
-    int size = write(slot, scratch);
-    ByteBuf buf = alloc.buffer(size, size);
-    buf.writeBytes(scratch, 0, size);
-    b.content = buf;
+    return write(slot, scratch);
   }
 
   /**

@@ -13,8 +13,10 @@ import java.util.List;
 /**
  * Converts one whole PRW 2.0 request to a PRW 1.0 {@code WriteRequest}, without routing: for a
  * tenant batch that was written as 2.0 and must go to a downstream found to accept only 1.0 (the
- * {@code auto} protocol falling back after a 415). The mapping is {@link V1FromV2Writer}'s; the
- * input is validated by {@link V2RequestReader} like any request.
+ * {@code auto} protocol falling back after a 415), or for a whole request sent to one trusted
+ * tenant. The mapping is {@link V1FromV2Writer}'s; the input is validated by {@link
+ * V2RequestReader} like any request, and the output is sized before it is allocated: one that would
+ * pass the caller's bound is an error, not a buffer.
  *
  * <p>Reusable and not thread-safe: one converter per thread.
  */
@@ -31,7 +33,8 @@ public final class V2ToV1Converter implements V2RequestVisitor {
    * @param content the PRW 1.0 request, or {@code null} when {@code error} is set
    * @param counts series, samples, exemplars and histograms carried, counted from tags
    * @param metadata number of {@code MetricMetadata} entries written
-   * @param error why the input is not a valid PRW 2.0 request, or {@code null}
+   * @param error why the input is not a valid PRW 2.0 request or its conversion would pass the
+   *     bound ({@link RequestError.Kind#TOO_LARGE}), or {@code null}
    */
   public record Conversion(
       ByteBuf content, SeriesCounts counts, int metadata, RequestError error) {}
@@ -43,8 +46,10 @@ public final class V2ToV1Converter implements V2RequestVisitor {
    *     Read in place when it has a backing array, otherwise copied once into a temporary heap
    *     buffer.
    * @param alloc allocator of the result's one exact-size buffer (and the temporary copy)
+   * @param maxBytes most bytes the PRW 1.0 request may take ({@code
+   *     relay.server.max-decompressed-bytes}); nothing of that size is allocated for a larger one
    */
-  public Conversion convert(ByteBuf request, ByteBufAllocator alloc) {
+  public Conversion convert(ByteBuf request, ByteBufAllocator alloc, int maxBytes) {
     int length = request.readableBytes();
     ByteBuf heap = HeapBuffers.heap(request, alloc);
     try {
@@ -57,7 +62,10 @@ public final class V2ToV1Converter implements V2RequestVisitor {
         return new Conversion(null, null, 0, error);
       }
       try {
-        encoder.encode(V2BatchEncoder.Format.V1, tenant, alloc, out);
+        error = encoder.encode(V2BatchEncoder.Format.V1, tenant, alloc, maxBytes, out);
+        if (error != null) {
+          return new Conversion(null, null, 0, error);
+        }
         TenantBatch b = out.get(0);
         return new Conversion(b.takeContent(), b.counts(), b.metadata(), null);
       } finally {

@@ -8,9 +8,12 @@ package io.prwrelay.core.remotewrite;
  * @param kind {@link Kind#MALFORMED} for bytes that are not a valid request, {@link Kind#NO_TENANT}
  *     for a series without a valid tenant under {@code relay.tenant.missing=reject}, {@link
  *     Kind#TOO_MANY_TENANTS} for a request with more tenants than {@code
- *     relay.tenant.max-per-request}
- * @param field path of the field, e.g. {@code timeseries[12].labels[3].name}
- * @param offset byte offset from the start of the decompressed request
+ *     relay.tenant.max-per-request}, {@link Kind#TOO_LARGE} for a request whose rebuilt form would
+ *     pass {@code relay.server.max-decompressed-bytes}
+ * @param field path of the field, e.g. {@code timeseries[12].labels[3].name}; {@code request} for
+ *     {@link Kind#TOO_LARGE}, which concerns the request as a whole
+ * @param offset byte offset from the start of the decompressed request; 0 for {@link
+ *     Kind#TOO_LARGE}
  * @param problem what was wrong, e.g. {@code length 500 exceeds the 20 bytes left}
  */
 public record RequestError(Kind kind, String field, int offset, String problem) {
@@ -21,17 +24,40 @@ public record RequestError(Kind kind, String field, int offset, String problem) 
     /** A series has no valid tenant and the configuration rejects such requests. */
     NO_TENANT,
     /** The request carries more tenants than one request may. */
-    TOO_MANY_TENANTS
+    TOO_MANY_TENANTS,
+    /**
+     * The requests the relay would build from this one (converted to PRW 1.0, or one PRW 2.0
+     * request per tenant with its own symbols table) would take more bytes than a request may
+     * decompress to: a symbol is copied once per reference or per tenant, so a small request can
+     * ask for a very large output.
+     */
+    TOO_LARGE
   }
 
-  /** Returns a one-line description naming the field, the offset and the problem. */
+  /**
+   * A {@link Kind#TOO_LARGE} error.
+   *
+   * @param problem the whole message: what would take how many bytes, and the bound and its key
+   */
+  public static RequestError tooLarge(String problem) {
+    return new RequestError(Kind.TOO_LARGE, "request", 0, problem);
+  }
+
+  /**
+   * Returns a one-line description naming the field, the offset and the problem; for {@link
+   * Kind#TOO_LARGE}, which has no field, the problem alone.
+   */
   public String message() {
     String what =
         switch (kind) {
           case MALFORMED -> "malformed request";
           case NO_TENANT -> "series without a valid tenant";
           case TOO_MANY_TENANTS -> "too many tenants";
+          case TOO_LARGE -> null;
         };
+    if (what == null) {
+      return problem;
+    }
     return what + " at byte " + offset + " in " + field + ": " + problem;
   }
 

@@ -69,8 +69,9 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
    * Encodes one batch per slot into {@code batches}.
    *
    * @param tenants tenant ID of each slot, borrowed
+   * @return {@code null}, or why the batches were not built (then none was added)
    */
-  abstract void encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches);
+  abstract RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches);
 
   /**
    * Routes one request.
@@ -101,7 +102,7 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
         return result;
       }
       try {
-        encode(slots.tenants(), alloc, result.batches);
+        result.error = encode(slots.tenants(), alloc, result.batches);
       } catch (RuntimeException | Error e) {
         result.clear();
         throw e;

@@ -30,6 +30,12 @@ import java.util.List;
  * tenant; {@link TenantRules#metadata()} governs the label-less metadata of PRW 1.0 only. In the
  * result, {@link RouteResult#metadataIn()} counts the series' metadata fields.
  *
+ * <p><b>Output bound:</b> the batches of one request may take at most {@code maxOutputBytes}
+ * together. Copying each symbol into every series that references it (PRW 1.0) or into every
+ * tenant's table (PRW 2.0) can make them far larger than the request; they are sized before they
+ * are allocated, and a request over the bound gets a {@link RequestError.Kind#TOO_LARGE} error and
+ * no batch.
+ *
  * <p><b>Allocation:</b> a tenant value is looked up once per request per value symbol (series of
  * one tenant share the symbol), and once seen allocates nothing; scratch arrays grow to the largest
  * request seen. Per request: one pooled buffer per tenant batch. Not thread-safe: one router per
@@ -43,6 +49,7 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   private static final int OVER_LIMIT = Integer.MIN_VALUE + 1;
 
   private final V2BatchEncoder.Format format;
+  private final int maxOutputBytes;
   private final V2RequestReader reader;
   private final V2BatchEncoder encoder = new V2BatchEncoder();
   // Per request: value symbol -> its series' batch slot (>= 0), or the table's problem (< 0).
@@ -51,10 +58,13 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   /**
    * @param rules how tenants are found
    * @param format the protocol of the batches the router writes
+   * @param maxOutputBytes most bytes the batches of one request may take together ({@code
+   *     relay.server.max-decompressed-bytes}, at most {@code Integer.MAX_VALUE - 8})
    */
-  public V2TenantRouter(TenantRules rules, V2BatchEncoder.Format format) {
+  public V2TenantRouter(TenantRules rules, V2BatchEncoder.Format format, int maxOutputBytes) {
     super(rules);
     this.format = format;
+    this.maxOutputBytes = maxOutputBytes;
     this.reader = new V2RequestReader(rules.labels());
   }
 
@@ -100,8 +110,8 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   }
 
   @Override
-  void encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
-    encoder.encode(format, tenants, alloc, batches);
+  RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
+    return encoder.encode(format, tenants, alloc, maxOutputBytes, batches);
   }
 
   @Override

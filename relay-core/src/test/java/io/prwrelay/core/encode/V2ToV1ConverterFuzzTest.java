@@ -1,5 +1,6 @@
 package io.prwrelay.core.encode;
 
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -30,7 +31,7 @@ class V2ToV1ConverterFuzzTest {
     ByteBuf in = FuzzInputs.wrap(data, ALLOC);
     V2ToV1Converter.Conversion c;
     try {
-      c = CONVERTER.convert(in, ALLOC);
+      c = CONVERTER.convert(in, ALLOC, MAX_OUTPUT);
     } finally {
       in.release();
     }

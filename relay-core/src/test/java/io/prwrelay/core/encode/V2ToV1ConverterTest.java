@@ -1,6 +1,7 @@
 package io.prwrelay.core.encode;
 
 import static io.prwrelay.testing.RawProto.cat;
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
 import static io.prwrelay.testing.V2RawProto.refs;
 import static io.prwrelay.testing.V2RawProto.sample;
 import static io.prwrelay.testing.V2RawProto.series;
@@ -21,6 +22,7 @@ import io.prwrelay.testing.NoAllocationAllocator;
 import io.prwrelay.testing.Oracle;
 import io.prwrelay.testing.RequestBuffers;
 import io.prwrelay.testing.V2Oracle;
+import io.prwrelay.testing.V2RawProto;
 import io.prwrelay.testing.V2RequestGenerator;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,7 +40,8 @@ class V2ToV1ConverterTest {
   }
 
   private static V2ToV1Converter.Conversion convert(V2ToV1Converter converter, byte[] request) {
-    return RequestBuffers.readHeap(request, in -> converter.convert(in, RequestBuffers.ALLOC));
+    return RequestBuffers.readHeap(
+        request, in -> converter.convert(in, RequestBuffers.ALLOC, MAX_OUTPUT));
   }
 
   @ForEachSeed
@@ -82,7 +85,7 @@ class V2ToV1ConverterTest {
     V2ToV1Converter converter = new V2ToV1Converter();
     byte[] request = cat(symbols("", "a"), series(refs(1, 2), sample(1, 1)));
     ByteBuf in = Unpooled.wrappedBuffer(request);
-    V2ToV1Converter.Conversion c = converter.convert(in, new NoAllocationAllocator());
+    V2ToV1Converter.Conversion c = converter.convert(in, new NoAllocationAllocator(), MAX_OUTPUT);
     in.release();
     RequestError error = c.error();
     assertNotNull(error);
@@ -94,5 +97,45 @@ class V2ToV1ConverterTest {
     assertNull(ok.error());
     assertEquals(1, ok.counts().series());
     ok.content().release();
+  }
+
+  @Test
+  void aConversionOverTheBoundIsAnErrorNamingItsSizeAndAllocatesNothing() throws Exception {
+    // One 64 KiB symbol referenced by 100 series: 6.5 MB of PRW 1.0 from 67 KB.
+    byte[] request = V2RawProto.symbolInEverySeries("x".repeat(64 << 10), 100, 1);
+    int converted = V2Oracle.toV1(resolvedSeries(request)).getSerializedSize();
+    V2ToV1Converter converter = new V2ToV1Converter();
+    ByteBuf in = Unpooled.wrappedBuffer(request);
+    V2ToV1Converter.Conversion c = converter.convert(in, new NoAllocationAllocator(), 1 << 20);
+    in.release();
+    assertNull(c.content());
+    assertEquals(RequestError.Kind.TOO_LARGE, c.error().kind());
+    assertEquals(
+        "converting this PRW 2.0 request to PRW 1.0 would take "
+            + converted
+            + " bytes, more than relay.server.max-decompressed-bytes=1048576 (PRW 1.0 repeats a"
+            + " string in every series that references it)",
+        c.error().message());
+
+    V2ToV1Converter.Conversion atTheBound =
+        RequestBuffers.readHeap(
+            request, b -> converter.convert(b, RequestBuffers.ALLOC, converted));
+    try {
+      assertNull(atTheBound.error());
+      assertArrayEquals(
+          V2Oracle.toV1(resolvedSeries(request)).toByteArray(),
+          ByteBufUtil.getBytes(atTheBound.content()));
+    } finally {
+      atTheBound.content().release();
+    }
+  }
+
+  private static List<V2Oracle.ResolvedSeries> resolvedSeries(byte[] request) throws Exception {
+    Request r = Request.parseFrom(request);
+    List<V2Oracle.ResolvedSeries> all = new ArrayList<>();
+    for (io.prwrelay.oracle.v2.TimeSeries ts : r.getTimeseriesList()) {
+      all.add(V2Oracle.resolve(ts, r.getSymbolsList()));
+    }
+    return all;
   }
 }

@@ -7,6 +7,7 @@ import static io.prwrelay.testing.RawProto.len;
 import static io.prwrelay.testing.RawProto.str;
 import static io.prwrelay.testing.RawProto.tag;
 import static io.prwrelay.testing.RawProto.varint;
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
 import static io.prwrelay.testing.V2RawProto.exemplar;
 import static io.prwrelay.testing.V2RawProto.metadata;
 import static io.prwrelay.testing.V2RawProto.refs;
@@ -274,7 +275,7 @@ class MalformedV2RequestTest {
   void corruptionIsATypedErrorNamingFieldAndOffset(Corruption corruption) {
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
       RoutingProperties.assertMalformedAndRouterStillUsable(
-          new V2TenantRouter(RULES, format),
+          new V2TenantRouter(RULES, format, MAX_OUTPUT),
           corruption,
           cat(TABLE, series(refs(3, 4, 1, 2), sample(1, 1))));
     }
@@ -286,7 +287,8 @@ class MalformedV2RequestTest {
     byte[] body = cat(refs(3, 4, 1, 2), sample(1, 1));
     byte[] request = cat(TABLE, bytes(0xAA, 0x00), bytes(0x80 | body.length, 0x00), body);
     RouteResult result =
-        RoutingProperties.route(new V2TenantRouter(RULES, V2BatchEncoder.Format.V2), request);
+        RoutingProperties.route(
+            new V2TenantRouter(RULES, V2BatchEncoder.Format.V2, MAX_OUTPUT), request);
     assertNull(result.error(), () -> result.error().message());
     assertEquals(1, result.batches().size());
     result.clear();
@@ -339,7 +341,7 @@ class MalformedV2RequestTest {
     int checkedValid = 0;
     int checkedErrors = 0;
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-      V2TenantRouter router = new V2TenantRouter(RULES, format);
+      V2TenantRouter router = new V2TenantRouter(RULES, format, MAX_OUTPUT);
       for (int at = 0; at < bytes.length; at++) {
         int cut = at;
         RouteResult result = RoutingProperties.route(router, Arrays.copyOf(bytes, cut));

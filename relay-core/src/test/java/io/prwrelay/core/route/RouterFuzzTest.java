@@ -1,5 +1,6 @@
 package io.prwrelay.core.route;
 
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,7 +67,7 @@ class RouterFuzzTest {
     for (TenantRules rules : RULES) {
       V1.add(new TenantRouter(rules));
       for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-        V2.add(new V2TenantRouter(rules, format));
+        V2.add(new V2TenantRouter(rules, format, MAX_OUTPUT));
       }
     }
   }

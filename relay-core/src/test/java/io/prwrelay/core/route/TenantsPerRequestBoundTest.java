@@ -5,6 +5,7 @@ import static io.prwrelay.testing.RawProto.cat;
 import static io.prwrelay.testing.RawProto.label;
 import static io.prwrelay.testing.RawProto.sample;
 import static io.prwrelay.testing.RawProto.series;
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -86,11 +87,11 @@ class TenantsPerRequestBoundTest {
     byte[] request =
         V2RawProto.request(table.toArray(String[]::new), series.toArray(byte[][]::new));
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-      RouteResult r = route(new V2TenantRouter(rules(3), format), request);
+      RouteResult r = route(new V2TenantRouter(rules(3), format, MAX_OUTPUT), request);
       assertEquals(RequestError.Kind.TOO_MANY_TENANTS, r.error().kind(), format.name());
       assertEquals("timeseries[6]", r.error().field(), format.name());
       assertEquals(0, r.batches().size());
-      RouteResult ok = route(new V2TenantRouter(rules(5), format), request);
+      RouteResult ok = route(new V2TenantRouter(rules(5), format, MAX_OUTPUT), request);
       assertNull(ok.error(), format.name());
       assertEquals(5, ok.batches().size());
       ok.clear();

@@ -1,5 +1,6 @@
 package io.prwrelay.core.route;
 
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.google.protobuf.UnknownFieldSet;
@@ -35,7 +36,7 @@ class V2TenantRouterPropertyTest {
     // so tenants seen before must keep routing correctly.
     Map<V2BatchEncoder.Format, V2TenantRouter> routers = new EnumMap<>(V2BatchEncoder.Format.class);
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
-      routers.put(format, new V2TenantRouter(rules, format));
+      routers.put(format, new V2TenantRouter(rules, format, MAX_OUTPUT));
     }
     for (int round = 0; round < 3; round++) {
       V2RequestGenerator.Generated g = gen.request(series, rules.labels());
@@ -58,7 +59,8 @@ class V2TenantRouterPropertyTest {
     TenantRules rules = RoutingProperties.REJECT_RULES;
     V2RequestGenerator.Generated g = gen.request(gen.random().nextInt(100), rules.labels());
     V2BatchEncoder.Format format = V2BatchEncoder.Format.V2;
-    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules, format), g.bytes());
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules, format, MAX_OUTPUT), g.bytes());
     RoutingProperties.assertRejectedAtFirstSeriesWithoutTenant(
         result,
         V2Oracle.firstSeriesWithoutTenant(g.request(), rules.labels()),

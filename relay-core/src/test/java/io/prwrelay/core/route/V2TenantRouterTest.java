@@ -4,6 +4,7 @@ import static io.prwrelay.testing.RawProto.cat;
 import static io.prwrelay.testing.RawProto.len;
 import static io.prwrelay.testing.RawProto.str;
 import static io.prwrelay.testing.RawProto.varintField;
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
 import static io.prwrelay.testing.V2RawProto.createdTimestamp;
 import static io.prwrelay.testing.V2RawProto.exemplar;
 import static io.prwrelay.testing.V2RawProto.metadata;
@@ -77,7 +78,8 @@ class V2TenantRouterTest {
   void routesEachSeriesByItsTenantLabelInConfiguredPriority() throws Exception {
     // team (6) outranks service_id (3); the series lists service_id first.
     V2TenantRouter router =
-        new V2TenantRouter(TenantRules.builder().labels("team", "service_id").build(), V2);
+        new V2TenantRouter(
+            TenantRules.builder().labels("team", "service_id").build(), V2, MAX_OUTPUT);
     byte[] request =
         request(
             TABLE,
@@ -116,7 +118,8 @@ class V2TenantRouterTest {
     V2RequestGenerator.Generated g = gen.symbolize(all);
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
       RouteResult result =
-          RoutingProperties.route(new V2TenantRouter(rules().build(), format), g.bytes());
+          RoutingProperties.route(
+              new V2TenantRouter(rules().build(), format, MAX_OUTPUT), g.bytes());
       assertNull(result.error());
       assertEquals(List.of(tenants), tenants(result));
       for (int t = 0; t < 3; t++) {
@@ -147,7 +150,7 @@ class V2TenantRouterTest {
     gen.unusualEncoding = 0;
     V2RequestGenerator.Generated g = gen.request(300, List.of("service_id"));
     RouteResult result =
-        RoutingProperties.route(new V2TenantRouter(rules().build(), V2), g.bytes());
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V2, MAX_OUTPUT), g.bytes());
     assertNull(result.error());
     assertEquals(List.of("anonymous"), tenants(result));
     assertArrayEquals(g.bytes(), ByteBufUtil.getBytes(result.batches().get(0).content()));
@@ -163,7 +166,8 @@ class V2TenantRouterTest {
             series(refs(1, 2, 3, 4), sample(1, 1), exemplar(refs(7, 4))),
             series(refs(1, 2, 3, 5), sample(1, 1)));
     RouteResult result =
-        RoutingProperties.route(new V2TenantRouter(rules().removeLabel(true).build(), V2), request);
+        RoutingProperties.route(
+            new V2TenantRouter(rules().removeLabel(true).build(), V2, MAX_OUTPUT), request);
     assertNull(result.error());
     Request a = v2(result.batches().get(0));
     Request b = v2(result.batches().get(1));
@@ -179,7 +183,8 @@ class V2TenantRouterTest {
     byte[] request =
         request(new String[] {"", "service_id", "a|b"}, series(refs(1, 2), sample(1, 1)));
     RouteResult result =
-        RoutingProperties.route(new V2TenantRouter(rules().removeLabel(true).build(), V2), request);
+        RoutingProperties.route(
+            new V2TenantRouter(rules().removeLabel(true).build(), V2, MAX_OUTPUT), request);
     assertEquals(List.of("anonymous"), tenants(result));
     assertEquals(List.of("service_id", "a|b"), labels(v2(result.batches().get(0)), 0));
     assertEquals(1, result.defaulted(TenantProblem.INVALID_CHARACTER));
@@ -190,7 +195,8 @@ class V2TenantRouterTest {
   void prefixAppliesToTheTenantIdOnly() throws Exception {
     byte[] request = request(TABLE, series(refs(1, 2, 3, 4), sample(1, 1)));
     RouteResult result =
-        RoutingProperties.route(new V2TenantRouter(rules().prefix("org-").build(), V2), request);
+        RoutingProperties.route(
+            new V2TenantRouter(rules().prefix("org-").build(), V2, MAX_OUTPUT), request);
     assertEquals(List.of("org-a"), tenants(result));
     assertEquals(
         List.of("__name__", "up", "service_id", "a"), labels(v2(result.batches().get(0)), 0));
@@ -206,13 +212,15 @@ class V2TenantRouterTest {
             series(refs(1, 2, 3, 4), sample(1, 1)),
             series(refs(1, 2, 3, 0), sample(1, 1)),
             series(refs(1, 2), sample(1, 1)));
-    RouteResult def = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult def =
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V2, MAX_OUTPUT), request);
     assertEquals(List.of("a", "anonymous"), tenants(def));
     assertEquals(2, def.defaulted(TenantProblem.MISSING));
     def.clear();
     RouteResult drop =
         RoutingProperties.route(
-            new V2TenantRouter(rules().missing(TenantRules.MissingPolicy.DROP).build(), V2),
+            new V2TenantRouter(
+                rules().missing(TenantRules.MissingPolicy.DROP).build(), V2, MAX_OUTPUT),
             request);
     assertEquals(List.of("a"), tenants(drop));
     assertEquals(2, drop.dropped(TenantProblem.MISSING));
@@ -220,7 +228,8 @@ class V2TenantRouterTest {
     drop.clear();
     RouteResult reject =
         RoutingProperties.route(
-            new V2TenantRouter(rules().missing(TenantRules.MissingPolicy.REJECT).build(), V2),
+            new V2TenantRouter(
+                rules().missing(TenantRules.MissingPolicy.REJECT).build(), V2, MAX_OUTPUT),
             request);
     RequestError error = reject.error();
     assertNotNull(error);
@@ -240,7 +249,8 @@ class V2TenantRouterTest {
             TABLE,
             series(refs(1, 2, 3, 4), sample(1, 1), unknown),
             series(refs(1, 2, 3, 5), sample(1, 1)));
-    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V2, MAX_OUTPUT), request);
     TimeSeries ts = v2(result.batches().get(0)).getTimeseries(0);
     assertEquals(1_699_999_000_000L, ts.getCreatedTimestamp());
     assertTrue(ts.getUnknownFields().hasField(9));
@@ -256,7 +266,8 @@ class V2TenantRouterTest {
             symbols("", "__name__", "up"),
             series(refs(1, 2), unpackedRefs(3, 5), sample(2, 2)),
             symbols("service_id", "a", "b"));
-    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V2, MAX_OUTPUT), request);
     assertNull(result.error());
     assertEquals(List.of("a", "b"), tenants(result));
     assertEquals(
@@ -266,7 +277,7 @@ class V2TenantRouterTest {
 
   @Test
   void anEmptyRequestOrOneWithOnlySymbolsRoutesToNoBatch() {
-    V2TenantRouter router = new V2TenantRouter(rules().build(), V2);
+    V2TenantRouter router = new V2TenantRouter(rules().build(), V2, MAX_OUTPUT);
     for (byte[] request : List.of(new byte[0], symbols("", "unused"))) {
       RouteResult result = RoutingProperties.route(router, request);
       assertNull(result.error());
@@ -292,7 +303,7 @@ class V2TenantRouterTest {
             series(refs(1, 2, 3, 4), sample(3, 3), exemplar(), exemplar()));
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
       RouteResult result =
-          RoutingProperties.route(new V2TenantRouter(rules().build(), format), request);
+          RoutingProperties.route(new V2TenantRouter(rules().build(), format, MAX_OUTPUT), request);
       TenantBatch a = result.batches().get(0);
       TenantBatch b = result.batches().get(1);
       assertEquals(2, a.series());
@@ -312,7 +323,8 @@ class V2TenantRouterTest {
   void convertsToV1WithLabelsSortedByName() throws Exception {
     // Refs in the order service_id, __name__, team: v1 wants __name__, service_id, team.
     byte[] request = request(TABLE, series(refs(3, 4, 1, 2, 6, 7), sample(1, 1)));
-    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V1), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V1, MAX_OUTPUT), request);
     WriteRequest w = v1(result.batches().get(0));
     List<String> names = new ArrayList<>();
     for (Label l : w.getTimeseries(0).getLabelsList()) {
@@ -344,7 +356,8 @@ class V2TenantRouterTest {
             series(refs(1, 7, 3, 4), sample(1, 1), metadata(0, 0, 0)),
             series(refs(1, 7, 3, 4), sample(1, 1), metadata(2, 0, 8)),
             series(refs(3, 4), sample(1, 1), metadata(2, 0, 0)));
-    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V1), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V1, MAX_OUTPUT), request);
     WriteRequest w = v1(result.batches().get(0));
     assertEquals(
         List.of(
@@ -372,13 +385,15 @@ class V2TenantRouterTest {
       V2RequestGenerator gen = new V2RequestGenerator(seed);
       V2RequestGenerator.Generated g = gen.request(100, List.of("service_id"));
       TenantRules r = rules().removeLabel(seed % 2 == 0).build();
-      RouteResult viaV2 = RoutingProperties.route(new V2TenantRouter(r, V2), g.bytes());
-      RouteResult direct = RoutingProperties.route(new V2TenantRouter(r, V1), g.bytes());
+      RouteResult viaV2 = RoutingProperties.route(new V2TenantRouter(r, V2, MAX_OUTPUT), g.bytes());
+      RouteResult direct =
+          RoutingProperties.route(new V2TenantRouter(r, V1, MAX_OUTPUT), g.bytes());
       assertEquals(tenants(direct), tenants(viaV2));
       V2ToV1Converter converter = new V2ToV1Converter();
       for (int i = 0; i < direct.batches().size(); i++) {
         V2ToV1Converter.Conversion c =
-            converter.convert(viaV2.batches().get(i).content(), PooledByteBufAllocator.DEFAULT);
+            converter.convert(
+                viaV2.batches().get(i).content(), PooledByteBufAllocator.DEFAULT, MAX_OUTPUT);
         try {
           assertNull(c.error());
           assertArrayEquals(
@@ -399,7 +414,7 @@ class V2TenantRouterTest {
 
   @Test
   void seesTenantsOfEarlierRequestsAndStartsOverPastTheCacheBound() {
-    V2TenantRouter router = new V2TenantRouter(rules().maxCachedTenants(2).build(), V2);
+    V2TenantRouter router = new V2TenantRouter(rules().maxCachedTenants(2).build(), V2, MAX_OUTPUT);
     for (int round = 0; round < 3; round++) {
       for (String t : List.of("a", "b", "c")) {
         byte[] request =
@@ -415,7 +430,7 @@ class V2TenantRouterTest {
   void directBuffersAreRoutedLikeHeapBuffers() throws Exception {
     V2RequestGenerator gen = new V2RequestGenerator(9);
     V2RequestGenerator.Generated g = gen.request(50, List.of("service_id"));
-    V2TenantRouter router = new V2TenantRouter(rules().build(), V2);
+    V2TenantRouter router = new V2TenantRouter(rules().build(), V2, MAX_OUTPUT);
     ByteBuf direct = PooledByteBufAllocator.DEFAULT.directBuffer(g.bytes().length);
     direct.writeBytes(g.bytes());
     try {
@@ -450,7 +465,8 @@ class V2TenantRouterTest {
     long[] exemplarRefs = java.util.Arrays.copyOfRange(aRefs, 2, aRefs.length);
     byte[] aSeries = series(refs(aRefs), sample(1, 1), exemplar(refs(exemplarRefs)));
     byte[] request = request(table, series(refs(1, 3, 4, 5), sample(1, 1)), aSeries);
-    RouteResult result = RoutingProperties.route(new V2TenantRouter(rules().build(), V2), request);
+    RouteResult result =
+        RoutingProperties.route(new V2TenantRouter(rules().build(), V2, MAX_OUTPUT), request);
     assertNull(result.error());
     Request a = v2(result.batches().get(1));
     assertEquals(123, a.getSymbolsCount());

@@ -107,7 +107,7 @@ public final class RelayServer implements AutoCloseable {
     this.lanes =
         new Lanes(
             group,
-            LaneSettings.of(delivery.lanes(), config.downstream()),
+            LaneSettings.of(config),
             client,
             ALLOCATOR,
             LaneObserver.all(metrics, laneLog),

@@ -28,9 +28,9 @@ public final class ConfigKeys {
       key(
           "relay.server.max-decompressed-bytes",
           "134217728",
-          "largest decompressed request, and largest request the relay builds from one (a PRW"
-              + " 2.0 request converted to 1.0 or split into tenant requests); larger requests get"
-              + " 400");
+          "largest decompressed request, and largest total of the requests the relay builds of"
+              + " one PRW 2.0 request (converted to PRW 1.0, or one PRW 2.0 request per tenant with"
+              + " its own symbols table); larger requests get 400");
   public static final ConfigKey SERVER_MAX_DECOMPRESSION_RATIO =
       key(
           "relay.server.max-decompression-ratio",

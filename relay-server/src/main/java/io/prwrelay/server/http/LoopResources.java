@@ -14,6 +14,9 @@ import io.prwrelay.core.route.V2TenantRouter;
  * request sent whole to a trusted tenant, a counter for PRW 1.0 requests forwarded whole, a zstd
  * decompression context, and the memory grant of the request being decompressed. Flyweights, not
  * thread-safe.
+ *
+ * <p>What the PRW 2.0 routers and {@link #v2ToV1} build of one request may take at most {@link
+ * #maxOutputBytes} ({@code relay.server.max-decompressed-bytes}, the bound of the request itself).
  */
 final class LoopResources implements AutoCloseable {
   final TenantRouter router;
@@ -24,12 +27,14 @@ final class LoopResources implements AutoCloseable {
   final ZstdCodec zstd = new ZstdCodec();
   final RequestGrant grant = new RequestGrant();
   final WriteRequestCounter counter;
+  final int maxOutputBytes;
 
-  LoopResources(TenantRules rules) {
+  LoopResources(TenantRules rules, int maxOutputBytes) {
     this.counter = new WriteRequestCounter(rules.countSamples());
+    this.maxOutputBytes = maxOutputBytes;
     this.router = new TenantRouter(rules);
-    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2);
-    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1);
+    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes);
+    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes);
   }
 
   @Override

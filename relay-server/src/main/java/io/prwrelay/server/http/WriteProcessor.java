@@ -62,7 +62,9 @@ final class WriteProcessor {
   private final ThrottledDropLog throttledLog;
 
   /**
-   * @param maxDecompressedBytes largest decompressed request; larger is answered 400
+   * @param maxDecompressedBytes largest decompressed request, and largest total of the requests
+   *     built from one by converting it or splitting its symbols table by tenant; larger is
+   *     answered 400
    * @param maxDecompressionRatio largest decompressed size per compressed byte; more is answered
    *     400
    * @param timeout deadline of a sender request in the lanes, from its start
@@ -91,7 +93,7 @@ final class WriteProcessor {
         new FastThreadLocal<>() {
           @Override
           protected LoopResources initialValue() {
-            return new LoopResources(rules);
+            return new LoopResources(rules, maxDecompressedBytes);
           }
 
           @Override
@@ -224,7 +226,7 @@ final class WriteProcessor {
         } else {
           RequestError error = wholeV2(res, alloc, tenant, decoded, batches);
           if (error != null) {
-            metrics.rejectedSeries("malformed", 0);
+            metrics.rejectedSeries(reason(error), 0);
             body.release();
             done.accept(Answer.of(400, error.message()));
             return;
@@ -241,13 +243,7 @@ final class WriteProcessor {
           result = v2 == null ? res.router.route(decoded, alloc) : v2.route(decoded, alloc);
           RequestError error = result.error();
           if (error != null) {
-            metrics.rejectedSeries(
-                switch (error.kind()) {
-                  case MALFORMED -> "malformed";
-                  case NO_TENANT -> "no_tenant";
-                  case TOO_MANY_TENANTS -> "too_many_tenants";
-                },
-                result.seriesIn());
+            metrics.rejectedSeries(reason(error), result.seriesIn());
             body.release();
             done.accept(Answer.of(400, error.message()));
             return;
@@ -354,7 +350,7 @@ final class WriteProcessor {
       LoopResources res, ByteBufAllocator alloc, String tenant, ByteBuf decoded, List<Batch> out) {
     try {
       if (protocol.forV2Input() == Protocol.V1) {
-        V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc);
+        V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc, res.maxOutputBytes);
         if (c.error() != null) {
           return c.error();
         }
@@ -370,6 +366,16 @@ final class WriteProcessor {
     } finally {
       decoded.release();
     }
+  }
+
+  /** The {@code reason} tag of {@code relay_series_rejected_total} for a request's error. */
+  private static String reason(RequestError error) {
+    return switch (error.kind()) {
+      case MALFORMED -> "malformed";
+      case NO_TENANT -> "no_tenant";
+      case TOO_MANY_TENANTS -> "too_many_tenants";
+      case TOO_LARGE -> "too_large";
+    };
   }
 
   /**

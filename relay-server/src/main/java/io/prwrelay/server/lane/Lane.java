@@ -560,13 +560,16 @@ public final class Lane {
     if (f.protocol() == Protocol.V1 || ctx.protocol.forV2Input() == Protocol.V2) {
       return true;
     }
+    int max = ctx.settings.maxConvertedBytes();
     V2ToV1Converter.Conversion c;
     try {
       c =
           f.body() != null
-              ? V1Conversion.of(f.body(), ctx.alloc)
-              : V1Conversion.ofBlock(f.compressed(), ctx.alloc, f.size()); // our own block
+              ? V1Conversion.of(f.body(), ctx.alloc, max)
+              : V1Conversion.ofBlock(f.compressed(), ctx.alloc, f.size(), max); // our own block
     } catch (RuntimeException | Error | CodecException e) {
+      // The converter releases what it allocated before anything escapes it; an Error (memory
+      // running out) must still answer the fragment rather than leave its sender waiting.
       finish(
           f,
           new FragmentOutcome(
@@ -914,8 +917,8 @@ public final class Lane {
           protocol = Protocol.V2;
           body = first.payload().retainedDuplicate();
         } else {
-          body = convertedRecord(first);
-          if (body == null) {
+          V2ToV1Converter.Conversion c = convertedRecord(first);
+          if (c.error() != null) {
             release(records);
             split.consumed(1);
             queue.ack(batch);
@@ -923,11 +926,15 @@ public final class Lane {
                 tenant,
                 1,
                 first.series(),
-                new AttemptOutcome(400, "queued PRW 2.0 batch cannot be converted to 1.0", -1));
+                new AttemptOutcome(
+                    400,
+                    "queued PRW 2.0 batch cannot be converted to 1.0: " + c.error().message(),
+                    -1));
             // Hands the connection on before looking at the queue again.
             loop.execute(this::resume);
             return false;
           }
+          body = c.content();
         }
       } else if (records.size() == 1 || records.get(1).remoteWrite2()) {
         batch = records.subList(0, 1);
@@ -985,17 +992,23 @@ public final class Lane {
   }
 
   /**
-   * A queued PRW 2.0 record as a snappy-compressed PRW 1.0 request, or {@code null} when it does
-   * not convert.
+   * A queued PRW 2.0 record converted to PRW 1.0, its content snappy-compressed and owned by the
+   * caller; or the conversion's error (not valid, or larger than {@link
+   * LaneSettings#maxConvertedBytes()}) and no content.
    */
-  private ByteBuf convertedRecord(QueuedRecord record) throws CodecException {
+  private V2ToV1Converter.Conversion convertedRecord(QueuedRecord record) throws CodecException {
     V2ToV1Converter.Conversion c =
-        V1Conversion.ofBlock(record.payload(), ctx.alloc, ctx.maxDecompressedBytes);
+        V1Conversion.ofBlock(
+            record.payload(),
+            ctx.alloc,
+            ctx.maxDecompressedBytes,
+            ctx.settings.maxConvertedBytes());
     if (c.error() != null) {
-      return null;
+      return c;
     }
     try {
-      return SnappyCodec.encode(c.content(), ctx.alloc);
+      ByteBuf compressed = SnappyCodec.encode(c.content(), ctx.alloc);
+      return new V2ToV1Converter.Conversion(compressed, c.counts(), c.metadata(), null);
     } finally {
       c.content().release();
     }

@@ -2,6 +2,7 @@ package io.prwrelay.server.lane;
 
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.DownstreamConfig;
+import io.prwrelay.server.config.RelayConfig;
 import java.time.Duration;
 
 /**
@@ -22,6 +23,9 @@ import java.time.Duration;
  *     with jitter)
  * @param maxBackoff largest backoff ({@code Retry-After} may ask for more)
  * @param attemptTimeout limit of one downstream attempt
+ * @param maxConvertedBytes largest PRW 1.0 request a lane makes of a PRW 2.0 batch for a downstream
+ *     that takes only 1.0 ({@code relay.server.max-decompressed-bytes}); a batch that would convert
+ *     to more is rejected for good (400) without being converted
  */
 public record LaneSettings(
     int maxConcurrentSends,
@@ -32,12 +36,16 @@ public record LaneSettings(
     int maxLanes,
     Duration initialBackoff,
     Duration maxBackoff,
-    Duration attemptTimeout) {
+    Duration attemptTimeout,
+    int maxConvertedBytes) {
 
   /**
-   * The settings of {@code relay.lanes.*}, with the backoff and attempt limit of the downstream.
+   * The settings of {@code relay.lanes.*}, with the backoff and attempt limit of the downstream and
+   * the decompressed bound of the server.
    */
-  public static LaneSettings of(DeliveryConfig.Lanes lanes, DownstreamConfig downstream) {
+  public static LaneSettings of(RelayConfig config) {
+    DeliveryConfig.Lanes lanes = config.delivery().lanes();
+    DownstreamConfig downstream = config.downstream();
     return new LaneSettings(
         lanes.maxConcurrentSends(),
         lanes.maxPendingBytes(),
@@ -47,6 +55,7 @@ public record LaneSettings(
         lanes.max(),
         downstream.initialBackoff(),
         downstream.maxBackoff(),
-        downstream.attemptTimeout());
+        downstream.attemptTimeout(),
+        config.server().maxDecompressedBytes());
   }
 }

@@ -24,10 +24,12 @@ final class V1Conversion {
 
   /**
    * @param v2 borrows the uncompressed PRW 2.0 request
+   * @param maxBytes most bytes the PRW 1.0 request may take; a larger one is a {@link
+   *     io.prwrelay.core.remotewrite.RequestError.Kind#TOO_LARGE} error, sized before allocating
    * @return the conversion, whose content the caller owns
    */
-  static V2ToV1Converter.Conversion of(ByteBuf v2, ByteBufAllocator alloc) {
-    return CONVERTER.get().convert(v2, alloc);
+  static V2ToV1Converter.Conversion of(ByteBuf v2, ByteBufAllocator alloc, int maxBytes) {
+    return CONVERTER.get().convert(v2, alloc, maxBytes);
   }
 
   /**
@@ -35,13 +37,15 @@ final class V1Conversion {
    *
    * @param block borrowed
    * @param maxDecompressed most bytes the block may decompress to
+   * @param maxBytes most bytes the PRW 1.0 request may take
    * @return the conversion, whose content (uncompressed) the caller owns
    */
   static V2ToV1Converter.Conversion ofBlock(
-      ByteBuf block, ByteBufAllocator alloc, int maxDecompressed) throws CodecException {
+      ByteBuf block, ByteBufAllocator alloc, int maxDecompressed, int maxBytes)
+      throws CodecException {
     ByteBuf plain = SnappyCodec.decode(block, alloc, maxDecompressed);
     try {
-      return of(plain, alloc);
+      return of(plain, alloc, maxBytes);
     } finally {
       plain.release();
     }

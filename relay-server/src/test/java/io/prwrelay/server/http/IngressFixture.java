@@ -35,7 +35,7 @@ final class IngressFixture {
     lanes =
         new Lanes(
             List.of(sim.loop()),
-            LaneSettings.of(config.delivery().lanes(), config.downstream()),
+            LaneSettings.of(config),
             sender,
             ByteBufAllocator.DEFAULT,
             metrics,

@@ -4,6 +4,7 @@ import static io.prwrelay.testing.V2RawProto.refs;
 import static io.prwrelay.testing.V2RawProto.request;
 import static io.prwrelay.testing.V2RawProto.sample;
 import static io.prwrelay.testing.V2RawProto.series;
+import static io.prwrelay.testing.V2RawProto.symbolInEverySeries;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,6 +18,7 @@ import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -149,6 +151,41 @@ class RemoteWrite2QueueModeTest {
       String metrics = f.get("/metrics").body();
       assertTrue(metrics.contains("relay_downstream_protocol_fallbacks_total 1"), metrics);
       assertTrue(metrics.contains("relay_downstream_protocol{protocol=\"v1\"} 1"), metrics);
+    }
+  }
+
+  @Test
+  void aQueuedRecordThatWouldConvertPastTheBoundIsDroppedNotSent() throws Exception {
+    // One 64 KiB symbol in 100 series of tenant t0: 67 KB as PRW 2.0, 6.5 MB as PRW 1.0.
+    byte[] big = symbolInEverySeries("x".repeat(64 << 10), 100, 1);
+    Map<String, String> config = new HashMap<>(config("auto"));
+    config.put("relay.server.max-decompressed-bytes", Integer.toString(1 << 20));
+    try (RelayFixture f =
+        new RelayFixture(config, d -> d.rule("t0", () -> Reply.status(503, "down")))) {
+      HttpResponse<String> r = f.writeV2(big);
+      assertEquals(204, r.statusCode(), r.body());
+    }
+    try (RelayFixture f =
+        new RelayFixture(
+            config, d -> d.script("t0", Reply.status(415, "remote write 2.0 disabled")))) {
+      await(f.downstream, "t0", 1);
+      byte[] small =
+          request(
+              new String[] {"", "__name__", "up", "service_id", "t0"},
+              series(refs(1, 2, 3, 4), sample(1, 1)));
+      assertEquals(204, f.writeV2(small).statusCode());
+      List<Received> t0 = await(f.downstream, "t0", 2);
+      assertEquals(RelayFixture.V2_CONTENT_TYPE, t0.get(0).header("Content-Type"));
+      assertEquals("application/x-protobuf", t0.get(1).header("Content-Type"));
+      assertEquals(
+          1,
+          WriteRequest.parseFrom(t0.get(1).body()).getTimeseriesCount(),
+          "the queued record was dropped, not converted; the next one is delivered");
+      String metrics = f.get("/metrics").body();
+      assertTrue(
+          metrics.contains(
+              "relay_tenant_series_dropped_total{reason=\"rejected\",tenant=\"t0\"} 100.0"),
+          metrics);
     }
   }
 }

@@ -12,6 +12,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.oracle.v1.WriteRequest;
+import io.prwrelay.oracle.v2.Request;
+import io.prwrelay.oracle.v2.TimeSeries;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
@@ -21,8 +23,11 @@ import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.testing.V2Oracle;
+import io.prwrelay.testing.V2RawProto;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,9 +56,39 @@ class LaneProtocolTest {
   private Lanes lanes;
 
   private void lanes(ProtocolMode mode) {
+    lanes(mode, LaneTesting.MAX_CONVERTED);
+  }
+
+  /**
+   * Lanes in {@code mode} that convert PRW 2.0 batches to PRW 1.0 of at most {@code maxConverted}
+   * bytes.
+   */
+  private void lanes(ProtocolMode mode, int maxConverted) {
     protocol = new DownstreamProtocol(mode);
-    LaneSettings s = LaneTesting.settings(1, 1 << 20, 1 << 20, 5);
+    LaneSettings t = LaneTesting.settings(1, 1 << 20, 1 << 20, 5);
+    LaneSettings s =
+        new LaneSettings(
+            t.maxConcurrentSends(),
+            t.maxPendingBytes(),
+            t.batchMaxBytes(),
+            t.linger(),
+            t.idleTimeout(),
+            t.maxLanes(),
+            t.initialBackoff(),
+            t.maxBackoff(),
+            t.attemptTimeout(),
+            maxConverted);
     lanes = new Lanes(List.of(sim.loop()), s, downstream, ALLOC, LaneObserver.NONE, null, protocol);
+  }
+
+  /** The PRW 1.0 request the oracle converts {@code v2} to. */
+  private static WriteRequest converted(byte[] v2) throws Exception {
+    Request r = Request.parseFrom(v2);
+    List<V2Oracle.ResolvedSeries> all = new ArrayList<>();
+    for (TimeSeries ts : r.getTimeseriesList()) {
+      all.add(V2Oracle.resolve(ts, r.getSymbolsList()));
+    }
+    return V2Oracle.toV1(all);
   }
 
   private Fragment fragment(String id, Protocol p, byte[] bytes) {
@@ -125,6 +160,55 @@ class LaneProtocolTest {
     FragmentOutcome o = outcomes.get("not a request");
     assertEquals(Kind.REJECTED, o.kind());
     assertTrue(o.message().contains("Remote Write 1.0"), o.message());
+  }
+
+  @Test
+  void v2FragmentThatWouldConvertPastTheBoundIsRejectedWithoutASend() throws Exception {
+    // 100 series referencing one 64 KiB symbol: 6.5 MB as PRW 1.0.
+    byte[] big = V2RawProto.symbolInEverySeries("x".repeat(64 << 10), 100, 1);
+    int size = converted(big).getSerializedSize();
+    lanes(ProtocolMode.V1, 1 << 20);
+    submit(fragment("big", Protocol.V2, big));
+    assertEquals(List.of(), downstream.callsTo("a"));
+    FragmentOutcome o = outcomes.get("big");
+    assertEquals(Kind.REJECTED, o.kind());
+    assertEquals(400, o.status());
+    assertEquals(
+        "cannot convert the batch to Remote Write 1.0: converting this PRW 2.0 request to PRW 1.0"
+            + " would take "
+            + size
+            + " bytes, more than relay.server.max-decompressed-bytes=1048576 (PRW 1.0 repeats a"
+            + " string in every series that references it)",
+        o.message());
+  }
+
+  @Test
+  void v2FragmentThatConvertsToExactlyTheBoundIsSent() throws Exception {
+    byte[] fits = V2RawProto.symbolInEverySeries("x".repeat(64 << 10), 15, 1);
+    WriteRequest want = converted(fits);
+    lanes(ProtocolMode.V1, want.getSerializedSize());
+    submit(fragment("fits", Protocol.V2, fits));
+    ScriptedSender.Call call = downstream.callsTo("a").get(0);
+    assertEquals(Protocol.V1, call.protocol());
+    assertEquals(want, WriteRequest.parseFrom(call.body()));
+    assertEquals(Kind.DELIVERED, outcomes.get("fits").kind());
+  }
+
+  @Test
+  void autoRejectsAfterA415AFragmentThatWouldConvertPastTheBound() throws Exception {
+    byte[] big = V2RawProto.symbolInEverySeries("x".repeat(64 << 10), 100, 1);
+    lanes(ProtocolMode.AUTO, 1 << 20);
+    downstream.script("a", Reply.status(415, "unsupported content type"));
+    submit(fragment("big", Protocol.V2, big));
+    sim.advance(Duration.ofMillis(10));
+    assertEquals(
+        List.of(Protocol.V2),
+        downstream.callsTo("a").stream().map(ScriptedSender.Call::protocol).toList(),
+        "the refused PRW 2.0 attempt only");
+    FragmentOutcome o = outcomes.get("big");
+    assertEquals(Kind.REJECTED, o.kind());
+    assertTrue(o.message().contains("relay.server.max-decompressed-bytes=1048576"), o.message());
+    assertEquals(Protocol.V1, protocol.forV2Input());
   }
 
   @Test

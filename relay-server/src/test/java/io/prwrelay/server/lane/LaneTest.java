@@ -380,7 +380,8 @@ class LaneTest {
             2,
             Duration.ofMillis(100),
             Duration.ofSeconds(2),
-            Duration.ofSeconds(5));
+            Duration.ofSeconds(5),
+            LaneTesting.MAX_CONVERTED);
     lanes(s);
     downstream.always("busy1", Reply.silence()).always("busy2", Reply.silence());
     submit(fragment("x1", "busy1", 2 * SECOND), fragment("x2", "busy2", 2 * SECOND));

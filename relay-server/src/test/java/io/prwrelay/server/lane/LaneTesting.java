@@ -13,10 +13,14 @@ import java.util.Map;
 final class LaneTesting {
   private LaneTesting() {}
 
+  /** Largest PRW 1.0 request a lane makes by converting a PRW 2.0 batch in these tests. */
+  static final int MAX_CONVERTED = 16 << 20;
+
   /**
    * Lane settings with up to {@code maxConcurrent} sends, {@code maxPending} waiting bytes and
    * requests of up to {@code batchMax} bytes, lingering {@code lingerMs}; lanes idle for 5 minutes
-   * are forgotten, at most 1000 of them; backoff from 100 ms to 2 s, attempts of 5 s.
+   * are forgotten, at most 1000 of them; backoff from 100 ms to 2 s, attempts of 5 s; conversions
+   * to PRW 1.0 of at most {@link #MAX_CONVERTED} bytes.
    */
   static LaneSettings settings(int maxConcurrent, long maxPending, int batchMax, long lingerMs) {
     return settings(
@@ -47,7 +51,8 @@ final class LaneTesting {
         1000,
         initialBackoff,
         maxBackoff,
-        attemptTimeout);
+        attemptTimeout,
+        MAX_CONVERTED);
   }
 
   /**

@@ -1,0 +1,239 @@
+package io.prwrelay.core.route;
+
+import static io.prwrelay.testing.RequestBuffers.MAX_OUTPUT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.encode.V2BatchEncoder.Format;
+import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.oracle.v1.WriteRequest;
+import io.prwrelay.oracle.v2.Request;
+import io.prwrelay.testing.ForEachSeed;
+import io.prwrelay.testing.NoAllocationAllocator;
+import io.prwrelay.testing.RequestBuffers;
+import io.prwrelay.testing.V2Oracle;
+import io.prwrelay.testing.V2RawProto;
+import io.prwrelay.testing.V2RequestGenerator;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The batches a PRW 2.0 router builds of one request take at most its output bound together ({@code
+ * relay.server.max-decompressed-bytes} in the relay). PRW 1.0 copies a symbol into every series
+ * that references it, and each tenant's PRW 2.0 request carries its own copy of the symbols it
+ * uses, so a request of a few kilobytes could ask for hundreds of megabytes. Over the bound the
+ * request is a {@link RequestError.Kind#TOO_LARGE} error naming the size and the key, found before
+ * the output is allocated; at the bound it is routed exactly as without one.
+ *
+ * <p>The shapes are those of the attacks, scaled down: one 64 KiB symbol referenced by 100 series
+ * of one tenant (in the relay, a 1 MiB symbol by 500 series in an 886-byte body), and by one series
+ * of each of 100 tenants, against a bound of 1 MiB.
+ */
+class OutputBoundTest {
+  private static final int CAP = 1 << 20;
+  private static final String BIG = "x".repeat(64 << 10);
+  private static final TenantRules RULES = TenantRules.builder().build();
+
+  static Stream<Long> seeds() {
+    return RequestBuffers.seeds(60);
+  }
+
+  /** {@link V2RawProto#symbolInEverySeries} with the 64 KiB symbol. */
+  private static byte[] bigSymbolRequest(int series, int tenants) {
+    return V2RawProto.symbolInEverySeries(BIG, series, tenants);
+  }
+
+  /** Bytes of the batches routing {@code request} in {@code format} makes without a bound. */
+  private static long unboundedSize(byte[] request, Format format) {
+    RouteResult r = RoutingProperties.route(new V2TenantRouter(RULES, format, MAX_OUTPUT), request);
+    assertNull(r.error());
+    long size = 0;
+    for (TenantBatch b : r.batches()) {
+      size += b.content().readableBytes();
+    }
+    r.clear();
+    return size;
+  }
+
+  /** Bytes of the PRW 1.0 requests the oracle converts {@code request} to, one per tenant. */
+  private static long oracleV1Size(byte[] request) throws Exception {
+    long size = 0;
+    for (WriteRequest w :
+        V2Oracle.expectedV1(Request.parseFrom(request), RULES, new EnumMap<>(TenantProblem.class))
+            .values()) {
+      size += w.getSerializedSize();
+    }
+    return size;
+  }
+
+  private static RouteResult route(byte[] request, Format format, int cap, RecordingAllocator a) {
+    ByteBuf in = Unpooled.wrappedBuffer(request);
+    try {
+      return new V2TenantRouter(RULES, format, cap).route(in, a);
+    } finally {
+      in.release();
+    }
+  }
+
+  @Test
+  void aSymbolInEverySeriesIsRefusedBeforeAnythingIsAllocated() throws Exception {
+    byte[] request = bigSymbolRequest(100, 1);
+    long converted = oracleV1Size(request);
+    assertTrue(converted > 100L * BIG.length(), "each series carries its own copy");
+    ByteBuf in = Unpooled.wrappedBuffer(request);
+    RouteResult r;
+    try {
+      // A heap request is read in place: any allocation would be output.
+      r = new V2TenantRouter(RULES, Format.V1, CAP).route(in, new NoAllocationAllocator());
+    } finally {
+      in.release();
+    }
+    RequestError e = r.error();
+    assertEquals(RequestError.Kind.TOO_LARGE, e.kind());
+    assertEquals(
+        "converting this PRW 2.0 request to PRW 1.0 would take "
+            + converted
+            + " bytes, more than relay.server.max-decompressed-bytes=1048576 (PRW 1.0 repeats a"
+            + " string in every series that references it)",
+        e.message());
+    assertEquals(0, r.batches().size());
+  }
+
+  @Test
+  void oneSymbolInEveryTenantsTableIsRefusedBeforeTheBatchesPassTheBound() {
+    byte[] request = bigSymbolRequest(100, 100);
+    assertTrue(request.length < CAP / 8);
+    assertTrue(unboundedSize(request, Format.V2) > 100L * BIG.length());
+    RecordingAllocator alloc = new RecordingAllocator();
+    RouteResult r = route(request, Format.V2, CAP, alloc);
+    RequestError e = r.error();
+    assertEquals(RequestError.Kind.TOO_LARGE, e.kind());
+    assertTrue(
+        e.message().startsWith("splitting this PRW 2.0 request by tenant would take at least "),
+        e.message());
+    assertTrue(
+        e.message()
+            .endsWith(
+                " bytes, more than relay.server.max-decompressed-bytes=1048576 (each tenant's"
+                    + " request carries its own copy of the symbols it references)"),
+        e.message());
+    assertEquals(0, r.batches().size());
+    assertTrue(alloc.allocated <= CAP, "allocated " + alloc.allocated + " bytes");
+    alloc.assertAllReleased();
+  }
+
+  @Test
+  void oneSymbolInEveryTenantsSeriesIsRefusedInPrw1WithTheWholeSize() throws Exception {
+    byte[] request = bigSymbolRequest(100, 100);
+    RecordingAllocator alloc = new RecordingAllocator();
+    RouteResult r = route(request, Format.V1, CAP, alloc);
+    assertEquals(RequestError.Kind.TOO_LARGE, r.error().kind());
+    assertTrue(
+        r.error().message().contains(" would take " + oracleV1Size(request) + " bytes, "),
+        r.error().message());
+    assertEquals(0, r.batches().size());
+    assertTrue(alloc.allocated <= CAP, "allocated " + alloc.allocated + " bytes");
+    alloc.assertAllReleased();
+  }
+
+  @Test
+  void oneTenantsPrw2RequestIsNeverLargerThanTheRequest() throws Exception {
+    byte[] request = bigSymbolRequest(100, 1);
+    RouteResult r =
+        RoutingProperties.route(new V2TenantRouter(RULES, Format.V2, request.length), request);
+    V2RouteAssertions.assertRoutedLikeOracle(Request.parseFrom(request), RULES, r, Format.V2);
+    r.clear();
+  }
+
+  @Test
+  void theAttackShapesAtExactlyTheBoundAreRoutedLikeTheOracle() throws Exception {
+    assertBoundIsExact(bigSymbolRequest(12, 1), Format.V1);
+    assertBoundIsExact(bigSymbolRequest(12, 12), Format.V1);
+    assertBoundIsExact(bigSymbolRequest(12, 12), Format.V2);
+  }
+
+  @ForEachSeed
+  void generatedRequestsAtExactlyTheBoundAreRoutedAndOneByteLessIsRefused(long seed)
+      throws Exception {
+    V2RequestGenerator gen = new V2RequestGenerator(seed);
+    byte[] request = gen.request(1 + gen.random().nextInt(300), RULES.labels()).bytes();
+    for (Format format : Format.values()) {
+      assertBoundIsExact(request, format);
+    }
+  }
+
+  /**
+   * Routes {@code request} with its output size as the bound (routed like the oracle), and with one
+   * byte less (refused naming that size, nothing left allocated), through one router that routes
+   * again afterwards.
+   */
+  private static void assertBoundIsExact(byte[] request, Format format) throws Exception {
+    long size = unboundedSize(request, format);
+    assertTrue(size > 0, "every request here has a series");
+    V2TenantRouter router = new V2TenantRouter(RULES, format, (int) size);
+    RouteResult ok = RoutingProperties.route(router, request);
+    V2RouteAssertions.assertRoutedLikeOracle(Request.parseFrom(request), RULES, ok, format);
+    ok.clear();
+
+    RecordingAllocator alloc = new RecordingAllocator();
+    RouteResult over = route(request, format, (int) size - 1, alloc);
+    RequestError e = over.error();
+    assertEquals(RequestError.Kind.TOO_LARGE, e.kind(), format.name());
+    // The last batch is the one that passes the bound: the size is exact in both formats.
+    assertTrue(
+        e.message()
+            .contains(
+                " would take "
+                    + size
+                    + " bytes, more than"
+                    + " relay.server.max-decompressed-bytes="
+                    + (size - 1)
+                    + " "),
+        e.message());
+    assertEquals(0, over.batches().size());
+    alloc.assertAllReleased();
+
+    RouteResult again = RoutingProperties.route(router, request);
+    V2RouteAssertions.assertRoutedLikeOracle(Request.parseFrom(request), RULES, again, format);
+    again.clear();
+  }
+
+  /** Heap buffers that are remembered, to check their sum and that each was released. */
+  static final class RecordingAllocator extends AbstractByteBufAllocator {
+    final List<ByteBuf> buffers = new ArrayList<>();
+    long allocated;
+
+    @Override
+    protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+      ByteBuf b = UnpooledByteBufAllocator.DEFAULT.heapBuffer(initialCapacity, maxCapacity);
+      buffers.add(b);
+      allocated += initialCapacity;
+      return b;
+    }
+
+    @Override
+    protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+      return newHeapBuffer(initialCapacity, maxCapacity);
+    }
+
+    @Override
+    public boolean isDirectBufferPooled() {
+      return false;
+    }
+
+    void assertAllReleased() {
+      for (ByteBuf b : buffers) {
+        assertEquals(0, b.refCnt(), "a buffer of " + b.capacity() + " bytes was not released");
+      }
+    }
+  }
+}
