@@ -72,15 +72,17 @@ public final class LaneLog implements LaneObserver {
       LOG.info("tenant " + tenant + ": downstream accepts again, lane healthy");
       return;
     }
+    // A 429 without Retry-After holds nothing back (delay 0): the lane is throttled all the same.
     log(
         tenant + " " + state,
         "tenant "
             + tenant
             + ": lane "
             + (state == Lane.State.THROTTLED ? "throttled" : "backing off")
-            + " for "
-            + TimeUnit.NANOSECONDS.toMillis(delayNanos)
-            + " ms after "
+            + (delayNanos > 0
+                ? " for " + TimeUnit.NANOSECONDS.toMillis(delayNanos) + " ms"
+                : " until a send succeeds")
+            + " after "
             + reason.replace('\n', ' '));
   }
 
