@@ -595,8 +595,8 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
           "relay.tenant.series.failed",
           "kind",
           kind.name().toLowerCase(Locale.ROOT),
-          "series whose batch was not accepted, by how it ended (throttled: every 429, queued"
-              + " series too)");
+          "series whose batch was not accepted, by how it ended (throttled: 429; in queue mode"
+              + " the series of each send answered 429)");
     }
 
     /** Tenant batches accepted downstream: sent from memory, or as records of the queue. */
