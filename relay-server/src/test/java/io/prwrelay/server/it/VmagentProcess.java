@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -96,8 +97,11 @@ public final class VmagentProcess implements AutoCloseable {
   /**
    * Starts vmagent scraping itself every second and remote-writing to {@code remoteWriteUrl}, and
    * waits until it answers {@code /health}.
+   *
+   * @param extraFlags further command-line flags, e.g. {@code -remoteWrite.queues=1}
    */
-  public static VmagentProcess start(URI remoteWriteUrl) throws IOException, InterruptedException {
+  public static VmagentProcess start(URI remoteWriteUrl, String... extraFlags)
+      throws IOException, InterruptedException {
     Path bin = binary().orElseThrow(() -> new IllegalStateException("vmagent binary not found"));
     int port;
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
@@ -107,14 +111,18 @@ public final class VmagentProcess implements AutoCloseable {
     Path config = dir.resolve("scrape.yml");
     Files.writeString(config, scrapeConfig(port));
     Path log = dir.resolve("vmagent.log");
-    Process p =
-        new ProcessBuilder(
+    List<String> command =
+        new ArrayList<>(
+            List.of(
                 bin.toString(),
                 "-httpListenAddr=" + HOST + ":" + port,
                 "-promscrape.config=" + config,
                 "-remoteWrite.url=" + remoteWriteUrl,
                 "-remoteWrite.tmpDataPath=" + dir.resolve("remotewrite"),
-                "-remoteWrite.flushInterval=1s")
+                "-remoteWrite.flushInterval=1s"));
+    command.addAll(List.of(extraFlags));
+    Process p =
+        new ProcessBuilder(command)
             .directory(dir.toFile())
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
