@@ -256,7 +256,7 @@ public final class ConfigKeys {
   public static final ConfigKey THROTTLED_RETRIES =
       key(
           "relay.delivery.throttled.retries",
-          "2",
+          "1",
           "under policy drop: 429 answers to the same request body before it is answered 400");
   public static final ConfigKey THROTTLED_RETRY_TIME =
       key(

@@ -43,15 +43,19 @@ import java.util.concurrent.TimeUnit;
  *       fragments of the failed send are retried after the backoff at most {@link #MAX_RETRIES}
  *       times, and only when the backoff fits well inside their request's deadline (at most a
  *       quarter of the time left), else answered 503;
- *   <li>{@link State#THROTTLED} after a 429 that carried {@code Retry-After}: until then new
- *       fragments are answered 429 at once. A 429 is retried inside the request only once, and only
- *       when its {@code Retry-After} fits well inside the deadline. After any 429 the lane sends
- *       fragments one by one (no coalescing) until a send succeeds, so that merging never makes a
- *       batch larger than the tenant's burst.
+ *   <li>{@link State#THROTTLED} after a 429, with or without {@code Retry-After} (Cortex sends
+ *       none), until a send succeeds: the lane sends fragments one by one (no coalescing), so that
+ *       merging never makes a batch larger than the tenant's burst. Only a {@code Retry-After}
+ *       holds new fragments back: until it ends they are answered 429 at once. A 429 is retried
+ *       inside the request only once, and only when its {@code Retry-After} fits well inside the
+ *       deadline.
  * </ul>
  *
- * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone; when the
- * send carried several fragments, they are not rejected together but sent again in halves until
+ * A state other than HEALTHY lasts until a send succeeds (or the lane is forgotten), in both modes,
+ * and is what {@link LaneObserver#stateChanged} reports: the lane state of the metrics and the log.
+ *
+ * <p>A non-retriable 4xx rejects only the fragments of that send and leaves the state alone; when
+ * the send carried several fragments, they are not rejected together but sent again in halves until
  * only the bad ones are ({@link Bisection}).
  *
  * <p>In queue mode a lane that is caught up (its queue empty, nothing being appended or read, no
@@ -711,10 +715,9 @@ public final class Lane {
     } else if (o.status() == 429) {
       oneByOne = true;
       long retryAfter = o.retryAfterMillis();
-      if (retryAfter > 0) {
-        enter(State.THROTTLED, o.describe(), TimeUnit.MILLISECONDS.toNanos(retryAfter), now);
-      }
       long delay = TimeUnit.MILLISECONDS.toNanos(Math.max(0, retryAfter));
+      // Throttled also without Retry-After (delay 0: new fragments are still sent).
+      enter(State.THROTTLED, o.describe(), delay, now);
       for (int i = batch.size() - 1; i >= 0; i--) {
         Fragment f = batch.get(i);
         if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
@@ -1083,18 +1086,20 @@ public final class Lane {
     if (holding) {
       spill(); // what waits in memory for the queue to empty goes behind its records
     }
-    backOff(o, now);
+    backOff(o, series(records), now);
   }
 
   /**
-   * Queue mode, after a 429, 5xx or timeout: backs the lane off (throttled for a 429), sends one
-   * record per request until a send succeeds, and drains again once the backoff ends.
+   * Queue mode, after a 429, 5xx or timeout to a send of {@code series} series: backs the lane off
+   * (throttled for a 429, those series counted as throttled), sends one record per request until a
+   * send succeeds, and drains again once the backoff ends.
    */
-  private void backOff(AttemptOutcome o, long now) {
+  private void backOff(AttemptOutcome o, long series, long now) {
     failures++;
     long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
     oneByOne = true;
     if (o.status() == 429) {
+      ctx.observer.throttledQueued(tenant, series, o);
       enter(State.THROTTLED, o.describe(), delay, now);
     } else {
       enter(State.BACKING_OFF, o.describe(), delay, now);
@@ -1126,7 +1131,7 @@ public final class Lane {
     spill(); // every direct send still out, this one included, in the order they went
     directSends.remove(d);
     d.back(o);
-    backOff(o, now);
+    backOff(o, fragmentSeries(d.batch), now);
     settleSpilled(now);
   }
 
@@ -1137,7 +1142,7 @@ public final class Lane {
     }
     d.back(o);
     if (!o.success() && o.retriable()) {
-      backOff(o, now);
+      backOff(o, fragmentSeries(d.batch), now);
     }
     // A rejected spilled send's records are sent again from the queue and dropped if rejected
     // again (counted), like any queued record.
@@ -1346,6 +1351,14 @@ public final class Lane {
     long n = 0;
     for (QueuedRecord r : records) {
       n += r.series();
+    }
+    return n;
+  }
+
+  private static long fragmentSeries(List<Fragment> batch) {
+    long n = 0;
+    for (int i = 0; i < batch.size(); i++) {
+      n += batch.get(i).counts().series();
     }
     return n;
   }

@@ -133,6 +133,7 @@ public final class LaneLog implements LaneObserver {
       }
       return;
     }
+    // A 429 without Retry-After holds nothing back (delay 0): the lane is throttled all the same.
     String why = reason.replace('\n', ' ');
     failure(
         tenant,
@@ -142,9 +143,10 @@ public final class LaneLog implements LaneObserver {
             + tenant
             + ": lane "
             + (state == Lane.State.THROTTLED ? "throttled" : "backing off")
-            + " for "
-            + TimeUnit.NANOSECONDS.toMillis(delayNanos)
-            + " ms after "
+            + (delayNanos > 0
+                ? " for " + TimeUnit.NANOSECONDS.toMillis(delayNanos) + " ms"
+                : " until a send succeeds")
+            + " after "
             + why);
   }
 

@@ -27,8 +27,18 @@ public interface LaneObserver {
   default void drained(String tenant, long records, long series, AttemptOutcome outcome) {}
 
   /**
+   * Queue mode: the downstream answered 429 to a send of {@code series} series of {@code tenant}
+   * (queued records, or a direct send that went to the queue); they stay queued and go again. Each
+   * such answer counts its series, as a sync-mode 429 counts those of the fragments it answers
+   * ({@link #finished} with {@link FragmentOutcome.Kind#THROTTLED}), so that throttled series are
+   * counted alike in both modes.
+   */
+  default void throttledQueued(String tenant, long series, AttemptOutcome outcome) {}
+
+  /**
    * The lane of {@code tenant} started backing off or being throttled ({@code state} not HEALTHY,
-   * for {@code delayNanos}, because of {@code reason}), or recovered ({@code state} HEALTHY).
+   * because of {@code reason}, holding sends back for {@code delayNanos}: 0 after a 429 without
+   * {@code Retry-After} in sync mode), or recovered ({@code state} HEALTHY) when a send succeeded.
    */
   default void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {}
 
@@ -72,6 +82,13 @@ public interface LaneObserver {
       public void drained(String tenant, long records, long series, AttemptOutcome outcome) {
         for (LaneObserver o : list) {
           o.drained(tenant, records, series, outcome);
+        }
+      }
+
+      @Override
+      public void throttledQueued(String tenant, long series, AttemptOutcome outcome) {
+        for (LaneObserver o : list) {
+          o.throttledQueued(tenant, series, outcome);
         }
       }
 

@@ -149,7 +149,8 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     for (Lane.State state : List.of(Lane.State.BACKING_OFF, Lane.State.THROTTLED)) {
       Gauge.builder("relay.lanes.not.healthy", this, m -> m.lanesIn(state))
           .tag("state", state.name().toLowerCase(Locale.ROOT))
-          .description("tenant lanes whose last downstream answer put them in backoff")
+          .description(
+              "tenant lanes backing off (5xx, timeout) or throttled (429) until a send succeeds")
           .register(registry);
     }
   }
@@ -459,6 +460,11 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   }
 
   @Override
+  public void throttledQueued(String tenant, long series, AttemptOutcome outcome) {
+    meters(tenant).failed(FragmentOutcome.Kind.THROTTLED).increment(series);
+  }
+
+  @Override
   public void drained(String tenant, long records, long series, AttemptOutcome outcome) {
     TenantMeters m = meters(tenant);
     if (outcome.success()) {
@@ -635,7 +641,9 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
         all.add(
             Gauge.builder("relay.tenant.lane.state", laneStates, s -> stateValue(s.get(tenant)))
                 .tag("tenant", tenant)
-                .description("0 healthy, 1 backing off after failures, 2 throttled by 429")
+                .description(
+                    "0 healthy, 1 backing off (5xx, timeout), 2 throttled (429), until a send"
+                        + " succeeds")
                 .register(registry));
         all.add(
             Gauge.builder("relay.tenant.queue.bytes", RelayMetrics.this, m -> m.queueBytes(tenant))
@@ -662,13 +670,17 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
       }
     }
 
-    /** Series whose fragment ended with {@code kind}: throttled, unavailable, rejected. */
+    /**
+     * Series whose fragment ended with {@code kind}: throttled, unavailable, rejected; throttled
+     * also counts queued series a 429 kept queued.
+     */
     Counter failed(FragmentOutcome.Kind kind) {
       return tagged(
           "relay.tenant.series.failed",
           "kind",
           kind.name().toLowerCase(Locale.ROOT),
-          "series whose batch was not accepted, by how it ended");
+          "series whose batch was not accepted, by how it ended (throttled: 429; in queue mode"
+              + " the series of each send answered 429)");
     }
 
     /** Tenant batches accepted downstream: sent from memory, or as records of the queue. */

@@ -391,6 +391,7 @@ class IngressHandlerTest {
 
   @Test
   void aBodyThrottledTooOftenIsAnswered400NamingTheThrottledTenantAndCounted() throws Exception {
+    open(Map.of("relay.delivery.throttled.retries", "2"));
     sender.repeat("b", Reply.status(429, "ingestion rate limit exceeded"), 10);
     byte[] body = twoTenants();
     assertEquals(429, status(exchange(write(body))), "first attempt");

@@ -440,6 +440,15 @@ public final class PrometheusProcess implements AutoCloseable {
    * @param selfPort the sender's own listen port, scraped as job {@value #SENDER_JOB}
    */
   public static String senderConfig(String remoteWriteUrl, int selfPort) {
+    return senderConfig(remoteWriteUrl, selfPort, false);
+  }
+
+  /**
+   * {@link #senderConfig(String, int)}, retrying 429 answers like 5xx ({@code retry_on_http_429},
+   * honouring {@code Retry-After}) when {@code retryOn429}: Prometheus then retries a batch
+   * answered 429 until it is answered otherwise.
+   */
+  public static String senderConfig(String remoteWriteUrl, int selfPort, boolean retryOn429) {
     if (remoteWriteUrl.matches("(?s).*['\"\\r\\n].*")) {
       throw new IllegalArgumentException("unsupported characters in URL: " + remoteWriteUrl);
     }
@@ -457,6 +466,7 @@ public final class PrometheusProcess implements AutoCloseable {
               batch_send_deadline: 1s
               min_backoff: 100ms
               max_backoff: 1s
+              retry_on_http_429: %s
             write_relabel_configs:
               - source_labels: [__name__]
                 modulus: %d
@@ -470,7 +480,14 @@ public final class PrometheusProcess implements AutoCloseable {
               - regex: __tmp_service_hash
                 action: labeldrop
         """
-        .formatted(SENDER_JOB, HOST, selfPort, remoteWriteUrl, SERVICE_ID_COUNT, SERVICE_ID_LABEL);
+        .formatted(
+            SENDER_JOB,
+            HOST,
+            selfPort,
+            remoteWriteUrl,
+            retryOn429,
+            SERVICE_ID_COUNT,
+            SERVICE_ID_LABEL);
   }
 
   /**

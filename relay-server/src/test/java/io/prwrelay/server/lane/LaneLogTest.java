@@ -103,6 +103,15 @@ class LaneLogTest {
   }
 
   @Test
+  void aLaneThrottledWithoutRetryAfterIsLoggedThrottledUntilASendSucceeds() {
+    log.stateChanged("a", Lane.State.THROTTLED, "downstream answered 429: limit", 0);
+    assertEquals(
+        List.of(
+            "tenant a: lane throttled until a send succeeds after downstream answered 429: limit"),
+        lines);
+  }
+
+  @Test
   void queuedBatchesTheDownstreamRejectedAreLogged() {
     log.drained("a", 3, 30, new AttemptOutcome(400, "too old", -1));
     log.drained("a", 3, 30, new AttemptOutcome(200, "", -1));

@@ -232,6 +232,26 @@ class LaneTest {
     assertEquals(1, downstream.callsTo("bad").size(), "a 429 is not retried");
   }
 
+  /**
+   * Cortex answers 429 without {@code Retry-After}: the lane is throttled all the same, in its
+   * state, metrics and log, until a send succeeds; new fragments are still sent, one by one.
+   */
+  @Test
+  void a429WithoutRetryAfterThrottlesTheLaneUntilASendSucceeds() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.status(429), Reply.status(429));
+    submit(fragment("a1", "a", 10 * SECOND));
+    assertEquals(Kind.THROTTLED, outcomes.get("a1").kind());
+    assertEquals(List.of("a THROTTLED"), events);
+    submit(fragment("a2", "a", 10 * SECOND));
+    assertEquals(Kind.THROTTLED, outcomes.get("a2").kind());
+    assertEquals(1, outcomes.get("a2").attempts(), "sent, not answered from the lane's state");
+    assertEquals(List.of("a THROTTLED", "a THROTTLED"), events);
+    submit(fragment("a3", "a", 10 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("a3").kind());
+    assertEquals(List.of("a THROTTLED", "a THROTTLED", "a HEALTHY"), events);
+  }
+
   @Test
   void throttledWithRetryAfterRetriesOnceWhenItFitsAndAnswersNewFragmentsAtOnce() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));

@@ -129,6 +129,19 @@ class QueueLaneTest extends QueueLanesFixture {
     }
   }
 
+  /**
+   * Series a 429 keeps queued are reported as throttled (counted like sync mode's throttled
+   * fragments), each send once; a 503 is not a throttle.
+   */
+  @Test
+  void queuedSeriesAnswered429AreReportedThrottledEachSend() throws Exception {
+    open(Duration.ofMillis(100));
+    downstream.script("a", Reply.status(429), Reply.status(429), Reply.status(503));
+    lanes.submit(List.of(fragment("a1", "a")));
+    await("delivered", () -> drained.contains("a:1:200"));
+    assertEquals(List.of("a:1:429", "a:1:429"), throttled, "the direct send, then the queued one");
+  }
+
   @Test
   void queuedRecordsAreDeliveredAfterARestart() throws Exception {
     queuedWhileAAnswers(503, 2);

@@ -44,6 +44,10 @@ abstract class QueueLanesFixture {
   final ScriptedSender downstream = new ScriptedSender();
   final Map<String, FragmentOutcome> outcomes = new ConcurrentHashMap<>();
   final List<String> drained = new CopyOnWriteArrayList<>();
+
+  /** Every send a 429 kept queued, as {@code tenant:series:status}. */
+  final List<String> throttled = new CopyOnWriteArrayList<>();
+
   QueueStore store;
   Lanes lanes;
 
@@ -65,6 +69,11 @@ abstract class QueueLanesFixture {
               @Override
               public void drained(String tenant, long records, long series, AttemptOutcome o) {
                 drained.add(tenant + ":" + records + ":" + o.status());
+              }
+
+              @Override
+              public void throttledQueued(String tenant, long series, AttemptOutcome o) {
+                throttled.add(tenant + ":" + series + ":" + o.status());
               }
             },
             new Lanes.Queues(store, System::currentTimeMillis, 1 << 24, directTimeout));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.lanes.IdRequests.Part;
 import io.prwrelay.server.lanes.RetryingSenders.Batch;
 import io.prwrelay.server.lanes.RetryingSenders.Result;
@@ -184,6 +185,7 @@ class RetryingSendersFreshnessTest {
 
   @Test
   void syncModeKeepsHealthyTenantsFreshByAnsweringABodyThrottledTooOften400() throws Exception {
+    int retries = Integer.parseInt(ConfigKeys.THROTTLED_RETRIES.defaultValue());
     try (RelayFixture relay = new RelayFixture(BadTenants.settings(Map.of()))) {
       Result r = run(relay);
       int dropped = 0;
@@ -192,10 +194,10 @@ class RetryingSendersFreshnessTest {
         for (int i = 0; i < answers.size(); i++) {
           Answer a = answers.get(i);
           boolean last = i == answers.size() - 1;
-          if (i < 2) {
+          if (i < retries) {
             assertEquals(429, a.status(), () -> b.request().id() + ": " + answers);
           } else {
-            assertEquals(2, i, () -> b.request().id() + ": at most two 429s: " + answers);
+            assertEquals(retries, i, () -> b.request().id() + ": at most the retries: " + answers);
             assertEquals(400, a.status(), () -> b.request().id() + ": " + answers);
             assertTrue(last, () -> b.request().id() + ": 400 ends the batch: " + answers);
             assertTrue(a.body().contains("tenant " + BAD), a.body());
@@ -215,10 +217,10 @@ class RetryingSendersFreshnessTest {
               "relay_tenant_series_dropped_total",
               Map.of("tenant", BAD, "reason", "throttled"));
       System.out.printf(
-          "sync freshness (policy drop): %d batches, %d answered 400 after two 429s; healthy"
+          "sync freshness (policy drop): %d batches, %d answered 400 after %d 429s; healthy"
               + " tenants' newest sample at most %d ms old; throttled tenant: %.0f series"
               + " dropped, counted%n",
-          r.batches().size(), dropped, worst, lost);
+          r.batches().size(), dropped, retries, worst, lost);
       assertEquals(dropped * 100.0, lost, "each dropped batch's throttled series are counted");
     }
   }

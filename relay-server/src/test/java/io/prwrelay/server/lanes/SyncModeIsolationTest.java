@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.lanes.BadTenants.Expectation;
 import io.prwrelay.server.lanes.BadTenants.LeakDetection;
 import io.prwrelay.server.lanes.BadTenants.Relays;
@@ -78,15 +79,19 @@ class SyncModeIsolationTest {
         new Expectation(
             true,
             r -> {
-              // 429, and 400 for a body the mixing sender retried after two 429s
-              // (relay.delivery.throttled.policy=drop).
+              // 429, and 400 for a body the mixing sender retried after its 429s
+              // (relay.delivery.throttled.policy=drop, .retries).
               r.eachAnswer(
                   Side.WITH_BAD,
                   Kind.MIXING,
                   (e, a) -> {
                     if (a.status() == 400) {
                       assertTrue(
-                          a.body().contains("were dropped after 2 answers of 429"),
+                          a.body()
+                              .contains(
+                                  "were dropped after "
+                                      + ConfigKeys.THROTTLED_RETRIES.defaultValue()
+                                      + " answer"),
                           () -> e.request().id() + ": " + a);
                     } else {
                       assertEquals(429, a.status(), () -> e.request().id() + ": " + a);

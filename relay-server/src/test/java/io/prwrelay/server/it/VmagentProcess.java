@@ -1,0 +1,260 @@
+package io.prwrelay.server.it;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A real vmagent (Debian's {@code victoria-metrics} package, 1.79) started for one test: it scrapes
+ * its own {@code /metrics} every second and remote-writes every series, each given a {@value
+ * PrometheusProcess#SERVICE_ID_LABEL} of {@code tenant-0} to {@code tenant-2} by hashing the metric
+ * name (vmagent's {@code hashmod} is not Prometheus's, so which names go to which tenant differs
+ * from {@link PrometheusProcess#senderConfig}). Its own temporary directory (scrape configuration,
+ * remote-write buffer, log) and free port on 127.0.0.1; killed and deleted again by {@link
+ * #close()}.
+ *
+ * <p>The binary is taken from the system property {@value #BINARY_PROPERTY}, else {@code vmagent}
+ * on the {@code PATH}, else {@code /usr/bin/vmagent}. Without one, tests are skipped locally and
+ * fail under {@code CI=true}, where {@code .ci/run} installs it.
+ */
+public final class VmagentProcess implements AutoCloseable {
+  /** System property naming the vmagent binary to run. */
+  public static final String BINARY_PROPERTY = "prw.vmagent.bin";
+
+  private static final String HOST = "127.0.0.1";
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration STOP_GRACE = Duration.ofSeconds(5);
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+  private final Process process;
+  private final Path directory;
+  private final Path logFile;
+  private final int port;
+
+  private VmagentProcess(Process process, Path directory, Path logFile, int port) {
+    this.process = process;
+    this.directory = directory;
+    this.logFile = logFile;
+    this.port = port;
+  }
+
+  /** The vmagent binary that {@link #start} would run, if one was found. */
+  public static Optional<Path> binary() {
+    String configured = System.getProperty(BINARY_PROPERTY);
+    if (configured != null && !configured.isBlank()) {
+      Path path = Paths.get(configured);
+      return Files.isExecutable(path) ? Optional.of(path) : Optional.empty();
+    }
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      if (!dir.isEmpty() && Files.isExecutable(Paths.get(dir, "vmagent"))) {
+        return Optional.of(Paths.get(dir, "vmagent"));
+      }
+    }
+    Path fallback = Paths.get("/usr/bin/vmagent");
+    return Files.isExecutable(fallback) ? Optional.of(fallback) : Optional.empty();
+  }
+
+  /** The extension of the tests that need vmagent: skipped without it, failed in CI. */
+  public static final class Required implements BeforeEachCallback {
+    @Override
+    public void beforeEach(ExtensionContext context) {
+      if (binary().isPresent()) {
+        return;
+      }
+      String message =
+          "no vmagent binary (Debian package victoria-metrics; -D" + BINARY_PROPERTY + ")";
+      if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+        Assertions.fail("vmagent is required in CI: " + message);
+      }
+      Assumptions.assumeTrue(false, message);
+    }
+  }
+
+  /**
+   * Starts vmagent scraping itself every second and remote-writing to {@code remoteWriteUrl}, and
+   * waits until it answers {@code /health}.
+   *
+   * @param extraFlags further command-line flags, e.g. {@code -remoteWrite.queues=1}
+   */
+  public static VmagentProcess start(URI remoteWriteUrl, String... extraFlags)
+      throws IOException, InterruptedException {
+    Path bin = binary().orElseThrow(() -> new IllegalStateException("vmagent binary not found"));
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+      port = s.getLocalPort();
+    }
+    Path dir = Files.createTempDirectory("vmagent-it-");
+    Path config = dir.resolve("scrape.yml");
+    Files.writeString(config, scrapeConfig(port));
+    Path log = dir.resolve("vmagent.log");
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                bin.toString(),
+                "-httpListenAddr=" + HOST + ":" + port,
+                "-promscrape.config=" + config,
+                "-remoteWrite.url=" + remoteWriteUrl,
+                "-remoteWrite.tmpDataPath=" + dir.resolve("remotewrite"),
+                "-remoteWrite.flushInterval=1s"));
+    command.addAll(List.of(extraFlags));
+    Process p =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    VmagentProcess vmagent = new VmagentProcess(p, dir, log, port);
+    try {
+      vmagent.awaitHealthy();
+      return vmagent;
+    } catch (RuntimeException | InterruptedException e) {
+      vmagent.close();
+      throw e;
+    }
+  }
+
+  private static String scrapeConfig(int port) {
+    return """
+        global:
+          scrape_interval: 1s
+        scrape_configs:
+          - job_name: vmagent-sender
+            static_configs:
+              - targets: ['%s:%d']
+            metric_relabel_configs:
+              - source_labels: [__name__]
+                modulus: %d
+                target_label: __tmp_service_hash
+                action: hashmod
+              - source_labels: [__tmp_service_hash]
+                regex: '(.+)'
+                target_label: %s
+                replacement: 'tenant-$1'
+                action: replace
+              - regex: __tmp_service_hash
+                action: labeldrop
+        """
+        .formatted(
+            HOST, port, PrometheusProcess.SERVICE_ID_COUNT, PrometheusProcess.SERVICE_ID_LABEL);
+  }
+
+  private void awaitHealthy() throws InterruptedException {
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    HttpRequest health =
+        HttpRequest.newBuilder(URI.create(baseUrl() + "/health"))
+            .timeout(Duration.ofSeconds(2))
+            .build();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException(
+            "vmagent exited with status " + process.exitValue() + "\n" + logTail());
+      }
+      try {
+        if (HTTP.send(health, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+          return;
+        }
+      } catch (IOException notListeningYet) {
+        // Polled again until the deadline.
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException("vmagent not healthy within 30 s\n" + logTail());
+  }
+
+  /** {@code http://127.0.0.1:<port>}. */
+  public String baseUrl() {
+    return "http://" + HOST + ":" + port;
+  }
+
+  /**
+   * The sum of vmagent's own metric {@code name} over the series whose labels contain every one of
+   * {@code labelParts} (e.g. {@code code="429"}), read from its {@code /metrics}; 0 when none.
+   */
+  public double metric(String name, String... labelParts) throws IOException, InterruptedException {
+    String text =
+        HTTP.send(
+                HttpRequest.newBuilder(URI.create(baseUrl() + "/metrics"))
+                    .timeout(Duration.ofSeconds(5))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    Pattern line =
+        Pattern.compile("^" + Pattern.quote(name) + "(\\{.*\\})?\\s+(\\S+)$", Pattern.MULTILINE);
+    Matcher m = line.matcher(text);
+    double sum = 0;
+    while (m.find()) {
+      String labels = m.group(1) == null ? "" : m.group(1);
+      if (List.of(labelParts).stream().allMatch(labels::contains)) {
+        sum += Double.parseDouble(m.group(2));
+      }
+    }
+    return sum;
+  }
+
+  /** The last lines of vmagent's log, for failure messages. */
+  public String logTail() {
+    try {
+      List<String> lines = Files.readAllLines(logFile, StandardCharsets.UTF_8);
+      return "--- vmagent log tail ---\n"
+          + String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    } catch (IOException e) {
+      return "(vmagent log unreadable: " + e + ")";
+    }
+  }
+
+  /** The lines of vmagent's log that contain {@code part}. */
+  public List<String> logLines(String part) {
+    try {
+      return Files.readAllLines(logFile, StandardCharsets.UTF_8).stream()
+          .filter(l -> l.contains(part))
+          .toList();
+    } catch (IOException e) {
+      return List.of("(vmagent log unreadable: " + e + ")");
+    }
+  }
+
+  /** Stops vmagent (SIGTERM, then SIGKILL after 5 s) and deletes its temporary directory. */
+  @Override
+  public void close() throws IOException {
+    try {
+      process.destroy();
+      if (!process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+        process.destroyForcibly();
+        process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } catch (InterruptedException e) {
+      process.destroyForcibly();
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted while stopping vmagent");
+    }
+    try (Stream<Path> paths = Files.walk(directory)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}
