@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
@@ -99,6 +100,38 @@ abstract class QueueLanesFixture {
       bodies.add(c.text());
     }
     return bodies;
+  }
+
+  /** Something a test does on its own thread that may throw. */
+  interface Action {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code action} while the lanes' event loop is held by a task of its own, so that the tasks
+   * {@code action} hands the loop run in the order it handed them, before any answer that the
+   * queue's I/O thread completes meanwhile.
+   */
+  void withLoopHeld(Action action) throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch released = new CountDownLatch(1);
+    group
+        .next()
+        .execute(
+            () -> {
+              held.countDown();
+              try {
+                released.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    held.await();
+    try {
+      action.run();
+    } finally {
+      released.countDown();
+    }
   }
 
   static void await(String what, BooleanSupplier condition) throws InterruptedException {
