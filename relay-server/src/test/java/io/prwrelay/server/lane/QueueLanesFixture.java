@@ -24,9 +24,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What the queue-mode lane tests share: lanes over a real on-disk queue in the test's temporary
- * directory and one real event loop, a scripted downstream, the outcome of every fragment by its id
- * and every drained send as {@code tenant:records:status}.
+ * What the queue-mode lane tests on the real disk share ({@link QueueLaneOnDiskTest}): lanes over a
+ * real on-disk queue in the test's temporary directory and one real event loop, a scripted
+ * downstream, the outcome of every fragment by its id and every drained send as {@code
+ * tenant:records:status}. The queue's I/O thread answers on its own time here, so a test that needs
+ * one interleaving of the loop and that thread chooses it with {@link #withLoopHeld}; the tests of
+ * lane decisions run in simulated time instead ({@link SimulatedQueueLanesFixture}).
  */
 abstract class QueueLanesFixture {
   static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
