@@ -42,6 +42,15 @@ class TenantQueueContractTest {
       }
     }
 
+    /** Tenant t's queue holding one PRW 1.0 record of one series per text, in order. */
+    private TenantQueue queueWith(String... texts) throws Exception {
+      TenantQueue q = queue("t");
+      for (String text : texts) {
+        append(q, text, 1, false);
+      }
+      return q;
+    }
+
     private List<QueuedRecord> read(TenantQueue q, int maxRecords, long maxBytes) throws Exception {
       return answer(q.read(maxRecords, maxBytes, PooledByteBufAllocator.DEFAULT));
     }
@@ -65,10 +74,7 @@ class TenantQueueContractTest {
 
     @Test
     void readStopsAtItsRecordAndByteLimitsButAlwaysReturnsTheFirstRecord() throws Exception {
-      TenantQueue q = queue("t");
-      append(q, "aaaa", 1, false);
-      append(q, "bbbb", 1, false);
-      append(q, "cccc", 1, false);
+      TenantQueue q = queueWith("aaaa", "bbbb", "cccc");
       assertEquals(List.of("aaaa", "bbbb"), texts(read(q, 2, Long.MAX_VALUE)));
       assertEquals(List.of("aaaa", "bbbb"), texts(read(q, 10, 8)));
       assertEquals(List.of("aaaa"), texts(read(q, 10, 7)));
@@ -77,10 +83,7 @@ class TenantQueueContractTest {
 
     @Test
     void ackConsumesEveryRecordUpToTheLatestGiven() throws Exception {
-      TenantQueue q = queue("t");
-      append(q, "r1", 1, false);
-      append(q, "r2", 1, false);
-      append(q, "r3", 1, false);
+      TenantQueue q = queueWith("r1", "r2", "r3");
       List<QueuedRecord> two = read(q, 2, Long.MAX_VALUE);
       answer(q.ack(two.subList(1, 2)));
       texts(two);
