@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.TenantSender;
-import io.prwrelay.server.queue.QueueStore;
+import io.prwrelay.server.queue.TenantQueues;
 import java.util.function.LongSupplier;
 
 /** What every lane shares: settings, the sender, buffers, backoff policy and the observer. */
@@ -17,8 +17,8 @@ final class LaneContext {
   final long lingerNanos;
   final long attemptTimeoutNanos;
 
-  /** The on-disk queues in queue mode, {@code null} in sync mode. */
-  final QueueStore store;
+  /** The tenants' queues in queue mode, {@code null} in sync mode. */
+  final TenantQueues store;
 
   /** Wall-clock milliseconds, kept with queued records for their age bound. */
   final LongSupplier wallMillis;

@@ -12,8 +12,8 @@ import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.queue.TenantQueue;
+import io.prwrelay.server.queue.TenantQueues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -74,18 +74,21 @@ public final class Lanes implements AutoCloseable {
   }
 
   /**
-   * The on-disk side of queue mode.
+   * The queue side of queue mode.
    *
-   * @param store the tenants' queues
+   * @param store the tenants' queues: a {@link io.prwrelay.server.queue.QueueStore} on disk
    * @param wallMillis wall clock for the age of queued records
    * @param maxDecompressedBytes cap when merging queued records
    * @param directTimeout how long a caught-up lane's fragment may wait for its direct delivery
    *     before it goes to the queue; zero queues every fragment
    */
   public record Queues(
-      QueueStore store, LongSupplier wallMillis, int maxDecompressedBytes, Duration directTimeout) {
+      TenantQueues store,
+      LongSupplier wallMillis,
+      int maxDecompressedBytes,
+      Duration directTimeout) {
     /** Queues through which every fragment goes (no direct delivery). */
-    public Queues(QueueStore store, LongSupplier wallMillis, int maxDecompressedBytes) {
+    public Queues(TenantQueues store, LongSupplier wallMillis, int maxDecompressedBytes) {
       this(store, wallMillis, maxDecompressedBytes, Duration.ZERO);
     }
   }
@@ -138,7 +141,7 @@ public final class Lanes implements AutoCloseable {
               () -> sweep(s), sweepNanos, sweepNanos, TimeUnit.NANOSECONDS);
     }
     if (queues != null) {
-      QueueStore store = queues.store();
+      TenantQueues store = queues.store();
       for (TenantQueue q : store.queues()) {
         if (!q.isEmpty()) {
           Shard s = shards[shardOf(q.tenant())];

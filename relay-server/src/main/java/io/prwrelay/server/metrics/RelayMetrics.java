@@ -21,9 +21,9 @@ import io.prwrelay.server.lane.FragmentOutcome;
 import io.prwrelay.server.lane.Lane;
 import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.queue.DropReason;
+import io.prwrelay.server.queue.FileTenantQueue;
 import io.prwrelay.server.queue.QueueListener;
 import io.prwrelay.server.queue.QueueStore;
-import io.prwrelay.server.queue.TenantQueue;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -748,19 +748,19 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
   private double queueBytes(String tenant) {
     QueueStore s = store;
-    TenantQueue q = s == null ? null : s.find(tenant);
+    FileTenantQueue q = s == null ? null : s.find(tenant);
     return q == null ? 0 : q.bytes();
   }
 
   private double queueDiskBytes(String tenant) {
     QueueStore s = store;
-    TenantQueue q = s == null ? null : s.find(tenant);
+    FileTenantQueue q = s == null ? null : s.find(tenant);
     return q == null ? 0 : q.diskBytes();
   }
 
   private double queueAgeSeconds(String tenant) {
     QueueStore s = store;
-    TenantQueue q = s == null ? null : s.find(tenant);
+    FileTenantQueue q = s == null ? null : s.find(tenant);
     return q == null ? 0 : ageSeconds(q.oldestAppendMillis().orElse(Long.MIN_VALUE));
   }
 }

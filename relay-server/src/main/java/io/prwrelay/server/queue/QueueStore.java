@@ -43,8 +43,8 @@ import java.util.logging.Logger;
 import java.util.zip.CRC32C;
 
 /**
- * The on-disk queues of queue mode: one {@link TenantQueue} per tenant under one directory, their
- * bounds, and the one I/O thread that does all their file work.
+ * The on-disk queues of queue mode: one {@link FileTenantQueue} per tenant under one directory,
+ * their bounds, and the one I/O thread that does all their file work.
  *
  * <p>Layout: {@code <dir>/lock} (held while open, so two relays never share a directory) and one
  * directory per tenant, named by {@link TenantDirNames}, holding {@code tenant} (the tenant ID, so
@@ -59,7 +59,7 @@ import java.util.zip.CRC32C;
  * <p>Open with {@link #open}; {@link #close()} writes what is pending, flushes, and stops the
  * thread.
  */
-public final class QueueStore implements AutoCloseable {
+public final class QueueStore implements TenantQueues, AutoCloseable {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.queue");
   private static final long CLOSE_WAIT_SECONDS = 10;
 
@@ -70,7 +70,7 @@ public final class QueueStore implements AutoCloseable {
   private final FileChannel lockChannel;
   private final FileLock lock;
   private final QueueTotals totals = new QueueTotals();
-  private final Map<String, TenantQueue> queues = new ConcurrentHashMap<>();
+  private final Map<String, FileTenantQueue> queues = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<PendingAppend> pending = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean flushScheduled = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -205,7 +205,7 @@ public final class QueueStore implements AutoCloseable {
         continue;
       }
       TenantLog log = TenantLog.replay(tenant, dir, tenantDir, io, totals, listener, scanner);
-      queues.put(tenant, new TenantQueue(this, log));
+      queues.put(tenant, new FileTenantQueue(this, log));
       if (log.records() > 0) {
         LOG.info(
             "queue of tenant "
@@ -243,8 +243,9 @@ public final class QueueStore implements AutoCloseable {
    *
    * @param tenant a valid tenant ID (Cortex rules, {@link TenantIds})
    */
-  public TenantQueue queue(String tenant) {
-    TenantQueue q = find(tenant);
+  @Override
+  public FileTenantQueue queue(String tenant) {
+    FileTenantQueue q = find(tenant);
     if (q != null) {
       return q;
     }
@@ -253,16 +254,17 @@ public final class QueueStore implements AutoCloseable {
       throw new IllegalArgumentException("not a valid tenant ID (" + problem + "): " + tenant);
     }
     return queues.computeIfAbsent(
-        tenant, t -> new TenantQueue(this, TenantLog.create(t, dir, io, totals, listener)));
+        tenant, t -> new FileTenantQueue(this, TenantLog.create(t, dir, io, totals, listener)));
   }
 
   /** The queue of {@code tenant} if this store knows it, else {@code null}; creates nothing. */
-  public TenantQueue find(String tenant) {
+  public FileTenantQueue find(String tenant) {
     return queues.get(tenant);
   }
 
   /** Every tenant queue known, including empty ones (after a restart: every one on disk). */
-  public Collection<TenantQueue> queues() {
+  @Override
+  public Collection<FileTenantQueue> queues() {
     return Collections.unmodifiableCollection(queues.values());
   }
 
@@ -272,10 +274,11 @@ public final class QueueStore implements AutoCloseable {
    * drained (its last segment, delivered, stays on disk until then). Call it periodically: appends
    * apply the bound only to their own tenant.
    */
+  @Override
   public CompletableFuture<Void> expire(long nowMillis) {
     return submit(
         () -> {
-          for (TenantQueue q : queues.values()) {
+          for (FileTenantQueue q : queues.values()) {
             dropOld(q.log, nowMillis);
             q.log.persistHead(false);
             q.log.removeIfDrained();
@@ -311,7 +314,7 @@ public final class QueueStore implements AutoCloseable {
   /** Append time of the oldest record queued for any tenant, or empty when nothing is queued. */
   public OptionalLong oldestAppendMillis() {
     long oldest = Long.MAX_VALUE;
-    for (TenantQueue q : queues.values()) {
+    for (FileTenantQueue q : queues.values()) {
       OptionalLong o = q.oldestAppendMillis();
       if (o.isPresent()) {
         oldest = Math.min(oldest, o.getAsLong());
@@ -368,7 +371,7 @@ public final class QueueStore implements AutoCloseable {
   // ---------------------------------------------------------------- appends (group commit)
 
   CompletableFuture<TenantQueue.Position> append(
-      TenantQueue q, ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
+      FileTenantQueue q, ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
     if (series < 0) {
       throw new IllegalArgumentException("series must not be negative: " + series);
     }
@@ -568,7 +571,7 @@ public final class QueueStore implements AutoCloseable {
     while (excess > 0) {
       TenantLog largest = null;
       long second = 0;
-      for (TenantQueue q : queues.values()) {
+      for (FileTenantQueue q : queues.values()) {
         TenantLog l = q.log;
         if (l.records() == 0) {
           continue;
@@ -621,14 +624,14 @@ public final class QueueStore implements AutoCloseable {
   // ---------------------------------------------------------------- reads, acks, closing
 
   CompletableFuture<List<QueuedRecord>> read(
-      TenantQueue q, int maxRecords, long maxBytes, ByteBufAllocator alloc) {
+      FileTenantQueue q, int maxRecords, long maxBytes, ByteBufAllocator alloc) {
     return submit(
         () -> q.log.read(q, maxRecords, maxBytes, alloc),
         records -> records.forEach(r -> r.payload().release()));
   }
 
   CompletableFuture<Boolean> ackFrom(
-      TenantQueue q, TenantQueue.Position first, TenantQueue.Position last) {
+      FileTenantQueue q, TenantQueue.Position first, TenantQueue.Position last) {
     return submit(
         () -> {
           if (q.log.headBefore(first.segmentId(), first.offset())) {
@@ -641,7 +644,7 @@ public final class QueueStore implements AutoCloseable {
         null);
   }
 
-  CompletableFuture<Void> ack(TenantQueue q, long segmentId, long offset) {
+  CompletableFuture<Void> ack(FileTenantQueue q, long segmentId, long offset) {
     return submit(
         () -> {
           q.log.ackThrough(segmentId, offset);
@@ -689,7 +692,7 @@ public final class QueueStore implements AutoCloseable {
   private void closeOnIoThread() {
     flush();
     ioClosed = true;
-    for (TenantQueue q : queues.values()) {
+    for (FileTenantQueue q : queues.values()) {
       q.log.close();
     }
   }

@@ -3,88 +3,72 @@ package io.prwrelay.server.queue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One tenant's on-disk queue, as its lane uses it: append batches, read them back from the head in
- * order, acknowledge what was delivered. Get it from {@link QueueStore#queue(String)}.
+ * One tenant's queue as its lane uses it in queue mode: append batches, read them back from the
+ * head in order without consuming them, acknowledge what was delivered. {@link FileTenantQueue}
+ * keeps the records on disk (what the relay runs); the tests' in-memory twin keeps them in memory
+ * and completes every operation on an event loop, so that a lane's decisions can be tested in
+ * simulated time.
  *
- * <p>Every operation runs on the store's I/O thread and answers with a future completed there:
- * callbacks must be short and must not block (hop to an event loop with {@code *Async(..,
- * eventLoop)} for real work). The counters ({@link #bytes()}, {@link #records()}, ...) can be read
- * from any thread at any time; each is current, but two of them read one after the other need not
- * describe the same instant.
+ * <p>Each operation answers with a future, completed on a thread of the implementation's choosing
+ * (the store's I/O thread for the file queue): callers hop to their own event loop before acting on
+ * the answer. {@link #isEmpty()} and {@link #records()} may be read from any thread and say what
+ * the completed operations left: an append counts once its future completes, an acknowledgement
+ * once it is done.
  *
- * <p>Delivery is at-least-once: the head is persisted without a flush on every acknowledgement and
- * flushed on close, so after a crash records acknowledged shortly before it can be read again.
+ * <p>Delivery is at-least-once: a record read and not acknowledged is read again, also after a
+ * restart when the queue survives it.
  */
-public final class TenantQueue {
-  private final QueueStore store;
-  final TenantLog log;
-
-  TenantQueue(QueueStore store, TenantLog log) {
-    this.store = store;
-    this.log = log;
-  }
-
-  /** Bytes of this tenant's segment files on disk (0 once a drained queue was removed). */
-  public long diskBytes() {
-    return log.diskBytes();
-  }
-
+public interface TenantQueue {
   /** The tenant ID. */
-  public String tenant() {
-    return log.tenant;
-  }
+  String tenant();
+
+  /** True when nothing is queued. */
+  boolean isEmpty();
+
+  /** Records queued. */
+  long records();
 
   /**
-   * Appends a record: written, then flushed to the device ({@code fsync}) together with every other
-   * append waiting at that moment (group commit). Older records of this tenant, or of the tenant
-   * with the most bytes, are dropped first when a bound of {@link QueueLimits} requires it
-   * (reported to the {@link QueueListener}).
+   * Appends a record and says where it lies, for {@link #ackFrom}.
    *
-   * @param payload borrowed: the queue keeps its own reference to the readable bytes (a retained
-   *     slice) until they are written, so the caller may release its reference at once but must not
-   *     change those bytes until the returned future completes
-   * @param series series in the payload, reported back on reads and drops
-   * @param nowMillis wall-clock time of the append ({@link System#currentTimeMillis()}), kept with
-   *     the record for the age bound, so ages keep counting across restarts
-   * @return completed after the record is on the device; completed exceptionally with an {@link
-   *     java.io.IOException} naming the file or directory when it could not be written or flushed
-   *     (full or unwritable disk), when the record is larger than a byte bound, or when the store
-   *     is closed. The record is then not queued (not readable, not counted); only if the disk
-   *     refused even to cut the failed write back can a restart find it and deliver it, as a
-   *     duplicate of the sender's retry, never as a loss
+   * @param payload borrowed: the queue keeps the readable bytes (a reference or a copy) until they
+   *     are stored, so the caller may release its reference at once but must not change those bytes
+   *     until the returned future completes
+   * @param series series in the payload, reported back on reads
+   * @param remoteWrite2 whether the payload is a Remote Write 2.0 request (else 1.0), said back by
+   *     {@link QueuedRecord#remoteWrite2()}
+   * @param nowMillis wall-clock time of the append, kept with the record for the age bound
+   * @return completed with the record's position once it is stored (for the file queue: on the
+   *     device), or exceptionally with an {@link java.io.IOException} naming what refused it; the
+   *     record is then not queued
    */
-  public CompletableFuture<Void> append(ByteBuf payload, int series, long nowMillis) {
-    return store.append(this, payload, series, false, nowMillis).thenApply(p -> null);
-  }
+  CompletableFuture<Position> appendAt(
+      ByteBuf payload, int series, boolean remoteWrite2, long nowMillis);
 
   /**
-   * Appends a record as {@link #append(ByteBuf, int, long)} does, marked with the protocol of its
-   * payload: {@link QueuedRecord#remoteWrite2()} says it back on reads.
+   * Reads records from the head, in append order, without consuming them; reading again before
+   * acknowledging returns the same records.
    *
-   * @param payload borrowed, as in {@link #append(ByteBuf, int, long)}
-   * @param remoteWrite2 whether the payload is a Remote Write 2.0 request (else 1.0)
+   * @param maxRecords at most this many records (at least 1)
+   * @param maxBytes at most this many payload bytes, except that the first record is returned
+   *     whatever its size
+   * @param alloc allocates the payload buffers, which the caller then owns
+   * @return the records (empty when the queue is), or an {@link java.io.IOException} when they
+   *     cannot be read
    */
-  public CompletableFuture<Void> append(
-      ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
-    return store.append(this, payload, series, remoteWrite2, nowMillis).thenApply(p -> null);
-  }
+  CompletableFuture<List<QueuedRecord>> read(int maxRecords, long maxBytes, ByteBufAllocator alloc);
 
   /**
-   * Appends a record as {@link #append(ByteBuf, int, boolean, long)} does and says where it lies,
-   * for {@link #ackFrom}.
+   * Consumes every record up to and including the latest of {@code records} (acknowledgement is
+   * cumulative, in queue order). Records that were dropped in the meantime are skipped. Payloads
+   * are not touched.
    *
-   * @param payload borrowed, as in {@link #append(ByteBuf, int, long)}
-   * @return completed with the record's position once it is on the device, or exceptionally as
-   *     {@link #append(ByteBuf, int, long)}'s
+   * @param records records read from this queue
    */
-  public CompletableFuture<Position> appendAt(
-      ByteBuf payload, int series, boolean remoteWrite2, long nowMillis) {
-    return store.append(this, payload, series, remoteWrite2, nowMillis);
-  }
+  CompletableFuture<Void> ack(List<QueuedRecord> records);
 
   /**
    * Consumes the records from {@code first} through {@code last}, which the caller delivered by
@@ -97,95 +81,14 @@ public final class TenantQueue {
    * @return true when consumed (or already gone); false when an older record is still queued, in
    *     which case the records stay and will be read and sent again
    */
-  public CompletableFuture<Boolean> ackFrom(Position first, Position last) {
-    return store.ackFrom(this, first, last);
-  }
+  CompletableFuture<Boolean> ackFrom(Position first, Position last);
 
   /**
-   * Where a record lies in its queue: the segment and the byte offset of its header.
+   * Where a record lies in its queue: the segment and the byte offset of its header (for the file
+   * queue; a twin numbers its records in order).
    *
    * @param segmentId the segment file's number
    * @param offset the record's offset in that segment
    */
-  public record Position(long segmentId, long offset) {}
-
-  /**
-   * Reads records from the head, in append order, without consuming them; reading again before
-   * acknowledging returns the same records.
-   *
-   * @param maxRecords at most this many records (at least 1)
-   * @param maxBytes at most this many payload bytes, except that the first record is returned
-   *     whatever its size
-   * @param alloc allocates the payload buffers, which the caller then owns
-   * @return the records (empty when the queue is), or an {@link java.io.IOException} when the files
-   *     cannot be read
-   */
-  public CompletableFuture<List<QueuedRecord>> read(
-      int maxRecords, long maxBytes, ByteBufAllocator alloc) {
-    if (maxRecords < 1) {
-      throw new IllegalArgumentException("maxRecords must be at least 1: " + maxRecords);
-    }
-    return store.read(this, maxRecords, maxBytes, alloc);
-  }
-
-  /**
-   * Consumes every record up to and including the latest of {@code records} (acknowledgement is
-   * cumulative, in queue order). Records that were dropped in the meantime are skipped. Payloads
-   * are not touched.
-   *
-   * @param records records read from this queue
-   */
-  public CompletableFuture<Void> ack(List<QueuedRecord> records) {
-    QueuedRecord last = null;
-    for (QueuedRecord r : records) {
-      if (r.queue() != this) {
-        throw new IllegalArgumentException(
-            "record of tenant " + r.queue().tenant() + " acknowledged on the queue of " + tenant());
-      }
-      if (last == null || r.isAfter(last)) {
-        last = r;
-      }
-    }
-    if (last == null) {
-      return CompletableFuture.completedFuture(null);
-    }
-    return store.ack(this, last.segmentId(), last.offset());
-  }
-
-  /** On-disk bytes queued (payloads plus record headers). */
-  public long bytes() {
-    return log.bytes();
-  }
-
-  /** Records queued. */
-  public long records() {
-    return log.records();
-  }
-
-  /** Series in the queued records. */
-  public long series() {
-    return log.series();
-  }
-
-  /** True when nothing is queued. */
-  public boolean isEmpty() {
-    return log.records() == 0;
-  }
-
-  /** Append time of the oldest queued record, or empty when nothing is queued. */
-  public OptionalLong oldestAppendMillis() {
-    long oldest = log.oldestMillis();
-    return log.records() == 0 ? OptionalLong.empty() : OptionalLong.of(oldest);
-  }
-
-  /** Age of the oldest queued record at {@code nowMillis} (0 when nothing is queued). */
-  public long oldestAgeMillis(long nowMillis) {
-    long oldest = log.oldestMillis();
-    return log.records() == 0 ? 0 : Math.max(0, nowMillis - oldest);
-  }
-
-  @Override
-  public String toString() {
-    return "queue of " + tenant() + " (" + records() + " records, " + bytes() + " bytes)";
-  }
+  record Position(long segmentId, long offset) {}
 }

@@ -8,9 +8,12 @@
  *
  * {@link io.prwrelay.server.queue.QueueStore#open QueueStore.open(dir, limits, listener)} replays
  * the directory; {@link io.prwrelay.server.queue.QueueStore#queue QueueStore.queue(tenant)} gives a
- * lane its {@link io.prwrelay.server.queue.TenantQueue}: {@code append} (future completed after
+ * lane its {@link io.prwrelay.server.queue.FileTenantQueue}: {@code append} (future completed after
  * {@code fsync}), {@code read} (from the head, not consuming), {@code ack} (cumulative), and
- * counters. {@link io.prwrelay.server.queue.QueueListener} hears drops (by tenant and {@link
+ * counters. The lanes see them through {@link io.prwrelay.server.queue.TenantQueues} and {@link
+ * io.prwrelay.server.queue.TenantQueue}, what a lane uses of a queue, which the tests' in-memory
+ * twin also implements on an event loop (so lane decisions are tested in simulated time). {@link
+ * io.prwrelay.server.queue.QueueListener} hears drops (by tenant and {@link
  * io.prwrelay.server.queue.DropReason}) and cut corrupt tails. An {@code IOException} from {@code
  * append} (full or unwritable disk, closed store, record over a bound) means nothing was queued:
  * the relay answers 503, never a 2xx.

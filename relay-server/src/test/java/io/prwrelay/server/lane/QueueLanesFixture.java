@@ -17,15 +17,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What the queue-mode lane tests share: lanes over a real on-disk queue in the test's temporary
- * directory and one real event loop, a scripted downstream, the outcome of every fragment by its id
- * and every drained send as {@code tenant:records:status}.
+ * What the queue-mode lane tests on the real disk share ({@link QueueLaneOnDiskTest}): lanes over a
+ * real on-disk queue in the test's temporary directory and one real event loop, a scripted
+ * downstream, the outcome of every fragment by its id and every drained send as {@code
+ * tenant:records:status}. The queue's I/O thread answers on its own time here, so a test that needs
+ * one interleaving of the loop and that thread chooses it with {@link #withLoopHeld}; the tests of
+ * lane decisions run in simulated time instead ({@link SimulatedQueueLanesFixture}).
  */
 abstract class QueueLanesFixture {
   static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
@@ -108,6 +112,38 @@ abstract class QueueLanesFixture {
       bodies.add(c.text());
     }
     return bodies;
+  }
+
+  /** Something a test does on its own thread that may throw. */
+  interface Action {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code action} while the lanes' event loop is held by a task of its own, so that the tasks
+   * {@code action} hands the loop run in the order it handed them, before any answer that the
+   * queue's I/O thread completes meanwhile.
+   */
+  void withLoopHeld(Action action) throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch released = new CountDownLatch(1);
+    group
+        .next()
+        .execute(
+            () -> {
+              held.countDown();
+              try {
+                released.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    held.await();
+    try {
+      action.run();
+    } finally {
+      released.countDown();
+    }
   }
 
   static void await(String what, BooleanSupplier condition) throws InterruptedException {

@@ -291,6 +291,27 @@ class RemoteSendTest {
     assertEquals("HRRHHR", sentFrom());
   }
 
+  /**
+   * A 429 without {@code Retry-After} to a send from the routing loop leaves the lane healthy (the
+   * fragment is answered 429, nothing is throttled), but it ended that loop's delegate: the lane
+   * forgets that it allowed the loop, so the next large fragment from there allows it again.
+   */
+  @Test
+  void aRemoteSendThrottledWithoutRetryAfterEndsTheDelegateUntilTheLaneAllowsItAgain() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    submit(large("a1"));
+    downstream.script("a", Reply.status(429));
+    submit(large("a2"));
+    assertEquals(Kind.THROTTLED, outcomes.get("a2").kind());
+    assertEquals(List.of(), events, "no Retry-After: the lane stays healthy");
+    submit(large("a3"));
+    submit(large("a4"));
+    assertEquals("HRHR", sentFrom(), "a3 through the lane, which allows the routing loop again");
+    for (String id : List.of("a1", "a3", "a4")) {
+      assertEquals(Kind.DELIVERED, outcomes.get(id).kind(), id);
+    }
+  }
+
   @Test
   void aForgottenLaneStopsTheRoutingLoopSendingForIt() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));

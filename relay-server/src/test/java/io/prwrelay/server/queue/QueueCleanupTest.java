@@ -44,13 +44,13 @@ class QueueCleanupTest {
     return out;
   }
 
-  private static void appendAll(TenantQueue q, List<String> texts) throws Exception {
+  private static void appendAll(FileTenantQueue q, List<String> texts) throws Exception {
     for (String t : texts) {
       append(q, t, 1, T0);
     }
   }
 
-  private static List<String> drain(TenantQueue q) throws Exception {
+  private static List<String> drain(FileTenantQueue q) throws Exception {
     List<String> got = new ArrayList<>();
     while (!q.isEmpty()) {
       got.addAll(take(q, 4));
@@ -69,8 +69,8 @@ class QueueCleanupTest {
   @Test
   void aDrainedQueueLeavesNoFileAndNoDirectoryAfterTheCheck() throws Exception {
     try (QueueStore store = QueueStore.open(dir, SMALL_SEGMENTS, listener)) {
-      TenantQueue a = store.queue("team-a");
-      TenantQueue b = store.queue("team-b");
+      FileTenantQueue a = store.queue("team-a");
+      FileTenantQueue b = store.queue("team-b");
       appendAll(a, records("a-", 20));
       appendAll(b, records("b-", 5));
       Path aDir = dir.resolve("team-a");
@@ -110,12 +110,12 @@ class QueueCleanupTest {
   @Test
   void aQueueDrainedBeforeARestartIsRemovedAtTheFirstCheck() throws Exception {
     try (QueueStore store = QueueStore.open(dir, SMALL_SEGMENTS, listener)) {
-      TenantQueue a = store.queue("team-a");
+      FileTenantQueue a = store.queue("team-a");
       appendAll(a, records("a-", 7));
       drain(a);
     }
     try (QueueStore store = QueueStore.open(dir, SMALL_SEGMENTS, listener)) {
-      TenantQueue a = store.queue("team-a");
+      FileTenantQueue a = store.queue("team-a");
       assertTrue(a.isEmpty(), "nothing delivered comes back");
       get(store.expire(T0));
       assertFalse(Files.exists(dir.resolve("team-a")));
@@ -134,8 +134,8 @@ class QueueCleanupTest {
       Path root = dir.resolve("run-" + step);
       FailingForceIo io = new FailingForceIo();
       try (QueueStore store = QueueStore.open(root, SMALL_SEGMENTS, listener, io)) {
-        TenantQueue a = store.queue("team-a");
-        TenantQueue b = store.queue("team-b");
+        FileTenantQueue a = store.queue("team-a");
+        FileTenantQueue b = store.queue("team-b");
         appendAll(a, records("a-", 10));
         appendAll(b, records("b-", 4));
         drain(a);

@@ -18,7 +18,7 @@ public final class QueueKillChild {
   public static void main(String[] args) throws Exception {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     QueueStore store = QueueStore.open(Path.of(args[0]), QueueLimits.DEFAULTS, QueueListener.NONE);
-    TenantQueue q = store.queue("t");
+    FileTenantQueue q = store.queue("t");
     Semaphore inFlight = new Semaphore(16);
     out.println("ready");
     for (long id = 0; ; id++) {

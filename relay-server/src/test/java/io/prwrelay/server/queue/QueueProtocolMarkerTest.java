@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 class QueueProtocolMarkerTest {
   @TempDir Path tmp;
 
-  private static void appendV2(TenantQueue q, String text, int series) throws Exception {
+  private static void appendV2(FileTenantQueue q, String text, int series) throws Exception {
     ByteBuf p = payload(text);
     try {
       get(q.append(p, series, true, T0));
@@ -36,7 +36,7 @@ class QueueProtocolMarkerTest {
     }
   }
 
-  private static List<QueuedRecord> readAll(TenantQueue q) throws Exception {
+  private static List<QueuedRecord> readAll(FileTenantQueue q) throws Exception {
     return get(q.read(Integer.MAX_VALUE, Long.MAX_VALUE, PooledByteBufAllocator.DEFAULT));
   }
 
@@ -44,13 +44,13 @@ class QueueProtocolMarkerTest {
   void recordsKeepTheirProtocolAndSeriesCountAcrossARestart() throws Exception {
     Path dir = tmp.resolve("q");
     try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       append(q, "one", 3, T0);
       appendV2(q, "two", 5);
       append(q, "three", 7, T0);
     }
     try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       assertEquals(15, q.series(), "the marker is not counted as series");
       List<QueuedRecord> records = readAll(q);
       List<Boolean> v2 = new ArrayList<>();

@@ -106,7 +106,7 @@ class QueueRecoveryTest {
       truncate(seg, cut);
       RecordingListener listener = new RecordingListener();
       try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, listener)) {
-        TenantQueue q = store.queue("t");
+        FileTenantQueue q = store.queue("t");
         assertEquals(tens(0, 4), peekAll(q), "at " + cut);
         assertEquals(lastStart, Files.size(seg), "the torn bytes are gone from the file");
         assertEquals(cut - lastStart, listener.cutBytes, "at " + cut);
@@ -164,7 +164,7 @@ class QueueRecoveryTest {
 
     RecordingListener listener = new RecordingListener();
     try (QueueStore store = QueueStore.open(dir, limits, listener)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       List<String> want = new ArrayList<>(tens(0, 2));
       want.addAll(tens(4, 6));
       assertEquals(want, peekAll(q));
@@ -222,7 +222,7 @@ class QueueRecoveryTest {
     QueueLimits limits = QueueLimits.DEFAULTS.withSegmentBytes(8 + 3 * RECORD);
     RecordingListener listener = new RecordingListener();
     try (QueueStore store = QueueStore.open(dir, limits, listener)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       for (int i = 0; i < 6; i++) {
         append(q, ten(i), 2, T0);
       }
@@ -263,7 +263,7 @@ class QueueRecoveryTest {
     Set<String> acknowledged = ConcurrentHashMap.newKeySet();
     AtomicBoolean stop = new AtomicBoolean();
     try (QueueStore store = QueueStore.open(dir, limits, QueueListener.NONE)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       Thread writer =
           new Thread(
               () -> {

@@ -48,7 +48,7 @@ class QueueStoreTest {
   }
 
   /** Appends records 0 to {@code count - 1}, one series each. */
-  private static void appendTens(TenantQueue q, int count) throws Exception {
+  private static void appendTens(FileTenantQueue q, int count) throws Exception {
     for (int i = 0; i < count; i++) {
       append(q, ten(i), 1, T0);
     }
@@ -61,7 +61,7 @@ class QueueStoreTest {
   @Test
   void readsRecordsInAppendOrderAcrossSegmentRolls() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS.withSegmentBytes(100))) {
-      TenantQueue q = store.queue("team-a");
+      FileTenantQueue q = store.queue("team-a");
       appendTens(q, 20);
       Path tenantDir = dir.resolve("team-a");
       assertEquals(7, segmentFiles(tenantDir).size(), "three 30-byte records per 100-byte segment");
@@ -83,7 +83,7 @@ class QueueStoreTest {
   @Test
   void readDoesNotConsumeAndRespectsRecordAndByteLimits() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       appendTens(q, 5);
       assertEquals(List.of(ten(0), ten(1)), peek(q, 2));
       assertEquals(List.of(ten(0), ten(1)), peek(q, 2), "reading again returns the same records");
@@ -97,7 +97,7 @@ class QueueStoreTest {
   @Test
   void ackIsCumulativeAndIgnoresRecordsAlreadyConsumed() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       appendTens(q, 5);
       List<QueuedRecord> three = get(q.read(3, Long.MAX_VALUE, PooledByteBufAllocator.DEFAULT));
       get(q.ack(List.of(three.get(2))));
@@ -119,7 +119,7 @@ class QueueStoreTest {
     }
     try (QueueStore store = open(limits)) {
       assertEquals(2, store.queues().size());
-      TenantQueue a = store.queue("a");
+      FileTenantQueue a = store.queue("a");
       assertEquals(6, a.records());
       assertEquals(12, a.series());
       assertEquals(6L * TEN, a.bytes());
@@ -139,7 +139,7 @@ class QueueStoreTest {
   @Test
   void countersFollowAppendsAndAcks() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       assertTrue(q.isEmpty());
       assertEquals(OptionalLong.empty(), q.oldestAppendMillis());
       assertEquals(0, q.oldestAgeMillis(T0));
@@ -163,8 +163,8 @@ class QueueStoreTest {
   @Test
   void tenantByteBoundDropsItsOldestRecords() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS.withTenantMaxBytes(3L * TEN))) {
-      TenantQueue q = store.queue("t");
-      TenantQueue other = store.queue("other");
+      FileTenantQueue q = store.queue("t");
+      FileTenantQueue other = store.queue("other");
       append(other, ten(99), 1, T0);
       for (int i = 0; i < 5; i++) {
         append(q, ten(i), 4, T0);
@@ -181,8 +181,8 @@ class QueueStoreTest {
   @Test
   void ageBoundDropsOldRecordsOnAppendAndOnExpire() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS.withTenantMaxAge(Duration.ofSeconds(1)))) {
-      TenantQueue q = store.queue("t");
-      TenantQueue idle = store.queue("idle");
+      FileTenantQueue q = store.queue("t");
+      FileTenantQueue idle = store.queue("idle");
       append(idle, "idle", 3, T0);
       append(q, ten(0), 2, T0);
       append(q, ten(1), 2, T0 + 500);
@@ -205,9 +205,9 @@ class QueueStoreTest {
   @Test
   void totalBoundDropsTheOldestRecordsOfTheLargestQueue() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS.withTotalMaxBytes(5L * TEN))) {
-      TenantQueue a = store.queue("a");
-      TenantQueue b = store.queue("b");
-      TenantQueue c = store.queue("c");
+      FileTenantQueue a = store.queue("a");
+      FileTenantQueue b = store.queue("b");
+      FileTenantQueue c = store.queue("c");
       for (int i = 0; i < 3; i++) {
         append(a, "a-record-" + i, 1, T0);
       }
@@ -233,7 +233,7 @@ class QueueStoreTest {
   @Test
   void recordLargerThanABoundIsRefused() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS.withTenantMaxBytes(TEN))) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       append(q, ten(0), 1, T0);
       IOException e = assertThrows(IOException.class, () -> append(q, "eleven-byte", 1, T0));
       assertTrue(e.getMessage().contains("larger than the queue bound"), e.getMessage());
@@ -245,7 +245,7 @@ class QueueStoreTest {
   void groupCommitFlushesManyWaitingAppendsOnce() throws Exception {
     GatedIo io = new GatedIo();
     try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, listener, io)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       append(q, "warm-up", 1, T0);
       io.gate = true;
       CompletableFuture<Void> first = appendAsync(q, "first", T0);
@@ -288,7 +288,7 @@ class QueueStoreTest {
       Files.delete(root.resolve("lock"));
       Files.delete(root);
       Files.writeString(root, "a regular file where the queue directory was");
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       IOException e = assertThrows(IOException.class, () -> append(q, "x", 1, T0));
       assertTrue(e.getMessage().contains(root.resolve("t").toString()), e.getMessage());
       assertTrue(q.isEmpty());
@@ -331,7 +331,7 @@ class QueueStoreTest {
   private IOException appendFailingOnce(FailingIo io, Consumer<Boolean> failing) throws Exception {
     IOException e;
     try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, listener, io)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       append(q, ten(0), 1, T0);
       failing.accept(true);
       e = assertThrows(IOException.class, () -> append(q, ten(1), 1, T0));
@@ -349,7 +349,7 @@ class QueueStoreTest {
   @Test
   void closedStoreFailsEveryOperation() throws Exception {
     QueueStore store = open(QueueLimits.DEFAULTS);
-    TenantQueue q = store.queue("t");
+    FileTenantQueue q = store.queue("t");
     append(q, ten(0), 1, T0);
     store.close();
     store.close();
@@ -362,7 +362,7 @@ class QueueStoreTest {
   @Test
   void closeWritesAppendsSubmittedBeforeIt() throws Exception {
     QueueStore store = open(QueueLimits.DEFAULTS);
-    TenantQueue q = store.queue("t");
+    FileTenantQueue q = store.queue("t");
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
       futures.add(appendAsync(q, ten(i), T0));
@@ -396,7 +396,7 @@ class QueueStoreTest {
   @Test
   void payloadReferenceCanBeReleasedRightAfterAppend() throws Exception {
     try (QueueStore store = open(QueueLimits.DEFAULTS)) {
-      TenantQueue q = store.queue("t");
+      FileTenantQueue q = store.queue("t");
       ByteBuf p = payload("prefix-" + ten(0));
       p.skipBytes("prefix-".length());
       CompletableFuture<Void> f = q.append(p, 1, T0);

@@ -31,7 +31,7 @@ final class QueueTesting {
   }
 
   /** Appends {@code text} and waits until it is on disk. */
-  static void append(TenantQueue q, String text, int series, long nowMillis) throws Exception {
+  static void append(FileTenantQueue q, String text, int series, long nowMillis) throws Exception {
     ByteBuf p = payload(text);
     try {
       get(q.append(p, series, nowMillis));
@@ -41,7 +41,7 @@ final class QueueTesting {
   }
 
   /** Appends {@code text} without waiting; the payload reference is released at once. */
-  static CompletableFuture<Void> appendAsync(TenantQueue q, String text, long nowMillis) {
+  static CompletableFuture<Void> appendAsync(FileTenantQueue q, String text, long nowMillis) {
     ByteBuf p = payload(text);
     try {
       return q.append(p, 1, nowMillis);
@@ -51,18 +51,18 @@ final class QueueTesting {
   }
 
   /** Reads up to {@code max} records, releases their payloads, and returns them as text. */
-  static List<String> peek(TenantQueue q, int max) throws Exception {
+  static List<String> peek(FileTenantQueue q, int max) throws Exception {
     List<QueuedRecord> records = get(q.read(max, Long.MAX_VALUE, PooledByteBufAllocator.DEFAULT));
     return texts(records);
   }
 
   /** Every queued record as text, without consuming any. */
-  static List<String> peekAll(TenantQueue q) throws Exception {
+  static List<String> peekAll(FileTenantQueue q) throws Exception {
     return peek(q, Integer.MAX_VALUE);
   }
 
   /** Reads up to {@code max} records, acknowledges them, and returns them as text. */
-  static List<String> take(TenantQueue q, int max) throws Exception {
+  static List<String> take(FileTenantQueue q, int max) throws Exception {
     List<QueuedRecord> records = get(q.read(max, Long.MAX_VALUE, PooledByteBufAllocator.DEFAULT));
     get(q.ack(records));
     return texts(records);

@@ -1,0 +1,28 @@
+package io.prwrelay.server.queue;
+
+import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The tenants' queues as the lanes use them: each lane takes its tenant's {@link TenantQueue}, the
+ * lanes resume the queues that hold records when they start, and they apply the age bound
+ * periodically. {@link QueueStore} keeps them on disk; the tests' in-memory twin keeps them in
+ * memory, on an event loop.
+ */
+public interface TenantQueues {
+  /**
+   * The queue of {@code tenant}, created if needed.
+   *
+   * @param tenant a valid tenant ID
+   */
+  TenantQueue queue(String tenant);
+
+  /** Every tenant queue known, including empty ones (after a restart: every one kept). */
+  Collection<? extends TenantQueue> queues();
+
+  /**
+   * Drops the records of every tenant older than the age bound at {@code nowMillis}; call it
+   * periodically.
+   */
+  CompletableFuture<Void> expire(long nowMillis);
+}
