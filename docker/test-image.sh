@@ -156,6 +156,8 @@ base_size=$(podman image inspect --format '{{.Size}}' "$base")
 step image "$IMAGE built on $base: $(mib "$size") ($(mib $((size - base_size))) above the base)"
 [ "$(podman image inspect --format '{{.Config.User}}' "$IMAGE")" = 65532:65532 ] ||
   fail image "the image does not run as 65532:65532"
+[ "$(podman image inspect --format '{{index .Config.Labels "org.opencontainers.image.licenses"}}' "$IMAGE")" = Apache-2.0 ] ||
+  fail image "the image does not state its license (org.opencontainers.image.licenses)"
 
 port=$(free_port)
 sink=$(free_port)

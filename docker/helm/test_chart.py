@@ -320,6 +320,11 @@ class ValueSets(unittest.TestCase):
                                  set(r))
         self.assertIn('job="prw-relay"', alerts["groups"][0]["rules"][0]["expr"])
 
+    def test_the_chart_states_its_license(self):
+        with open(os.path.join(CHART, "Chart.yaml")) as f:
+            chart = yaml.safe_load(f)
+        self.assertEqual("Apache-2.0", chart["annotations"]["artifacthub.io/license"])
+
     def test_the_chart_reads_the_one_alerts_file(self):
         link = os.path.join(CHART, "files", "alerts.yml")
         self.assertTrue(os.path.islink(link), "files/alerts.yml is a link, not a copy")
