@@ -113,7 +113,7 @@ cleanup() {
   fi
   podman rm -f -t 0 "$NAME" "$QUEUE_NAME" >/dev/null 2>&1 || true
   podman volume rm -f "$VOLUME" >/dev/null 2>&1 || true
-  rm -f "$PODMAN_LOG"
+  rm -rf "$PODMAN_LOG" "${work:-}"
 }
 trap cleanup EXIT
 
@@ -139,18 +139,22 @@ if ! podman image exists "$base" && ! timeout 120 podman pull -q "docker.io/libr
     work=$(mktemp -d)
     started=$(now_ms)
     mmdebstrap --quiet --variant=essential --include=openjdk-17-jre-headless,ca-certificates \
-      --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
-      --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
       --format=tar bookworm "$work/base.tar"
     podman import -q "$work/base.tar" "$base" >/dev/null
     rm -rf "$work"
+    work=
     step base "$BASE_IMAGE cannot be pulled: built $base from Debian bookworm in $((($(now_ms) - started) / 1000)) s"
   else
     step base "$BASE_IMAGE cannot be pulled: using $base"
   fi
 fi
 
+previous=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 podman build -q --format docker --build-arg "BASE_IMAGE=$base" -f docker/Dockerfile -t "$IMAGE" . >/dev/null
+# The image this build replaced, now untagged: removed so that repeated runs do not pile them up.
+if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect --format '{{.Id}}' "$IMAGE")" ]; then
+  podman rmi "$previous" >/dev/null 2>&1 || true
+fi
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 base_size=$(podman image inspect --format '{{.Size}}' "$base")
 step image "$IMAGE built on $base: $(mib "$size") ($(mib $((size - base_size))) above the base)"
