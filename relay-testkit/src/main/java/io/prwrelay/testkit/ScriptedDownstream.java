@@ -188,6 +188,17 @@ public final class ScriptedDownstream implements AutoCloseable {
     return new ScriptedDownstream(port, threads, false, null);
   }
 
+  /**
+   * A recording downstream, as {@link #ScriptedDownstream()}, on a given port: for a relay that is
+   * configured before the downstream starts (another process, a container).
+   *
+   * @param port port on 127.0.0.1; 0 for any free port
+   * @throws IOException naming the port when it cannot be bound
+   */
+  public static ScriptedDownstream recording(int port) throws IOException {
+    return new ScriptedDownstream(port, 1, true, null);
+  }
+
   private ScriptedDownstream(int port, int threads, boolean recording, SslContext ssl)
       throws IOException {
     this.scheme = ssl == null ? "http" : "https";

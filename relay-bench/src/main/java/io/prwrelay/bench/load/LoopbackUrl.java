@@ -13,7 +13,7 @@ import picocli.CommandLine.TypeConversionException;
  * never reach another machine. Host names other than {@code localhost} are refused without being
  * resolved; an empty path becomes {@code /api/v1/write}.
  */
-final class LoopbackUrl implements ITypeConverter<URI> {
+public final class LoopbackUrl implements ITypeConverter<URI> {
   private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
 
   @Override
