@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.AbstractSeriesView;
+import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.wire.HeapBuffers;
 import java.util.List;
@@ -29,14 +30,20 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
   final TenantSlots slots;
   final RouteResult result = new RouteResult();
   final boolean removeLabel;
+
+  /** Whether each routed series is recorded in {@link RouteResult#digests()}. */
+  final boolean digest;
+
+  final LabelSetHasher hasher = new LabelSetHasher();
   private final int maxTenants;
   private final TenantRules.MissingPolicy missing;
   private final String[] labelNames;
   private RequestError rejection;
   private int requestOffset;
 
-  AbstractTenantRouter(TenantRules rules) {
+  AbstractTenantRouter(TenantRules rules, boolean digest) {
     this.rules = rules;
+    this.digest = digest;
     this.slots = new TenantSlots(rules);
     this.removeLabel = rules.removeLabel();
     this.maxTenants = rules.maxTenantsPerRequest();
@@ -136,6 +143,11 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
       return REJECT;
     }
     return slots.open(entry, openSlot());
+  }
+
+  /** Records the series the {@link #hasher} just digested as one of {@code slot}. */
+  final void recordDigest(int slot, byte[] array) {
+    result.digests.add(slot, hasher.hash(), array, hasher.nameOffset(), hasher.nameLength());
   }
 
   /**

@@ -53,7 +53,17 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
    * @param format the protocol of the batches the router writes
    */
   public V2TenantRouter(TenantRules rules, V2BatchEncoder.Format format) {
-    super(rules);
+    this(rules, format, false);
+  }
+
+  /**
+   * @param rules how tenants are found
+   * @param format the protocol of the batches the router writes
+   * @param digestSeries whether to record each routed series' label set hash and metric name in
+   *     {@link RouteResult#digests()} ({@link io.prwrelay.core.remotewrite.LabelSetHasher})
+   */
+  public V2TenantRouter(TenantRules rules, V2BatchEncoder.Format format, boolean digestSeries) {
+    super(rules, digestSeries);
     this.format = format;
     this.reader = new V2RequestReader(rules.labels());
   }
@@ -91,6 +101,9 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   RequestError read(byte[] array, int offset, int length) {
     SymbolTable symbols = reader.symbols();
     encoder.reset(array, symbols);
+    if (digest) {
+      hasher.startRequest(symbols);
+    }
     return reader.read(array, offset, length, this);
   }
 
@@ -115,6 +128,9 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
       int slot = slotOrProblem(series);
       if (slot >= 0) {
         encoder.addSeries(slot, series, removeLabel);
+        if (digest) {
+          digest(slot, series);
+        }
         return true;
       }
       if (slot == OVER_LIMIT) {
@@ -125,8 +141,16 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
     int slot = unresolved(problem, series);
     if (slot >= 0) {
       encoder.addSeries(slot, series, false);
+      if (digest) {
+        digest(slot, series);
+      }
     }
     return slot != REJECT;
+  }
+
+  private void digest(int slot, V2SeriesView series) {
+    hasher.digest(series);
+    recordDigest(slot, series.array());
   }
 
   /**
