@@ -15,12 +15,14 @@ import java.util.Arrays;
  * metric names with.
  *
  * <p><b>PRW 1.0:</b> the series' leading run of {@code labels} fields (tags and lengths included)
- * is hashed as one byte range. The router's reader stops at the tenant label, so this walks the
- * rest of the labels by tag and length only (one or two bytes per label, never the label's bytes),
- * and stops at the first field that is not a label or not framed the usual way (a one-byte tag, a
- * length of at most two bytes inside the series): senders write all labels first, sorted, the same
- * bytes for the same series in every request. A label encoded another way (fields out of order)
- * still hashes the same every time it is sent the same way.
+ * is hashed as one byte range, which ends at the first field that is not a label or not framed the
+ * usual way (a one-byte tag, a length of at most two bytes inside the series): senders write all
+ * labels first, sorted, the same bytes for the same series in every request. A reader that walks
+ * labels ({@link WriteRequestReader#WriteRequestReader(java.util.List, boolean, boolean)}) finds
+ * that end in the pass that finds the tenant, going on past the tenant label by tag and length
+ * only; otherwise this walks the labels itself. Measured on the real payload, walking the labels a
+ * second time cost about as much as the rest of the digest. A label encoded another way (fields out
+ * of order) still hashes the same every time it is sent the same way.
  *
  * <pre>
  *  contentStart                                          labelsEnd
@@ -53,6 +55,7 @@ public final class LabelSetHasher {
   private long hash;
   private int nameOffset;
   private int nameLength;
+  private int labelsEnd;
 
   // PRW 2.0: symbol hashes of the current request, valid where stamps[ref] == stamp.
   private SymbolTable symbols;
@@ -66,30 +69,76 @@ public final class LabelSetHasher {
   }
 
   /**
-   * Index in the request array of the last series' metric name, or -1 when it has none (or not in
-   * the usual encoding).
+   * Index in the request array of the metric name last found by {@code findName}, or -1 when it has
+   * none (or an empty one, or one not in the usual encoding).
    */
   public int nameOffset() {
     return nameOffset;
   }
 
-  /** Length in bytes of the last series' metric name; 0 when it has none. */
+  /** Length in bytes of that metric name; 0 when there is none. */
   public int nameLength() {
     return nameLength;
   }
 
   /**
-   * Digests a PRW 1.0 series: {@link #hash()}, {@link #nameOffset()} and {@link #nameLength()}.
+   * Digests a PRW 1.0 series: {@link #hash()}. Uses the end of the labels that a reader walking
+   * labels found ({@link SeriesView#labelsEnd()}), else walks them itself.
    *
    * @param series borrowed; valid only during the reader's callback
    */
   public void digest(SeriesView series) {
     byte[] a = series.array();
     int start = series.contentStart();
-    int end = series.end();
-    int pos = start;
-    int name = -1;
-    int nameLen = 0;
+    int end = series.labelsEnd();
+    if (end == SeriesView.UNKNOWN) {
+      end = walkLabels(a, start, series.end());
+    }
+    hash = hash(a, start, end - start);
+    labelsEnd = end;
+  }
+
+  /**
+   * Finds the metric name of the PRW 1.0 series last given to {@link #digest(SeriesView)}: {@link
+   * #nameOffset()} and {@link #nameLength()}. Senders sort labels by name, so {@code __name__} is
+   * nearly always the first label: one compare.
+   *
+   * @param series borrowed; the series just digested, still in the reader's callback
+   */
+  public void findName(SeriesView series) {
+    byte[] a = series.array();
+    int pos = series.contentStart();
+    int end = labelsEnd;
+    while (pos + 1 < end) {
+      int len = a[pos + 1];
+      int body = pos + 2;
+      if (len < 0) {
+        len = (len & 0x7F) | (a[pos + 2] << 7);
+        body = pos + 3;
+      }
+      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes.
+      if (len > 12
+          && a[body] == LabelFields.NAME_TAG
+          && a[body + 1] == 8
+          && (long) LONG.get(a, body + 2) == NAME_WORD
+          && a[body + 10] == LabelFields.VALUE_TAG
+          && a[body + 11] == len - 12) {
+        nameOffset = body + 12;
+        nameLength = len - 12;
+        return;
+      }
+      pos = body + len;
+    }
+    nameOffset = -1;
+    nameLength = 0;
+  }
+
+  /**
+   * The end of the leading run of {@code labels} fields from {@code pos}: the first field that is
+   * not a label or not framed with a one-byte tag and a length of at most two bytes inside {@code
+   * [pos, end)}.
+   */
+  private static int walkLabels(byte[] a, int pos, int end) {
     while (pos + 1 < end && a[pos] == TimeSeriesFields.LABELS_TAG) {
       int len = a[pos + 1];
       int body = pos + 2;
@@ -103,22 +152,9 @@ public final class LabelSetHasher {
       if (len > end - body) {
         break;
       }
-      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes.
-      if (name < 0
-          && len >= 12
-          && a[body] == LabelFields.NAME_TAG
-          && a[body + 1] == 8
-          && (long) LONG.get(a, body + 2) == NAME_WORD
-          && a[body + 10] == LabelFields.VALUE_TAG
-          && a[body + 11] == len - 12) {
-        name = body + 12;
-        nameLen = len - 12;
-      }
       pos = body + len;
     }
-    hash = hash(a, start, pos - start);
-    nameOffset = name;
-    nameLength = nameLen;
+    return pos;
   }
 
   /**
@@ -136,8 +172,8 @@ public final class LabelSetHasher {
   }
 
   /**
-   * Digests a PRW 2.0 series of the request begun with {@link #startRequest}: its label refs, name
-   * and value alternating, each standing for its symbol's bytes.
+   * Digests a PRW 2.0 series of the request begun with {@link #startRequest}: {@link #hash()} of
+   * its label refs, name and value alternating, each standing for its symbol's bytes.
    *
    * @param series borrowed; valid only during the reader's callback
    */
@@ -149,6 +185,16 @@ public final class LabelSetHasher {
       h = Long.rotateLeft(h ^ symbolHash(refs[i]), 27) * P1 + P2;
     }
     hash = mix(h);
+  }
+
+  /**
+   * Finds the metric name of the PRW 2.0 series last given to {@link #digest(V2SeriesView)}.
+   *
+   * @param series borrowed; the series just digested, still in the reader's callback
+   */
+  public void findName(V2SeriesView series) {
+    int[] refs = series.labelRefs();
+    int n = series.labelRefCount();
     nameOffset = -1;
     nameLength = 0;
     SymbolTable s = symbols;
@@ -156,9 +202,12 @@ public final class LabelSetHasher {
     for (int i = 0; i + 1 < n; i += 2) {
       int ref = refs[i];
       if (s.length(ref) == 8 && (long) LONG.get(a, s.offset(ref)) == NAME_WORD) {
-        nameOffset = s.offset(refs[i + 1]);
-        nameLength = s.length(refs[i + 1]);
-        break;
+        int value = refs[i + 1];
+        if (s.length(value) > 0) {
+          nameOffset = s.offset(value);
+          nameLength = s.length(value);
+        }
+        return;
       }
     }
   }
@@ -180,41 +229,60 @@ public final class LabelSetHasher {
   }
 
   /**
-   * A 64-bit hash of {@code a[offset, offset + length)}: xxHash64's round on two lanes of 8-byte
-   * words read in place, the tail folded in, and MurmurHash3's finalizer. For telling label sets
-   * apart, not for adversaries: among a million distinct label sets, some two collide with
-   * probability about 3 × 10^-8.
+   * A 64-bit hash of {@code a[offset, offset + length)}: four lanes of 8-byte words read in place,
+   * each step {@code lane = (lane ^ word) * odd} (a bijection of the lane for a given word, so two
+   * inputs that differ in one word never meet again in that lane), lanes and the tail folded
+   * together and a xor-shift-multiply finalizer over the result. Four independent lanes keep the
+   * multiplier busy: measured, about twice as fast on label sets as xxHash64's round on two lanes.
+   * For telling label sets apart, not for adversaries.
    *
    * @param a borrowed
    */
   public static long hash(byte[] a, int offset, int length) {
-    long h1 = P1 + length;
-    long h2 = P2 - length;
+    long h1 = P1 ^ length;
+    long h2 = P2;
+    long h3 = P3;
+    long h4 = P1 + P2;
     int i = offset;
     int end = offset + length;
-    for (; i + 16 <= end; i += 16) {
-      h1 = Long.rotateLeft(h1 + (long) LONG.get(a, i) * P2, 31) * P1;
-      h2 = Long.rotateLeft(h2 + (long) LONG.get(a, i + 8) * P2, 31) * P1;
+    for (; i + 32 <= end; i += 32) {
+      h1 = (h1 ^ (long) LONG.get(a, i)) * P1;
+      h2 = (h2 ^ (long) LONG.get(a, i + 8)) * P2;
+      h3 = (h3 ^ (long) LONG.get(a, i + 16)) * P1;
+      h4 = (h4 ^ (long) LONG.get(a, i + 24)) * P2;
+    }
+    if (i + 16 <= end) {
+      h1 = (h1 ^ (long) LONG.get(a, i)) * P1;
+      h2 = (h2 ^ (long) LONG.get(a, i + 8)) * P2;
+      i += 16;
     }
     if (i + 8 <= end) {
-      h1 = Long.rotateLeft(h1 + (long) LONG.get(a, i) * P2, 31) * P1;
+      h3 = (h3 ^ (long) LONG.get(a, i)) * P1;
       i += 8;
     }
-    long tail = 0;
-    for (int shift = 0; i < end; i++, shift += 8) {
-      tail |= (a[i] & 0xFFL) << shift;
+    long tail;
+    int rest = end - i;
+    if (rest == 0) {
+      tail = 0;
+    } else if (length >= 8) {
+      // The last 8 bytes of the input, shifted so that only the rest's bytes remain.
+      tail = (long) LONG.get(a, end - 8) >>> (64 - 8 * rest);
+    } else {
+      tail = 0;
+      for (int shift = 0; i < end; i++, shift += 8) {
+        tail |= (a[i] & 0xFFL) << shift;
+      }
     }
-    h2 = Long.rotateLeft(h2 + tail * P2, 31) * P1;
-    return mix(Long.rotateLeft(h1, 1) + Long.rotateLeft(h2, 7) * P3);
+    h4 = (h4 ^ tail) * P2;
+    return mix(h1 + Long.rotateLeft(h2, 17) + Long.rotateLeft(h3, 31) + Long.rotateLeft(h4, 47));
   }
 
-  /** MurmurHash3's 64-bit finalizer. */
+  /**
+   * Spreads every input bit over the low bits too (consumers index tables with them): one round of
+   * a xor-shift-multiply finalizer, half of MurmurHash3's.
+   */
   private static long mix(long h) {
-    h ^= h >>> 33;
-    h *= 0xFF51AFD7ED558CCDL;
-    h ^= h >>> 33;
-    h *= 0xC4CEB9FE1A85EC53L;
-    h ^= h >>> 33;
-    return h;
+    h = (h ^ (h >>> 32)) * 0xFF51AFD7ED558CCDL;
+    return h ^ (h >>> 29);
   }
 }

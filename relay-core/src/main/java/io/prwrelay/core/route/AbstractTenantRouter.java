@@ -145,10 +145,23 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
     return slots.open(entry, openSlot());
   }
 
-  /** Records the series the {@link #hasher} just digested as one of {@code slot}. */
-  final void recordDigest(int slot, byte[] array) {
-    result.digests.add(slot, hasher.hash(), array, hasher.nameOffset(), hasher.nameLength());
+  /**
+   * Records the series the {@link #hasher} just digested as one of {@code slot}, with its metric
+   * name when {@link SeriesDigests#samplesName} says so (the name found then, by {@link
+   * #findName}).
+   */
+  final void recordDigest(int slot, AbstractSeriesView series) {
+    long hash = hasher.hash();
+    if (SeriesDigests.samplesName(hash)) {
+      findName(series);
+      result.digests.add(slot, hash, series.array(), hasher.nameOffset(), hasher.nameLength());
+    } else {
+      result.digests.add(slot, hash);
+    }
   }
+
+  /** Has the {@link #hasher} find the metric name of the series it just digested. */
+  abstract void findName(AbstractSeriesView series);
 
   /**
    * Applies {@link TenantRules#missing()} to a series without a valid tenant and counts it.

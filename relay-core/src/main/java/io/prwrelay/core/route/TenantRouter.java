@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.remotewrite.AbstractSeriesView;
 import io.prwrelay.core.remotewrite.Bytes;
 import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.remotewrite.RequestError;
@@ -56,7 +57,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    */
   public TenantRouter(TenantRules rules, boolean digestSeries) {
     super(rules, digestSeries);
-    this.reader = new WriteRequestReader(rules.labels(), rules.countSamples());
+    this.reader = new WriteRequestReader(rules.labels(), rules.countSamples(), digestSeries);
     this.withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
   }
 
@@ -148,7 +149,12 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   private void digest(int slot, SeriesView series) {
     hasher.digest(series);
-    recordDigest(slot, series.array());
+    recordDigest(slot, series);
+  }
+
+  @Override
+  void findName(AbstractSeriesView series) {
+    hasher.findName((SeriesView) series);
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2BatchEncoder;
+import io.prwrelay.core.remotewrite.AbstractSeriesView;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SymbolTable;
 import io.prwrelay.core.remotewrite.V2RequestReader;
@@ -150,7 +151,12 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
 
   private void digest(int slot, V2SeriesView series) {
     hasher.digest(series);
-    recordDigest(slot, series.array());
+    recordDigest(slot, series);
+  }
+
+  @Override
+  void findName(AbstractSeriesView series) {
+    hasher.findName((V2SeriesView) series);
   }
 
   /**

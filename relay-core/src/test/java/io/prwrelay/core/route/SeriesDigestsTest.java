@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.prwrelay.core.encode.V2BatchEncoder;
+import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.WriteRequest;
@@ -94,6 +95,9 @@ class SeriesDigestsTest {
     return r.build().toByteArray();
   }
 
+  /** {@link Digest#name()} of a series whose name was not sampled. */
+  private static final String NOT_SAMPLED = "(not sampled)";
+
   /** One digest as read back: tenant, label set hash and metric name (null for none). */
   private record Digest(String tenant, long hash, String name) {}
 
@@ -115,11 +119,13 @@ class SeriesDigestsTest {
                   d.hash(e),
                   name == SeriesDigests.NO_NAME
                       ? null
-                      : new String(
-                          d.nameBytes(),
-                          d.nameOffset(name),
-                          d.nameLength(name),
-                          StandardCharsets.UTF_8)));
+                      : name == SeriesDigests.NOT_SAMPLED
+                          ? NOT_SAMPLED
+                          : new String(
+                              d.nameBytes(),
+                              d.nameOffset(name),
+                              d.nameLength(name),
+                              StandardCharsets.UTF_8)));
           n++;
         }
         assertEquals(result.batches().get(slot).series(), n, "entries of " + tenant);
@@ -150,18 +156,42 @@ class SeriesDigestsTest {
             series(4, "__name__", "up", "service_id", "b", "job", "x"));
     Map<String, List<Digest>> v1 = byTenant(digests(new TenantRouter(RULES, true), v1(request)));
     assertEquals(List.of("a", "b"), List.copyOf(v1.keySet()));
-    assertEquals("up", v1.get("a").get(0).name());
-    assertNull(v1.get("a").get(1).name());
-    assertEquals("http_requests_total", v1.get("b").get(0).name());
-    assertEquals("up", v1.get("b").get(1).name());
+    assertName("up", v1.get("a").get(0));
+    assertName(null, v1.get("a").get(1));
+    assertName("http_requests_total", v1.get("b").get(0));
+    assertName("up", v1.get("b").get(1));
     for (V2BatchEncoder.Format format : V2BatchEncoder.Format.values()) {
       Map<String, List<Digest>> v2 =
           byTenant(digests(new V2TenantRouter(RULES, format, true), v2(request, new Random(1))));
       assertEquals(List.of("a", "b"), List.copyOf(v2.keySet()));
-      assertEquals("up", v2.get("a").get(0).name());
-      assertNull(v2.get("a").get(1).name());
-      assertEquals("http_requests_total", v2.get("b").get(0).name());
+      assertName("up", v2.get("a").get(0));
+      assertName(null, v2.get("a").get(1));
+      assertName("http_requests_total", v2.get("b").get(0));
     }
+  }
+
+  /**
+   * A digest carries {@code expected} (null: no name) when its series is one whose name is sampled,
+   * and says it was not sampled otherwise.
+   */
+  private static void assertName(String expected, Digest d) {
+    if (SeriesDigests.samplesName(d.hash())) {
+      assertEquals(expected, d.name());
+    } else {
+      assertEquals(NOT_SAMPLED, d.name());
+    }
+  }
+
+  @Test
+  void oneSeriesInEightHasItsNameSampled() {
+    List<Series> request = new ArrayList<>();
+    for (int i = 0; i < 8000; i++) {
+      request.add(series(i, "__name__", "m" + i % 3, "service_id", "a", "i", "" + i));
+    }
+    List<Digest> d = digests(new TenantRouter(RULES, true), v1(request));
+    long sampled = d.stream().filter(x -> !x.name().equals(NOT_SAMPLED)).count();
+    assertEquals(1000, sampled, 100);
+    d.forEach(x -> assertName(x.name().equals(NOT_SAMPLED) ? "?" : x.name(), x));
   }
 
   @Test
@@ -239,11 +269,48 @@ class SeriesDigestsTest {
     for (int i = 0; i < ordered.size(); i++) {
       Series s = ordered.get(i);
       Digest d = digests.get(i);
-      assertEquals(s.labels().get("__name__"), d.name());
+      assertName(s.labels().get("__name__"), d);
       Long before = hashes.putIfAbsent(s.labels(), d.hash());
       if (before != null) {
         assertEquals(before.longValue(), d.hash(), () -> "hash of " + s.labels());
       }
+    }
+  }
+
+  /** The bytes of a series' label fields as protobuf-java writes them: what a v1 digest hashes. */
+  private static byte[] labelFields(Series s) {
+    io.prwrelay.oracle.v1.TimeSeries.Builder t = io.prwrelay.oracle.v1.TimeSeries.newBuilder();
+    s.labels().forEach((n, v) -> t.addLabels(Label.newBuilder().setName(n).setValue(v)));
+    return t.build().toByteArray();
+  }
+
+  @Test
+  void aV1DigestHashesExactlyTheLabelFieldsWhereverTheTenantLabelIs() {
+    String longValue = "v".repeat(300); // a two-byte length: read by the reader's slow path
+    List<Series> request =
+        List.of(
+            series(1, "__name__", "up", "service_id", "a"),
+            series(2, "__name__", "up", "a_first", "x", "service_id", "a", "z_last", "y"),
+            series(3, "__name__", "up", "service_id", "a", "zz", longValue),
+            series(4, "__name__", "up", "a", longValue, "service_id", "a"),
+            series(5, "__name__", "up", "job", "no-tenant"),
+            series(6, "Upper", "sorts-first", "__name__", "up", "service_id", "a"));
+    List<Digest> digests = digests(new TenantRouter(RULES, true), v1(request));
+    List<Series> inSlotOrder =
+        List.of(
+            request.get(0),
+            request.get(1),
+            request.get(2),
+            request.get(3),
+            request.get(5),
+            request.get(4));
+    for (int i = 0; i < inSlotOrder.size(); i++) {
+      byte[] fields = labelFields(inSlotOrder.get(i));
+      assertEquals(
+          LabelSetHasher.hash(fields, 0, fields.length),
+          digests.get(i).hash(),
+          "series " + inSlotOrder.get(i).labels());
+      assertName("up", digests.get(i));
     }
   }
 
