@@ -184,6 +184,11 @@ public final class SeriesDigests {
     return names[entry];
   }
 
+  /** Distinct metric names recorded (indexes {@code 0 .. nameCount() - 1}). */
+  public int nameCount() {
+    return nameCount;
+  }
+
   /**
    * 64-bit hash of metric name {@code name} ({@link LabelSetHasher#hash} of its bytes): equal names
    * have equal hashes in every request.

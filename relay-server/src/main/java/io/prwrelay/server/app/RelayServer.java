@@ -17,6 +17,7 @@ import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.DownstreamClient;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.http.HttpIngress;
+import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.LaneLog;
 import io.prwrelay.server.lane.LaneObserver;
@@ -82,8 +83,13 @@ public final class RelayServer implements AutoCloseable {
       group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
       throw e;
     }
+    TenantInsight insight = TenantInsight.of(config.metrics().insight());
     if (store != null) {
       metrics.queues(store);
+      insight.queues(store);
+    }
+    if (insight.enabled()) {
+      metrics.activeSeries(insight::activeSeries);
     }
     DownstreamProtocol protocol = new DownstreamProtocol(config.downstream().protocol());
     metrics.downstreamProtocol(protocol);
@@ -94,7 +100,9 @@ public final class RelayServer implements AutoCloseable {
             client,
             ALLOCATOR,
             LaneObserver.all(
-                metrics, new LaneLog(config.log().failureInterval(), Ticker.systemTicker())),
+                metrics,
+                new LaneLog(config.log().failureInterval(), Ticker.systemTicker()),
+                insight),
             store == null
                 ? null
                 : new Lanes.Queues(
@@ -108,7 +116,7 @@ public final class RelayServer implements AutoCloseable {
         new DeliveryLedger(
             delivery.ledgerMaxEntries(), delivery.ledgerTtl().toNanos(), ticker::nanoTime);
     try {
-      this.ingress = HttpIngress.of(config, lanes, ledger, metrics, protocol);
+      this.ingress = HttpIngress.of(config, lanes, ledger, metrics, protocol, insight);
     } catch (IOException | RuntimeException e) {
       lanes.close();
       if (store != null) {

@@ -25,11 +25,14 @@ final class LoopResources implements AutoCloseable {
   final RequestGrant grant = new RequestGrant();
   final WriteRequestCounter counter;
 
-  LoopResources(TenantRules rules) {
+  /**
+   * @param digestSeries whether the routers digest every series for the tenant insight
+   */
+  LoopResources(TenantRules rules, boolean digestSeries) {
     this.counter = new WriteRequestCounter(rules.countSamples());
-    this.router = new TenantRouter(rules);
-    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2);
-    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1);
+    this.router = new TenantRouter(rules, digestSeries);
+    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, digestSeries);
+    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1, digestSeries);
   }
 
   @Override
