@@ -354,8 +354,8 @@ public final class ConfigKeys {
       key(
           "relay.insight.max-tenants",
           "1000",
-          "tenants the insight tracks, the most active by series kept each tenth of the window;"
-              + " about 25 KiB each at most");
+          "tenants the insight tracks (1 to 100,000), the most active by series kept each tenth of"
+              + " the window; at most about 33 KiB each");
 
   public static final ConfigKey LOG_FAILURE_INTERVAL =
       key(

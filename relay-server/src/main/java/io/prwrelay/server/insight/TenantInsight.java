@@ -127,7 +127,7 @@ public final class TenantInsight implements LaneObserver {
     List<TenantBatch> batches = result.batches();
     for (int slot = 0; slot < batches.size(); slot++) {
       TenantBatch b = batches.get(slot);
-      TenantWindow w = window(b.tenant(), b.series(), epoch);
+      TenantWindow w = window(b.tenant(), b.series());
       if (w != null) {
         w.record(epoch, digests, slot, b.series(), b.content().readableBytes());
       }
@@ -143,7 +143,7 @@ public final class TenantInsight implements LaneObserver {
       return;
     }
     long epoch = epoch();
-    TenantWindow w = window(tenant, series, epoch);
+    TenantWindow w = window(tenant, series);
     if (w != null) {
       w.record(epoch, null, 0, series, bytes);
     }
@@ -159,7 +159,7 @@ public final class TenantInsight implements LaneObserver {
   }
 
   /** The tracked window of {@code tenant}, tracking it while there is room; null otherwise. */
-  private TenantWindow window(String tenant, int series, long epoch) {
+  private TenantWindow window(String tenant, int series) {
     TenantWindow w = tracked.get(tenant);
     if (w != null) {
       return w;
@@ -167,7 +167,7 @@ public final class TenantInsight implements LaneObserver {
     if (tracked.size() < maxTenants) {
       synchronized (this) {
         if (tracked.size() < maxTenants) {
-          return tracked.computeIfAbsent(tenant, t -> new TenantWindow(epoch));
+          return tracked.computeIfAbsent(tenant, t -> new TenantWindow(nanoTime.getAsLong()));
         }
       }
     }
@@ -198,7 +198,7 @@ public final class TenantInsight implements LaneObserver {
     for (int i = 0; i < ranked.size(); i++) {
       String t = ranked.get(i).getKey();
       if (i < maxTenants) {
-        tracked.computeIfAbsent(t, x -> new TenantWindow(epoch + 1));
+        tracked.computeIfAbsent(t, x -> new TenantWindow(nanoTime.getAsLong()));
       } else {
         tracked.remove(t);
         errors.remove(t);
@@ -231,14 +231,11 @@ public final class TenantInsight implements LaneObserver {
     if (c != null && now - c.nanos() < SNAPSHOT_NANOS) {
       return c;
     }
-    long epoch = Math.floorDiv(now, bucketNanos);
-    double fraction = (double) (now - epoch * bucketNanos) / bucketNanos;
-    double bucketSeconds = bucketNanos / 1e9;
     List<TenantRow> rows = new ArrayList<>();
     QueueStore q = store;
     for (Map.Entry<String, TenantWindow> e : tracked.entrySet()) {
       String tenant = e.getKey();
-      TenantWindow.Snapshot s = e.getValue().snapshot(epoch, fraction, names, bucketSeconds);
+      TenantWindow.Snapshot s = e.getValue().snapshot(now, bucketNanos, names);
       TenantQueue queue = q == null ? null : q.find(tenant);
       OptionalLong oldest = queue == null ? OptionalLong.empty() : queue.oldestAppendMillis();
       rows.add(

@@ -78,17 +78,17 @@ final class TenantWindow {
   private final double[] history = new double[BUCKETS];
 
   private final long[] historyEpoch = new long[BUCKETS];
-  private final long firstEpoch;
+  private final long sinceNanos;
 
   /**
-   * @param epoch the bucket the tenant was first seen in
+   * @param sinceNanos when the tenant began to be tracked, on the buckets' clock
    */
-  TenantWindow(long epoch) {
+  TenantWindow(long sinceNanos) {
     for (int i = 0; i < BUCKETS; i++) {
       ring[i] = new Bucket();
       historyEpoch[i] = Long.MIN_VALUE;
     }
-    this.firstEpoch = epoch;
+    this.sinceNanos = sinceNanos;
   }
 
   /**
@@ -154,14 +154,13 @@ final class TenantWindow {
   }
 
   /**
-   * What the window holds at {@code epoch}.
+   * What the window holds at {@code nowNanos}.
    *
-   * @param epochFraction how far into bucket {@code epoch} the reading is, in [0, 1)
+   * @param bucketNanos length of a bucket
    * @param names resolves name hashes to names
-   * @param bucketSeconds length of a bucket
    */
-  synchronized Snapshot snapshot(
-      long epoch, double epochFraction, MetricNames names, double bucketSeconds) {
+  synchronized Snapshot snapshot(long nowNanos, long bucketNanos, MetricNames names) {
+    long epoch = Math.floorDiv(nowNanos, bucketNanos);
     Union u = new Union(LG_K);
     long series = 0;
     long bytes = 0;
@@ -187,10 +186,10 @@ final class TenantWindow {
         counts.merge(b.names.key(i), b.names.count(i), Long::sum);
       }
     }
-    // Seconds the window's buckets cover: whole buckets since the tenant was first seen, at most
-    // a window, and the part of the current one.
-    long wholeBuckets = Math.min(BUCKETS - 1, epoch - firstEpoch);
-    double seconds = (wholeBuckets + epochFraction) * bucketSeconds;
+    // Seconds the window's buckets cover: from the oldest bucket's start, or from when the tenant
+    // began to be tracked if later.
+    long start = Math.max((epoch - BUCKETS + 1) * bucketNanos, sinceNanos);
+    double seconds = (nowNanos - start) / 1e9;
     List<TopMetric> top = new ArrayList<>();
     long sampled = named + unnamed;
     if (sampled > 0) {

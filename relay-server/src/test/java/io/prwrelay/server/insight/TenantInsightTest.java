@@ -155,6 +155,16 @@ class TenantInsightTest {
   }
 
   @Test
+  void ratesAreAveragedOverTheTimeTheTenantWasTracked() {
+    TenantInsight insight = insight(10);
+    send(insight, distinct("t", "m", 1000, new Random(7)));
+    advance(10_000_000_000L);
+    TenantWindow.Snapshot w = row(insight, "t").window();
+    assertEquals(100, w.seriesPerSecond(), 0.5);
+    assertTrue(w.bytesPerSecond() > 100 * 30, "bytes of 100 series/s: " + w.bytesPerSecond());
+  }
+
+  @Test
   void topMetricsShowTheNameThatExplodes() {
     TenantInsight insight = insight(10);
     Random random = new Random(3);
