@@ -234,6 +234,8 @@ final class WriteProcessor {
             done.accept(Answer.of(400, error.message()));
             return;
           }
+          Batch whole = batches.get(batches.size() - 1);
+          insight.recordWhole(tenant, whole.counts().series(), whole.content().readableBytes());
         }
       } else {
         RouteResult result = null;
