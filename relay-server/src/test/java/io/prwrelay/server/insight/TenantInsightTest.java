@@ -14,20 +14,27 @@ import io.prwrelay.server.config.InsightConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.it.MiniJson;
 import io.prwrelay.server.lane.Lane;
+import io.prwrelay.server.queue.QueueLimits;
+import io.prwrelay.server.queue.QueueListener;
+import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.testkit.WriteRequestEncoder;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The tenant insight fed by a digesting router, as the relay feeds it, on a clock the test moves:
  * estimates against exact counts, a window that forgets, the bound on tenants, top metric names,
- * and the JSON and HTML it renders (tenant IDs with {@code '}, {@code (} and {@code *} escaped).
+ * the JSON and HTML it renders (tenant IDs with {@code '}, {@code (} and {@code *} escaped), and
+ * the queue figures in queue mode.
  */
 class TenantInsightTest {
   private static final Duration WINDOW = Duration.ofMinutes(10);
@@ -248,6 +255,42 @@ class TenantInsightTest {
     Map<String, Object> error = (Map<String, Object>) t.get("last_error");
     assertEquals(429.0, error.get("status"));
     assertEquals("downstream answered 429: rate \"limited\" <b>", error.get("message"));
+  }
+
+  @Test
+  void queueModeShowsEachTenantsQueuedBytesAndOldestAge(@TempDir Path dir) throws Exception {
+    TenantInsight insight = insight(10);
+    try (QueueStore store =
+        QueueStore.open(
+            dir,
+            new QueueLimits(
+                QueueLimits.DEFAULT_SEGMENT_BYTES, 1L << 30, Duration.ofHours(1), 1L << 31),
+            QueueListener.NONE)) {
+      insight.queues(store);
+      send(insight, distinct("queued", "m", 10, new Random(8)));
+      send(insight, distinct("empty", "m", 10, new Random(9)));
+      ByteBuf payload = Unpooled.wrappedBuffer(new byte[1000]);
+      try {
+        store.queue("queued").append(payload, 10, now.get() / 1_000_000).get(10, TimeUnit.SECONDS);
+      } finally {
+        payload.release();
+      }
+      advance(30_000_000_000L);
+      @SuppressWarnings("unchecked")
+      List<Map<String, Object>> tenants =
+          (List<Map<String, Object>>)
+              ((Map<String, Object>) MiniJson.parse(TenantsJson.render(insight))).get("tenants");
+      for (Map<String, Object> t : tenants) {
+        if (t.get("tenant").equals("queued")) {
+          assertTrue((Double) t.get("queue_bytes") >= 1000, t.toString());
+          assertEquals(30.0, (Double) t.get("queue_oldest_age_seconds"), 1.0);
+        } else {
+          assertEquals(0.0, t.get("queue_bytes"));
+          assertEquals(0.0, t.get("queue_oldest_age_seconds"));
+        }
+      }
+      assertTrue(TenantsPage.render(insight).contains("<th class=\"num\">Queue</th>"));
+    }
   }
 
   @Test
