@@ -48,6 +48,9 @@ public final class Interleaved {
     Map<String, Callable<Object>> rows = new LinkedHashMap<>();
     rows.put("RouteBenchmark.route", route::route);
     rows.put("RouteBenchmark.routeCountingSamples", route::routeCountingSamples);
+    rows.put("RouteBenchmark.routeDigesting", route::routeDigesting);
+    rows.put("RouteBenchmark.routeV2", route::routeV2);
+    rows.put("RouteBenchmark.routeV2Digesting", route::routeV2Digesting);
     rows.put("RouteBenchmark.scan", route::scan);
     rows.put("RouteBenchmark.scanCountingSamples", route::scanCountingSamples);
     rows.put("RouteBenchmark.copy", route::copy);
@@ -90,6 +93,13 @@ public final class Interleaved {
         "RouteBenchmark.routeCountingSamples",
         "RouteBenchmark.route",
         "routeCountingSamples / route");
+    ratio(
+        median, "RouteBenchmark.routeDigesting", "RouteBenchmark.route", "routeDigesting / route");
+    ratio(
+        median,
+        "RouteBenchmark.routeV2Digesting",
+        "RouteBenchmark.routeV2",
+        "routeV2Digesting / routeV2");
     ratio(median, "PipelineBenchmark.relay", "PipelineBenchmark.floor", "relay / floor");
   }
 

@@ -51,6 +51,8 @@ public class RouteBenchmark extends RelayBenchmark {
   private ByteBuf request;
   private TenantRouter router;
   private TenantRouter countingRouter;
+  private TenantRouter digestingRouter;
+  private V2TenantRouter v2DigestingRouter;
   private WriteRequestReader reader;
   private WriteRequestReader countingReader;
   private byte[] v2Bytes;
@@ -95,6 +97,8 @@ public class RouteBenchmark extends RelayBenchmark {
     TenantRules rules = TenantRules.builder().labels(tenantLabel).build();
     v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, MAX_OUTPUT_BYTES);
     v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1, MAX_OUTPUT_BYTES);
+    digestingRouter = new TenantRouter(rules, true);
+    v2DigestingRouter = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, MAX_OUTPUT_BYTES, true);
   }
 
   @TearDown(Level.Trial)
@@ -116,6 +120,23 @@ public class RouteBenchmark extends RelayBenchmark {
   @Benchmark
   public int routeCountingSamples() {
     return tenants(countingRouter.route(request, alloc));
+  }
+
+  /**
+   * {@code route} digesting every series for the tenant insight ({@code relay.insight.enabled}):
+   * each series' remaining labels walked by tag and length, the label set hashed in place, its
+   * metric name recorded. The difference to {@code route} is the route step's share of the
+   * insight's cost (the sketch updates are {@code PipelineBenchmark.relayWithInsight}'s).
+   */
+  @Benchmark
+  public int routeDigesting() {
+    return tenants(digestingRouter.route(request, alloc));
+  }
+
+  /** {@code routeV2} digesting every series, like {@code routeDigesting}. */
+  @Benchmark
+  public int routeV2Digesting() {
+    return tenants(v2DigestingRouter.route(v2Request, alloc));
   }
 
   /** The lazy scan alone (labels until the tenant, then the next series): the reader's share. */

@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The example alert rules in {@code docker/alerts.yml} are valid for Prometheus ({@code promtool
- * check rules}, skipped with a message where promtool is not installed; CI installs it with the
- * Debian {@code prometheus} package) and use only metrics the README documents.
+ * check rules}) and pass their unit tests ({@code promtool test rules docker/alerts.test.yml}),
+ * both skipped with a message where promtool is not installed; CI installs it with the Debian
+ * {@code prometheus} package) and use only metrics the README documents.
  */
 class AlertRulesTest {
   private static final Path RULES = Path.of("..", "docker", "alerts.yml");
@@ -28,6 +29,26 @@ class AlertRulesTest {
         promtool != null, "promtool is not on the PATH (Debian package prometheus): not checked");
     Process p =
         new ProcessBuilder(promtool, "check", "rules", RULES.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "promtool finished");
+    assertEquals(0, p.exitValue(), out);
+    assertTrue(out.contains("SUCCESS"), out);
+  }
+
+  /**
+   * The rules' unit tests ({@code docker/alerts.test.yml}: series that should and should not fire)
+   * pass under {@code promtool test rules}.
+   */
+  @Test
+  void promtoolUnitTestsOfTheRulesPass() throws Exception {
+    String promtool = onPath("promtool");
+    Assumptions.assumeTrue(
+        promtool != null, "promtool is not on the PATH (Debian package prometheus): not checked");
+    Process p =
+        new ProcessBuilder(
+                promtool, "test", "rules", RULES.resolveSibling("alerts.test.yml").toString())
             .redirectErrorStream(true)
             .start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

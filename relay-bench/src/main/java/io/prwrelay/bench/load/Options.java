@@ -29,6 +29,8 @@ import picocli.CommandLine.TypeConversionException;
  * @param sinkPort port of the sink on 127.0.0.1; 0 for any free port
  * @param retries how often a body answered 429 or 5xx is sent again, at most
  * @param badTenant the misbehaving tenant, if any
+ * @param explodingSeries series of {@value RequestPool#EXPLODING_TENANT} in every request, each
+ *     with a label value never sent before (a cardinality explosion); 0 for none
  * @param codecFloor time spent measuring the {@link CodecFloor} before the run; zero for none
  * @param profiler async-profiler to run in the spawned relay over the measured window, if any
  * @param sweepTenants tenant counts of a sweep ({@link TenantSweep}), one run each; empty for one
@@ -58,6 +60,7 @@ public record Options(
     int sinkPort,
     int retries,
     Optional<BadTenant> badTenant,
+    int explodingSeries,
     Duration codecFloor,
     Optional<RelayProfiler> profiler,
     List<Integer> sweepTenants,
@@ -198,6 +201,9 @@ public record Options(
 
     @Option(names = "--seed", paramLabel = "N", order = 8)
     long seed = 42;
+
+    @Option(names = "--exploding-tenant", paramLabel = "N", order = 9)
+    int explodingSeries = 0;
   }
 
   private static final class Sweep {
@@ -254,6 +260,11 @@ public record Options(
     range("--pool", q.poolSize, 1, 100_000);
     range("--sink-port", r.sinkPort == null ? 0 : r.sinkPort, 0, 65535);
     range("--retries", l.retries, 0, 1000);
+    range("--exploding-tenant", q.explodingSeries, 0, 10_000);
+    check(
+        q.explodingSeries == 0 || q.encoding == Encoding.SNAPPY,
+        "--exploding-tenant needs --encoding snappy: its label values are written into each"
+            + " request's snappy body");
     check(l.rate >= 0 && !Double.isInfinite(l.rate), "--rate must be 0 (max rate) or a rate > 0");
     check(!l.duration.isZero(), "--duration must be more than 0");
     check(l.timeout.toMillis() >= 1, "--timeout must be at least 1ms");
@@ -334,6 +345,7 @@ public record Options(
         r.sinkPort != null ? r.sinkPort : r.relayUrl == null ? 0 : EXTERNAL_SINK_PORT,
         l.retries,
         bad,
+        q.explodingSeries,
         l.codecFloor,
         r.profile == null
             ? Optional.empty()
@@ -420,6 +432,7 @@ public record Options(
         sinkPort,
         retries,
         badTenant,
+        explodingSeries,
         codecFloor,
         profiler,
         List.of(),
@@ -437,7 +450,7 @@ public record Options(
   public String describe() {
     return String.format(
         "%d connections, %s, %d series/request over %d tenants (%s), %d labels/series, %s,"
-            + " %d generated bodies%s%s",
+            + " %d generated bodies%s%s%s",
         connections,
         rate == 0
             ? "max rate"
@@ -449,6 +462,13 @@ public record Options(
         encoding.header(),
         poolSize,
         retries == 0 ? ", no retries" : ", up to " + retries + " retries on 429/5xx",
-        badTenant.map(b -> "; bad tenant: " + b.describe()).orElse(""));
+        badTenant.map(b -> "; bad tenant: " + b.describe()).orElse(""),
+        explodingSeries == 0
+            ? ""
+            : "; "
+                + RequestPool.EXPLODING_TENANT
+                + ": "
+                + explodingSeries
+                + " new series in every request");
   }
 }

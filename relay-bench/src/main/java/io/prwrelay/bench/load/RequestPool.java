@@ -44,6 +44,12 @@ import java.util.stream.Stream;
  *
  * A snappy block's copies count back from where they are written, so the elements of the rest stay
  * valid behind the literal. Zstd bodies are sent as generated (the same bytes again each round).
+ *
+ * <p>With an exploding tenant ({@code --exploding-tenant N}), a second literal after the nonce
+ * holds {@code N} series of {@value #EXPLODING_TENANT}, metric {@value #EXPLODING_METRIC}, whose
+ * {@code request_id} label is the request number in 16 hex digits: every request brings {@code N}
+ * series never sent before, as a crash-looping pod or a UUID label value does. They are written
+ * into the per-request prefix, so the rest is still shared.
  */
 public final class RequestPool implements AutoCloseable {
   private static final String[] METRICS = {
@@ -60,6 +66,12 @@ public final class RequestPool implements AutoCloseable {
     "instance", "job", "pod", "namespace", "cluster", "code", "method", "region", "le", "container"
   };
 
+  /** The tenant of {@code --exploding-tenant}. */
+  public static final String EXPLODING_TENANT = "tenant-exploding";
+
+  /** The metric name of every series of {@value #EXPLODING_TENANT}. */
+  public static final String EXPLODING_METRIC = "exploding_requests_total";
+
   /** {@code WriteRequest} field 15 (unused by PRW 1.0), length-delimited, eight bytes. */
   private static final byte[] NONCE_FIELD_HEAD = {(byte) (15 << 3 | 2), 8};
 
@@ -75,6 +87,7 @@ public final class RequestPool implements AutoCloseable {
     private final ByteBuf direct;
     private final ByteBuf content;
     private final byte[] prefix;
+    private final int[] requestIdAt;
     private final int uncompressedBytes;
     private final int series;
     private final boolean carriesBad;
@@ -86,7 +99,22 @@ public final class RequestPool implements AutoCloseable {
      * else the snappy elements that follow {@code prefix}, whose last eight bytes are the nonce.
      */
     Body(ByteBuf direct, byte[] prefix, int uncompressedBytes, int[] seriesPerTenant, boolean bad) {
+      this(direct, prefix, new int[0], uncompressedBytes, seriesPerTenant, bad);
+    }
+
+    /**
+     * @param requestIdAt where in {@code prefix} each exploding series' 16-digit {@code request_id}
+     *     value starts
+     */
+    Body(
+        ByteBuf direct,
+        byte[] prefix,
+        int[] requestIdAt,
+        int uncompressedBytes,
+        int[] seriesPerTenant,
+        boolean bad) {
       this.direct = direct;
+      this.requestIdAt = requestIdAt;
       this.content = Unpooled.unreleasableBuffer(direct);
       this.prefix = prefix;
       this.uncompressedBytes = uncompressedBytes;
@@ -112,10 +140,25 @@ public final class RequestPool implements AutoCloseable {
         return content.duplicate();
       }
       byte[] head = prefix.clone();
+      int nonceEnd = requestIdAt.length == 0 ? head.length : nonceEnd(head);
       for (int i = 0; i < Long.BYTES; i++) {
-        head[head.length - 1 - i] = (byte) (nonce >>> (8 * i));
+        head[nonceEnd - 1 - i] = (byte) (nonce >>> (8 * i));
+      }
+      for (int at : requestIdAt) {
+        for (int i = 0; i < 16; i++) {
+          head[at + i] = (byte) Character.forDigit((int) (nonce >>> (60 - 4 * i)) & 0xF, 16);
+        }
       }
       return Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(head), content.duplicate());
+    }
+
+    /** Index one past the nonce in a prefix: after the length varint and the nonce literal. */
+    private static int nonceEnd(byte[] head) {
+      int i = 0;
+      while (head[i] < 0) {
+        i++;
+      }
+      return i + 2 + NONCE_FIELD_BYTES;
     }
 
     public int compressedBytes() {
@@ -150,11 +193,14 @@ public final class RequestPool implements AutoCloseable {
   private final Body[] badBodies;
   private final double badShare;
   private final List<String> tenants;
+  private final int healthy;
   private final AtomicLong sequence = new AtomicLong();
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicInteger nextBad = new AtomicInteger();
 
-  private RequestPool(Body[] bodies, Body[] badBodies, double badShare, List<String> tenants) {
+  private RequestPool(
+      Body[] bodies, Body[] badBodies, double badShare, List<String> tenants, int healthy) {
+    this.healthy = healthy;
     this.bodies = bodies;
     this.badBodies = badBodies;
     this.badShare = badShare;
@@ -174,6 +220,9 @@ public final class RequestPool implements AutoCloseable {
     int badCount = share == 0 ? 0 : Math.max(1, (int) Math.ceil(options.poolSize() * share));
     if (badCount > 0) {
       tenants.add(BadTenant.TENANT);
+    }
+    if (options.explodingSeries() > 0) {
+      tenants.add(EXPLODING_TENANT);
     }
     Labels labels = new Labels(options.tenantLabel(), options.labels() - 2);
     WriteRequestEncoder encoder = new WriteRequestEncoder(options.seriesPerRequest() * 160);
@@ -199,7 +248,8 @@ public final class RequestPool implements AutoCloseable {
       }
       throw e;
     }
-    return new RequestPool(bodies, badBodies, share, Collections.unmodifiableList(tenants));
+    return new RequestPool(
+        bodies, badBodies, share, Collections.unmodifiableList(tenants), options.tenants());
   }
 
   /**
@@ -274,8 +324,14 @@ public final class RequestPool implements AutoCloseable {
     while (block.readByte() < 0) {
       // continuation bytes of the varint
     }
-    int total = NONCE_FIELD_BYTES + encoder.size();
-    ByteBuf prefix = Unpooled.buffer(16);
+    byte[] exploding = new byte[0];
+    List<Integer> requestIds = new ArrayList<>();
+    if (options.explodingSeries() > 0) {
+      exploding = explodingSeries(options, requestIds);
+      perTenant[tenants.indexOf(EXPLODING_TENANT)] = options.explodingSeries();
+    }
+    int total = NONCE_FIELD_BYTES + exploding.length + encoder.size();
+    ByteBuf prefix = Unpooled.buffer(32 + exploding.length);
     for (int v = total; ; v >>>= 7) {
       if ((v & ~0x7f) == 0) {
         prefix.writeByte(v);
@@ -284,9 +340,62 @@ public final class RequestPool implements AutoCloseable {
       prefix.writeByte(v & 0x7f | 0x80);
     }
     prefix.writeByte(NONCE_LITERAL_TAG).writeBytes(NONCE_FIELD_HEAD).writeLong(0);
+    int[] requestIdAt = new int[requestIds.size()];
+    if (exploding.length > 0) {
+      literalHead(prefix, exploding.length);
+      for (int i = 0; i < requestIdAt.length; i++) {
+        requestIdAt[i] = prefix.writerIndex() + requestIds.get(i);
+      }
+      prefix.writeBytes(exploding);
+    }
     ByteBuf elements = Unpooled.directBuffer(block.readableBytes()).writeBytes(block);
     block.release();
-    return new Body(elements, ByteBufUtil.getBytes(prefix), total, perTenant, bad);
+    return new Body(elements, ByteBufUtil.getBytes(prefix), requestIdAt, total, perTenant, bad);
+  }
+
+  /** The tag and length bytes of a snappy literal element of {@code length} bytes. */
+  private static void literalHead(ByteBuf out, int length) {
+    int n = length - 1;
+    if (n < 60) {
+      out.writeByte(n << 2);
+    } else if (n < 1 << 8) {
+      out.writeByte(60 << 2).writeByte(n);
+    } else if (n < 1 << 16) {
+      out.writeByte(61 << 2).writeShortLE(n);
+    } else {
+      out.writeByte(62 << 2).writeMediumLE(n);
+    }
+  }
+
+  /**
+   * The series of {@value #EXPLODING_TENANT} with a placeholder {@code request_id}: {@code
+   * requestIds} receives where each placeholder's 16 bytes start in the returned bytes.
+   */
+  private static byte[] explodingSeries(Options options, List<Integer> requestIds) {
+    String placeholder = "0".repeat(16);
+    WriteRequestEncoder e = new WriteRequestEncoder();
+    for (int i = 0; i < options.explodingSeries(); i++) {
+      java.util.TreeMap<String, String> labels = new java.util.TreeMap<>();
+      labels.put("__name__", EXPLODING_METRIC);
+      labels.put(options.tenantLabel(), EXPLODING_TENANT);
+      labels.put("request_id", placeholder);
+      labels.put("worker", String.format(java.util.Locale.ROOT, "w%05d", i));
+      e.beginSeries();
+      labels.forEach(e::label);
+      e.sample(i, 1_700_000_000_000L).endSeries();
+    }
+    byte[] bytes = e.toByteArray();
+    byte[] marker = placeholder.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    for (int at = 0; at <= bytes.length - marker.length; at++) {
+      if (java.util.Arrays.equals(bytes, at, at + marker.length, marker, 0, marker.length)) {
+        requestIds.add(at);
+        at += marker.length - 1;
+      }
+    }
+    if (requestIds.size() != options.explodingSeries()) {
+      throw new IllegalStateException("request_id placeholders: " + requestIds.size());
+    }
+    return bytes;
   }
 
   /** Which of {@code series} series belong to the bad tenant: a random set of the right size. */
@@ -347,8 +456,8 @@ public final class RequestPool implements AutoCloseable {
   }
 
   /**
-   * Tenant IDs, the bad tenant last when there is one; {@link Body#tenantIndexes()} index this
-   * list.
+   * Tenant IDs: the healthy ones, then the bad tenant and the exploding tenant when there are;
+   * {@link Body#tenantIndexes()} index this list.
    */
   public List<String> tenants() {
     return tenants;
@@ -356,7 +465,7 @@ public final class RequestPool implements AutoCloseable {
 
   /** Index of {@value BadTenant#TENANT} in {@link #tenants()}, or -1. */
   public int badTenantIndex() {
-    return badBodies.length == 0 ? -1 : tenants.size() - 1;
+    return badBodies.length == 0 ? -1 : healthy;
   }
 
   /**

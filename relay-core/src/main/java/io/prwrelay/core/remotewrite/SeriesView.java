@@ -13,10 +13,14 @@ package io.prwrelay.core.remotewrite;
  * </pre>
  */
 public final class SeriesView extends AbstractSeriesView {
+  /** {@link #labelsEnd()} when the reader did not find it. */
+  public static final int UNKNOWN = -1;
+
   int valueOffset;
   int valueLength;
   int labelStart;
   int labelEnd;
+  int labelsEnd;
 
   void reset(byte[] array, int index, int start, int contentStart, int end) {
     resetBounds(array, index, start, contentStart, end);
@@ -24,6 +28,7 @@ public final class SeriesView extends AbstractSeriesView {
     this.valueLength = 0;
     this.labelStart = 0;
     this.labelEnd = 0;
+    this.labelsEnd = UNKNOWN;
   }
 
   @Override
@@ -44,5 +49,14 @@ public final class SeriesView extends AbstractSeriesView {
   /** Index one past the matched tenant {@code Label} field. */
   public int labelEnd() {
     return labelEnd;
+  }
+
+  /**
+   * Index of the first field after the series' leading run of {@code labels} fields (the end of the
+   * series when it holds only labels), or {@link #UNKNOWN}: found only by a reader that walks
+   * labels, and only when its fast scan read that far.
+   */
+  public int labelsEnd() {
+    return labelsEnd;
   }
 }

@@ -50,6 +50,7 @@ public final class WriteRequestReader {
 
   private final byte[][] tenantLabels;
   private final boolean counting;
+  private final boolean walkLabels;
   private final SeriesView series = new SeriesView();
   // The stream of the request being read, once a field needed it; null between reads.
   private CodedInputStream stream;
@@ -75,6 +76,17 @@ public final class WriteRequestReader {
    *     counts stay 0 and a series is left at its highest-priority tenant label
    */
   public WriteRequestReader(List<String> tenantLabels, boolean countSamples) {
+    this(tenantLabels, countSamples, false);
+  }
+
+  /**
+   * @param tenantLabels label names in priority order, as above
+   * @param countSamples whether to count each series' samples, exemplars and histograms, as above
+   * @param walkLabels whether to go on past the tenant label to the end of the series' leading run
+   *     of labels, by tag and length only, and report where it ends ({@link
+   *     SeriesView#labelsEnd()}): what a {@link LabelSetHasher} needs, found in the same pass
+   */
+  public WriteRequestReader(List<String> tenantLabels, boolean countSamples, boolean walkLabels) {
     if (tenantLabels.isEmpty()) {
       throw new IllegalArgumentException("at least one tenant label is required");
     }
@@ -83,6 +95,7 @@ public final class WriteRequestReader {
       this.tenantLabels[i] = tenantLabels.get(i).getBytes(StandardCharsets.UTF_8);
     }
     this.counting = countSamples;
+    this.walkLabels = walkLabels;
   }
 
   /**
@@ -313,6 +326,7 @@ public final class WriteRequestReader {
     int samples = 0;
     int exemplars = 0;
     int histograms = 0;
+    int labelsEnd = SeriesView.UNKNOWN;
     while (pos + 1 < end) {
       int tag = a[pos];
       int length = a[pos + 1];
@@ -334,7 +348,7 @@ public final class WriteRequestReader {
             break;
           }
           best = matchLabel(a, best, s, pos, body + length);
-          if (best == 0 && !counting) {
+          if (best == 0 && !counting && !walkLabels) {
             // The tenant is decided and the label to drop (if any) is known: the rest of the
             // series is forwarded as received.
             pos = end;
@@ -342,7 +356,17 @@ public final class WriteRequestReader {
           }
         }
         labelIndex++;
-      } else if (tag == TimeSeriesFields.SAMPLES_TAG) {
+        pos = body + length;
+        continue;
+      }
+      if (labelsEnd == SeriesView.UNKNOWN) {
+        labelsEnd = pos;
+        if (best == 0 && !counting) {
+          pos = end;
+          break;
+        }
+      }
+      if (tag == TimeSeriesFields.SAMPLES_TAG) {
         samples++;
       } else if (tag == TimeSeriesFields.HISTOGRAMS_TAG) {
         histograms++;
@@ -358,6 +382,10 @@ public final class WriteRequestReader {
       s.exemplars += exemplars;
       s.histograms += histograms;
     }
+    if (labelsEnd == SeriesView.UNKNOWN && pos == end && walkLabels) {
+      labelsEnd = end; // labels only, or labels up to a last field that ends the series
+    }
+    s.labelsEnd = labelsEnd;
     fastBest = best;
     return pos;
   }

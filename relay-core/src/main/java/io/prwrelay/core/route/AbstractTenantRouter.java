@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.AbstractSeriesView;
+import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.wire.HeapBuffers;
 import java.util.List;
@@ -29,14 +30,20 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
   final TenantSlots slots;
   final RouteResult result = new RouteResult();
   final boolean removeLabel;
+
+  /** Whether each routed series is recorded in {@link RouteResult#digests()}. */
+  final boolean digest;
+
+  final LabelSetHasher hasher = new LabelSetHasher();
   private final int maxTenants;
   private final TenantRules.MissingPolicy missing;
   private final String[] labelNames;
   private RequestError rejection;
   private int requestOffset;
 
-  AbstractTenantRouter(TenantRules rules) {
+  AbstractTenantRouter(TenantRules rules, boolean digest) {
     this.rules = rules;
+    this.digest = digest;
     this.slots = new TenantSlots(rules);
     this.removeLabel = rules.removeLabel();
     this.maxTenants = rules.maxTenantsPerRequest();
@@ -138,6 +145,24 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
     }
     return slots.open(entry, openSlot());
   }
+
+  /**
+   * Records the series the {@link #hasher} just digested as one of {@code slot}, with its metric
+   * name when {@link SeriesDigests#samplesName} says so (the name found then, by {@link
+   * #findName}).
+   */
+  final void recordDigest(int slot, AbstractSeriesView series) {
+    long hash = hasher.hash();
+    if (SeriesDigests.samplesName(hash)) {
+      findName(series);
+      result.digests.add(slot, hash, series.array(), hasher.nameOffset(), hasher.nameLength());
+    } else {
+      result.digests.add(slot, hash);
+    }
+  }
+
+  /** Has the {@link #hasher} find the metric name of the series it just digested. */
+  abstract void findName(AbstractSeriesView series);
 
   /**
    * Applies {@link TenantRules#missing()} to a series without a valid tenant and counts it.

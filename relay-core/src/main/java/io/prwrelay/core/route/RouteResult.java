@@ -22,6 +22,7 @@ public final class RouteResult {
   private final List<TenantBatch> view = Collections.unmodifiableList(batches);
   final int[] defaulted = new int[TenantProblem.values().length];
   final int[] dropped = new int[TenantProblem.values().length];
+  final SeriesDigests digests = new SeriesDigests();
   RequestError error;
   int seriesIn;
   int metadataIn;
@@ -37,6 +38,14 @@ public final class RouteResult {
   /** One batch per tenant, in order of each tenant's first series in the request. */
   public List<TenantBatch> batches() {
     return view;
+  }
+
+  /**
+   * Label set hash and metric name of every routed series, by batch slot (the index of its batch in
+   * {@link #batches()}); empty unless the router digests series.
+   */
+  public SeriesDigests digests() {
+    return digests;
   }
 
   /** Series read from the request. */
@@ -84,6 +93,7 @@ public final class RouteResult {
     BatchEncoder.releaseAll(batches);
     Arrays.fill(defaulted, 0);
     Arrays.fill(dropped, 0);
+    digests.clear();
     error = null;
     seriesIn = 0;
     metadataIn = 0;

@@ -4,7 +4,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.remotewrite.AbstractSeriesView;
 import io.prwrelay.core.remotewrite.Bytes;
+import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
@@ -45,8 +47,17 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   private int lastValueLength;
 
   public TenantRouter(TenantRules rules) {
-    super(rules);
-    this.reader = new WriteRequestReader(rules.labels(), rules.countSamples());
+    this(rules, false);
+  }
+
+  /**
+   * @param digestSeries whether to record each routed series' label set hash and metric name in
+   *     {@link RouteResult#digests()} (every label of every series is then walked by tag and
+   *     length, and hashed: {@link LabelSetHasher})
+   */
+  public TenantRouter(TenantRules rules, boolean digestSeries) {
+    super(rules, digestSeries);
+    this.reader = new WriteRequestReader(rules.labels(), rules.countSamples(), digestSeries);
     this.withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
   }
 
@@ -106,6 +117,9 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       // Series of one target arrive together: the previous series' value is the likeliest match.
       if (lastSlot >= 0 && Bytes.equalsAt(a, at, length, a, lastValueOffset, lastValueLength)) {
         encoder.addSeries(lastSlot, series, removeLabel);
+        if (digest) {
+          digest(lastSlot, series);
+        }
         return true;
       }
       int resolved = slots.resolve(a, at, length);
@@ -118,6 +132,9 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
         lastValueOffset = at;
         lastValueLength = length;
         encoder.addSeries(slot, series, removeLabel);
+        if (digest) {
+          digest(slot, series);
+        }
         return true;
       }
       problem = TenantTable.problemOf(resolved);
@@ -125,8 +142,21 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
     int slot = unresolved(problem, series);
     if (slot >= 0) {
       encoder.addSeries(slot, series, false);
+      if (digest) {
+        digest(slot, series);
+      }
     }
     return slot != REJECT;
+  }
+
+  private void digest(int slot, SeriesView series) {
+    hasher.digest(series);
+    recordDigest(slot, series);
+  }
+
+  @Override
+  void findName(AbstractSeriesView series) {
+    hasher.findName((SeriesView) series);
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2BatchEncoder;
+import io.prwrelay.core.remotewrite.AbstractSeriesView;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SymbolTable;
 import io.prwrelay.core.remotewrite.V2RequestReader;
@@ -62,7 +63,20 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
    *     relay.server.max-decompressed-bytes}, at most {@code Integer.MAX_VALUE - 8})
    */
   public V2TenantRouter(TenantRules rules, V2BatchEncoder.Format format, int maxOutputBytes) {
-    super(rules);
+    this(rules, format, maxOutputBytes, false);
+  }
+
+  /**
+   * @param rules how tenants are found
+   * @param format the protocol of the batches the router writes
+   * @param maxOutputBytes most bytes the batches of one request may take together ({@code
+   *     relay.server.max-decompressed-bytes}, at most {@code Integer.MAX_VALUE - 8})
+   * @param digestSeries whether to record each routed series' label set hash and metric name in
+   *     {@link RouteResult#digests()} ({@link io.prwrelay.core.remotewrite.LabelSetHasher})
+   */
+  public V2TenantRouter(
+      TenantRules rules, V2BatchEncoder.Format format, int maxOutputBytes, boolean digestSeries) {
+    super(rules, digestSeries);
     this.format = format;
     this.maxOutputBytes = maxOutputBytes;
     this.reader = new V2RequestReader(rules.labels());
@@ -101,6 +115,9 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   RequestError read(byte[] array, int offset, int length) {
     SymbolTable symbols = reader.symbols();
     encoder.reset(array, symbols);
+    if (digest) {
+      hasher.startRequest(symbols);
+    }
     return reader.read(array, offset, length, this);
   }
 
@@ -125,6 +142,9 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
       int slot = slotOrProblem(series);
       if (slot >= 0) {
         encoder.addSeries(slot, series, removeLabel);
+        if (digest) {
+          digest(slot, series);
+        }
         return true;
       }
       if (slot == OVER_LIMIT) {
@@ -135,8 +155,21 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
     int slot = unresolved(problem, series);
     if (slot >= 0) {
       encoder.addSeries(slot, series, false);
+      if (digest) {
+        digest(slot, series);
+      }
     }
     return slot != REJECT;
+  }
+
+  private void digest(int slot, V2SeriesView series) {
+    hasher.digest(series);
+    recordDigest(slot, series);
+  }
+
+  @Override
+  void findName(AbstractSeriesView series) {
+    hasher.findName((V2SeriesView) series);
   }
 
   /**

@@ -20,6 +20,7 @@ import io.prwrelay.server.downstream.DownstreamCheck;
 import io.prwrelay.server.downstream.DownstreamClient;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.http.HttpIngress;
+import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.LaneLog;
 import io.prwrelay.server.lane.LaneObserver;
@@ -98,8 +99,13 @@ public final class RelayServer implements AutoCloseable {
       group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
       throw e;
     }
+    TenantInsight insight = TenantInsight.of(config.metrics().insight());
     if (store != null) {
       metrics.queues(store);
+      insight.queues(store);
+    }
+    if (insight.enabled()) {
+      metrics.activeSeries(insight::activeSeries);
     }
     DownstreamProtocol protocol = new DownstreamProtocol(config.downstream().protocol());
     metrics.downstreamProtocol(protocol);
@@ -110,7 +116,7 @@ public final class RelayServer implements AutoCloseable {
             LaneSettings.of(config),
             client,
             ALLOCATOR,
-            LaneObserver.all(metrics, laneLog),
+            LaneObserver.all(metrics, laneLog, insight),
             store == null
                 ? null
                 : new Lanes.Queues(
@@ -127,7 +133,7 @@ public final class RelayServer implements AutoCloseable {
             ticker::nanoTime,
             delivery.throttled());
     try {
-      this.ingress = HttpIngress.of(config, lanes, ledger, metrics, protocol);
+      this.ingress = HttpIngress.of(config, lanes, ledger, metrics, protocol, insight);
     } catch (IOException | RuntimeException e) {
       lanes.close();
       if (store != null) {

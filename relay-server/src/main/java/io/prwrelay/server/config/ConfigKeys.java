@@ -357,6 +357,26 @@ public final class ConfigKeys {
           "count the samples of PRW 1.0 requests per tenant (relay_tenant_samples_*_total); costs"
               + " reading every field of every series instead of stopping at the tenant label");
 
+  public static final ConfigKey INSIGHT_ENABLED =
+      key(
+          "relay.insight.enabled",
+          "true",
+          "tenant insight: per-tenant active series (estimated), series/s, bytes/s and top metric"
+              + " names over the window, served by GET /tenants and /api/v1/tenants and as"
+              + " relay_tenant_active_series_estimate; costs hashing every series' labels");
+  public static final ConfigKey INSIGHT_WINDOW =
+      key(
+          "relay.insight.window",
+          "10m",
+          "sliding window of the tenant insight (10 buckets of a tenth of it): a series not sent"
+              + " for this long stops counting as active");
+  public static final ConfigKey INSIGHT_MAX_TENANTS =
+      key(
+          "relay.insight.max-tenants",
+          "1000",
+          "tenants the insight tracks (1 to 100,000), the most active by series kept each tenth of"
+              + " the window; at most about 33 KiB each");
+
   public static final ConfigKey LOG_FAILURE_INTERVAL =
       key(
           "relay.log.failure-interval",
@@ -446,6 +466,9 @@ public final class ConfigKeys {
           METADATA_MAX_BROADCAST_BYTES,
           METRICS_MAX_TENANTS,
           METRICS_COUNT_SAMPLES,
+          INSIGHT_ENABLED,
+          INSIGHT_WINDOW,
+          INSIGHT_MAX_TENANTS,
           LOG_FAILURE_INTERVAL,
           LOG_LEVEL);
 }

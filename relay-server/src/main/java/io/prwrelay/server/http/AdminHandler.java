@@ -4,13 +4,16 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
+import io.prwrelay.server.insight.TenantInsight;
+import io.prwrelay.server.insight.TenantsJson;
+import io.prwrelay.server.insight.TenantsPage;
 import io.prwrelay.server.metrics.RelayMetrics;
 
 /**
  * Answers every request that is not a remote write: the {@link AdminEndpoint}s (metrics, health,
- * readiness) for GET and HEAD, 405 with {@code Allow} for a known path and the wrong method, 404
- * for any other path. Encodes those responses and counts each in {@code relay_http_requests_total}.
- * None of these answers closes the connection by itself.
+ * readiness, tenant insight) for GET and HEAD, 405 with {@code Allow} for a known path and the
+ * wrong method, 404 for any other path. Encodes those responses and counts each in {@code
+ * relay_http_requests_total}. None of these answers closes the connection by itself.
  */
 final class AdminHandler {
   /** {@code endpoint} label of a write path asked with the wrong method. */
@@ -23,10 +26,12 @@ final class AdminHandler {
 
   private final RelayMetrics metrics;
   private final ServerState state;
+  private final TenantInsight insight;
 
-  AdminHandler(RelayMetrics metrics, ServerState state) {
+  AdminHandler(RelayMetrics metrics, ServerState state, TenantInsight insight) {
     this.metrics = metrics;
     this.state = state;
+    this.insight = insight;
   }
 
   /**
@@ -49,8 +54,11 @@ final class AdminHandler {
     } else if (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)) {
       tag = endpoint.tag();
       r = answer(endpoint).toResponse();
-      if (endpoint == AdminEndpoint.METRICS && r.status().code() == 200) {
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, PROMETHEUS_TEXT);
+      if (r.status().code() == 200) {
+        String type = contentType(endpoint);
+        if (type != null) {
+          r.headers().set(HttpHeaderNames.CONTENT_TYPE, type);
+        }
       }
     } else {
       tag = endpoint.tag();
@@ -69,6 +77,23 @@ final class AdminHandler {
       case HEALTHY -> Answer.of(200, "OK");
       case READY ->
           state.ready() ? Answer.of(200, "ready") : Answer.of(503, "not ready: " + state.reason());
+      case TENANTS -> insight.enabled() ? Answer.of(200, TenantsPage.render(insight)) : disabled();
+      case TENANTS_API ->
+          insight.enabled() ? Answer.of(200, TenantsJson.render(insight)) : disabled();
+    };
+  }
+
+  private static Answer disabled() {
+    return Answer.of(404, "the tenant insight is off (relay.insight.enabled=false)");
+  }
+
+  /** The content type of a 200 from {@code endpoint} other than plain text, or {@code null}. */
+  private static String contentType(AdminEndpoint endpoint) {
+    return switch (endpoint) {
+      case METRICS -> PROMETHEUS_TEXT;
+      case TENANTS -> "text/html; charset=utf-8";
+      case TENANTS_API -> "application/json";
+      default -> null;
     };
   }
 

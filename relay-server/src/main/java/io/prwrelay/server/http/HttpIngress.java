@@ -11,6 +11,7 @@ import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
+import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
@@ -49,6 +50,7 @@ public final class HttpIngress {
    * @param ledger remembers tenants delivered by requests the sender will retry
    * @param timeout deadline of one sender request in the lanes
    * @param protocol the Remote Write version PRW 2.0 input is sent downstream in (the lanes' own)
+   * @param insight counts every routed request per tenant and answers {@code /tenants}
    * @throws IOException naming the key of a TLS or token file that cannot be read or used
    */
   public HttpIngress(
@@ -58,7 +60,8 @@ public final class HttpIngress {
       DeliveryLedger ledger,
       Duration timeout,
       RelayMetrics metrics,
-      DownstreamProtocol protocol)
+      DownstreamProtocol protocol,
+      TenantInsight insight)
       throws IOException {
     this.server = server;
     this.check = new WriteRequestCheck(server.maxRequestBytes(), tenants.trustedHeader());
@@ -71,8 +74,9 @@ public final class HttpIngress {
             ledger,
             timeout,
             metrics,
-            protocol);
-    this.admin = new AdminHandler(metrics, state);
+            protocol,
+            insight);
+    this.admin = new AdminHandler(metrics, state, insight);
     this.metrics = metrics;
     long maxDirect = PlatformDependent.maxDirectMemory();
     long maxHeap = Runtime.getRuntime().maxMemory();
@@ -102,6 +106,24 @@ public final class HttpIngress {
       RelayMetrics metrics,
       DownstreamProtocol protocol)
       throws IOException {
+    return of(
+        config, lanes, ledger, metrics, protocol, TenantInsight.of(config.metrics().insight()));
+  }
+
+  /**
+   * {@link #of(RelayConfig, Lanes, DeliveryLedger, RelayMetrics, DownstreamProtocol)} with the
+   * tenant insight the relay also tells about lanes and queues.
+   *
+   * @throws IOException naming the key of a TLS or token file that cannot be read or used
+   */
+  public static HttpIngress of(
+      RelayConfig config,
+      Lanes lanes,
+      DeliveryLedger ledger,
+      RelayMetrics metrics,
+      DownstreamProtocol protocol,
+      TenantInsight insight)
+      throws IOException {
     return new HttpIngress(
         config.server(),
         config.tenant(),
@@ -109,7 +131,8 @@ public final class HttpIngress {
         ledger,
         config.downstream().timeout(),
         metrics,
-        protocol);
+        protocol,
+        insight);
   }
 
   /** Sets up the pipeline of one accepted connection. */

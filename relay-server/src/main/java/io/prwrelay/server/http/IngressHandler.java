@@ -252,9 +252,10 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     if (WriteRequestCheck.WRITE_PATHS.contains(path) && req.method().equals(HttpMethod.POST)) {
       startWrite(ctx, req);
     } else if (auth.protectsMetrics()
-        && path.equals(AdminEndpoint.METRICS.path())
+        && AdminEndpoint.at(path) != null
+        && AdminEndpoint.at(path).protectedLikeMetrics()
         && auth.authenticate(req.headers()) == null) {
-      metrics.otherRequest(AdminEndpoint.METRICS.tag(), 401);
+      metrics.otherRequest(AdminEndpoint.at(path).tag(), 401);
       write(ctx, req, auth.unauthorized(), true);
     } else {
       continueIfExpected(ctx, req);

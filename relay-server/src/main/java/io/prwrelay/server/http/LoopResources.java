@@ -29,12 +29,18 @@ final class LoopResources implements AutoCloseable {
   final WriteRequestCounter counter;
   final int maxOutputBytes;
 
-  LoopResources(TenantRules rules, int maxOutputBytes) {
+  /**
+   * @param maxOutputBytes most bytes what the PRW 2.0 routers build of one request may take
+   * @param digestSeries whether the routers digest every series for the tenant insight
+   */
+  LoopResources(TenantRules rules, int maxOutputBytes, boolean digestSeries) {
     this.counter = new WriteRequestCounter(rules.countSamples());
     this.maxOutputBytes = maxOutputBytes;
-    this.router = new TenantRouter(rules);
-    this.v2Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes);
-    this.v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes);
+    this.router = new TenantRouter(rules, digestSeries);
+    this.v2Router =
+        new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries);
+    this.v2ToV1Router =
+        new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries);
   }
 
   @Override

@@ -17,6 +17,7 @@ import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Fragment;
 import io.prwrelay.server.lane.FragmentOutcome;
@@ -58,6 +59,7 @@ final class WriteProcessor {
   private final long timeoutNanos;
   private final RelayMetrics metrics;
   private final DownstreamProtocol protocol;
+  private final TenantInsight insight;
   private final FastThreadLocal<LoopResources> resources;
   private final ThrottledDropLog throttledLog;
 
@@ -69,6 +71,7 @@ final class WriteProcessor {
    *     400
    * @param timeout deadline of a sender request in the lanes, from its start
    * @param protocol the Remote Write version PRW 2.0 input is sent downstream in
+   * @param insight told every routed request (the routers digest series when it is enabled)
    */
   WriteProcessor(
       int maxDecompressedBytes,
@@ -78,8 +81,10 @@ final class WriteProcessor {
       DeliveryLedger ledger,
       Duration timeout,
       RelayMetrics metrics,
-      DownstreamProtocol protocol) {
+      DownstreamProtocol protocol,
+      TenantInsight insight) {
     this.protocol = protocol;
+    this.insight = insight;
     this.maxDecompressedBytes = maxDecompressedBytes;
     this.maxDecompressionRatio = maxDecompressionRatio;
     this.tenants = tenants;
@@ -89,11 +94,12 @@ final class WriteProcessor {
     this.metrics = metrics;
     this.throttledLog = new ThrottledDropLog(metrics);
     TenantRules rules = tenants.rules();
+    boolean digest = insight.enabled();
     this.resources =
         new FastThreadLocal<>() {
           @Override
           protected LoopResources initialValue() {
-            return new LoopResources(rules, maxDecompressedBytes);
+            return new LoopResources(rules, maxDecompressedBytes, digest);
           }
 
           @Override
@@ -223,6 +229,7 @@ final class WriteProcessor {
             return;
           }
           batches.add(new Batch(tenant, Protocol.V1, decoded, res.counter.counts()));
+          insight.recordWhole(tenant, res.counter.counts().series(), decoded.readableBytes());
         } else {
           RequestError error = wholeV2(res, alloc, tenant, decoded, batches);
           if (error != null) {
@@ -231,6 +238,8 @@ final class WriteProcessor {
             done.accept(Answer.of(400, error.message()));
             return;
           }
+          Batch whole = batches.get(batches.size() - 1);
+          insight.recordWhole(tenant, whole.counts().series(), whole.content().readableBytes());
         }
       } else {
         RouteResult result = null;
@@ -249,6 +258,7 @@ final class WriteProcessor {
             return;
           }
           metrics.routed(result);
+          insight.record(result);
           for (TenantBatch b : result.batches()) {
             batches.add(new Batch(b.tenant(), output, b.takeContent(), b.counts()));
           }

@@ -40,6 +40,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The relay's metrics, all named {@code relay_*}, served by {@code GET /metrics} in the Prometheus
@@ -93,6 +94,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   private final Counter ledgerSkipped;
   private final Counter tailCutBytes;
   private volatile QueueStore store;
+  private volatile ToDoubleFunction<String> activeSeries;
   private final Timer downstreamLatency;
   private final Counter receivedBytes;
   private final TenantLabelWatch tenantLabels = new TenantLabelWatch();
@@ -393,6 +395,15 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     ledgerSkipped.increment(counts.series());
   }
 
+  /**
+   * The tenant insight's active series estimate per tenant, reported as {@code
+   * relay_tenant_active_series_estimate} for every tenant with meters of its own (NaN for one the
+   * insight does not track). Set before the first request: tenants admitted earlier lack it.
+   */
+  public void activeSeries(ToDoubleFunction<String> estimate) {
+    this.activeSeries = estimate;
+  }
+
   /** The on-disk queues of queue mode, whose sizes the {@code relay_queue_*} gauges report. */
   public void queues(QueueStore store) {
     this.store = store;
@@ -667,6 +678,17 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
                 .baseUnit("seconds")
                 .description("age of the tenant's oldest queued batch (queue mode)")
                 .register(registry));
+        ToDoubleFunction<String> estimate = activeSeries;
+        if (estimate != null) {
+          all.add(
+              Gauge.builder(
+                      "relay.tenant.active.series.estimate", estimate, e -> e.applyAsDouble(tenant))
+                  .tag("tenant", tenant)
+                  .description(
+                      "distinct series routed to the tenant within relay.insight.window,"
+                          + " estimated (HLL, about 1.6 % error)")
+                  .register(registry));
+        }
       }
     }
 

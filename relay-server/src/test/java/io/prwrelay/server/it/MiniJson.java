@@ -10,7 +10,7 @@ import java.util.Map;
  * Objects become {@link LinkedHashMap}s, arrays {@link ArrayList}s, strings {@link String}s,
  * numbers {@link Double}s, and {@code true}/{@code false}/{@code null} their Java counterparts.
  */
-final class MiniJson {
+public final class MiniJson {
   private final String text;
   private int pos;
 
@@ -23,7 +23,7 @@ final class MiniJson {
    *
    * @throws IllegalArgumentException when the text is not a single well-formed JSON value
    */
-  static Object parse(String text) {
+  public static Object parse(String text) {
     MiniJson reader = new MiniJson(text);
     Object value = reader.value();
     reader.skipWhitespace();

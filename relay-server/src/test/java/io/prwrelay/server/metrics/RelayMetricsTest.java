@@ -31,6 +31,18 @@ class RelayMetricsTest {
   }
 
   @Test
+  void activeSeriesEstimatesAreReportedForTheTenantsWithinTheBound() {
+    RelayMetrics m = new RelayMetrics(1, ByteBufAllocator.DEFAULT, Duration.ofHours(1));
+    m.activeSeries(tenant -> tenant.equals("a") ? 12345 : Double.NaN);
+    m.tenantIn("a", new SeriesCounts(1, 1, 0, 0), 100);
+    m.tenantIn("b", new SeriesCounts(1, 1, 0, 0), 100);
+    String text = m.scrape();
+    assertTrue(text.contains("relay_tenant_active_series_estimate{tenant=\"a\"} 12345.0"), text);
+    assertFalse(text.contains("relay_tenant_active_series_estimate{tenant=\"other\"}"), text);
+    assertFalse(text.contains("relay_tenant_active_series_estimate{tenant=\"b\"}"), text);
+  }
+
+  @Test
   void splitSendsAreCountedPerTenantWithinTheBound() {
     RelayMetrics m = new RelayMetrics(1, ByteBufAllocator.DEFAULT, Duration.ofHours(1));
     m.tenantIn("a", new SeriesCounts(1, 1, 0, 0), 100);

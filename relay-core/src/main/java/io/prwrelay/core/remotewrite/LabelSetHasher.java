@@ -1,0 +1,288 @@
+package io.prwrelay.core.remotewrite;
+
+import io.prwrelay.core.wire.LabelFields;
+import io.prwrelay.core.wire.TimeSeriesFields;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * A 64-bit hash of a series' whole label set and where its metric name ({@code __name__}) lies,
+ * read in place from the request bytes: no {@code String}, no copy, no allocation once the scratch
+ * has grown to the largest symbols table. What the tenant insight counts distinct series and top
+ * metric names with.
+ *
+ * <p><b>PRW 1.0:</b> the series' leading run of {@code labels} fields (tags and lengths included)
+ * is hashed as one byte range, which ends at the first field that is not a label or not framed the
+ * usual way (a one-byte tag, a length of at most two bytes inside the series): senders write all
+ * labels first, sorted, the same bytes for the same series in every request. A reader that walks
+ * labels ({@link WriteRequestReader#WriteRequestReader(java.util.List, boolean, boolean)}) finds
+ * that end in the pass that finds the tenant, going on past the tenant label by tag and length
+ * only; otherwise this walks the labels itself. Measured on the real payload, walking the labels a
+ * second time cost about as much as the rest of the digest. A label encoded another way (fields out
+ * of order) still hashes the same every time it is sent the same way.
+ *
+ * <pre>
+ *  contentStart                                          labelsEnd
+ *  | 0x0A len | 0x0A 0x08 "__name__" 0x12 m name... | 0x0A len ... | 0x12 (samples) ...
+ *  \______________ hashed as one range _____________________________/
+ * </pre>
+ *
+ * <p><b>PRW 2.0:</b> label refs differ from request to request, so the label set is hashed from the
+ * symbols' bytes: each symbol is hashed once per request (cached by ref), and a series' hash
+ * combines its refs' symbol hashes in order. The same series sent as PRW 1.0 and as 2.0 hashes
+ * differently (the encodings differ); a sender uses one.
+ *
+ * <p>The metric name is the value of the label named {@code __name__}, recognised in the usual
+ * encoding (name field first, one-byte lengths) by one 8-byte compare. A reusable flyweight, not
+ * thread-safe: one per router.
+ */
+public final class LabelSetHasher {
+  private static final VarHandle LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+  /** {@code "__name__"} read as one little-endian long. */
+  private static final long NAME_WORD =
+      (long) LONG.get("__name__".getBytes(StandardCharsets.US_ASCII), 0);
+
+  private static final long P1 = 0x9E3779B185EBCA87L;
+  private static final long P2 = 0xC2B2AE3D27D4EB4FL;
+  private static final long P3 = 0x165667B19E3779F9L;
+
+  // The last series digested.
+  private long hash;
+  private int nameOffset;
+  private int nameLength;
+  private int labelsEnd;
+
+  // PRW 2.0: symbol hashes of the current request, valid where stamps[ref] == stamp.
+  private SymbolTable symbols;
+  private long[] symbolHashes = new long[256];
+  private int[] stamps = new int[256];
+  private int stamp;
+
+  /** Hash of the last series digested. */
+  public long hash() {
+    return hash;
+  }
+
+  /**
+   * Index in the request array of the metric name last found by {@code findName}, or -1 when it has
+   * none (or an empty one, or one not in the usual encoding).
+   */
+  public int nameOffset() {
+    return nameOffset;
+  }
+
+  /** Length in bytes of that metric name; 0 when there is none. */
+  public int nameLength() {
+    return nameLength;
+  }
+
+  /**
+   * Digests a PRW 1.0 series: {@link #hash()}. Uses the end of the labels that a reader walking
+   * labels found ({@link SeriesView#labelsEnd()}), else walks them itself.
+   *
+   * @param series borrowed; valid only during the reader's callback
+   */
+  public void digest(SeriesView series) {
+    byte[] a = series.array();
+    int start = series.contentStart();
+    int end = series.labelsEnd();
+    if (end == SeriesView.UNKNOWN) {
+      end = walkLabels(a, start, series.end());
+    }
+    hash = hash(a, start, end - start);
+    labelsEnd = end;
+  }
+
+  /**
+   * Finds the metric name of the PRW 1.0 series last given to {@link #digest(SeriesView)}: {@link
+   * #nameOffset()} and {@link #nameLength()}. Senders sort labels by name, so {@code __name__} is
+   * nearly always the first label: one compare.
+   *
+   * @param series borrowed; the series just digested, still in the reader's callback
+   */
+  public void findName(SeriesView series) {
+    byte[] a = series.array();
+    int pos = series.contentStart();
+    int end = labelsEnd;
+    while (pos + 1 < end) {
+      int len = a[pos + 1];
+      int body = pos + 2;
+      if (len < 0) {
+        len = (len & 0x7F) | (a[pos + 2] << 7);
+        body = pos + 3;
+      }
+      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes.
+      if (len > 12
+          && a[body] == LabelFields.NAME_TAG
+          && a[body + 1] == 8
+          && (long) LONG.get(a, body + 2) == NAME_WORD
+          && a[body + 10] == LabelFields.VALUE_TAG
+          && a[body + 11] == len - 12) {
+        nameOffset = body + 12;
+        nameLength = len - 12;
+        return;
+      }
+      pos = body + len;
+    }
+    nameOffset = -1;
+    nameLength = 0;
+  }
+
+  /**
+   * The end of the leading run of {@code labels} fields from {@code pos}: the first field that is
+   * not a label or not framed with a one-byte tag and a length of at most two bytes inside {@code
+   * [pos, end)}.
+   */
+  private static int walkLabels(byte[] a, int pos, int end) {
+    while (pos + 1 < end && a[pos] == TimeSeriesFields.LABELS_TAG) {
+      int len = a[pos + 1];
+      int body = pos + 2;
+      if (len < 0) {
+        if (pos + 2 >= end || a[pos + 2] < 0) {
+          break;
+        }
+        len = (len & 0x7F) | (a[pos + 2] << 7);
+        body = pos + 3;
+      }
+      if (len > end - body) {
+        break;
+      }
+      pos = body + len;
+    }
+    return pos;
+  }
+
+  /**
+   * Starts a PRW 2.0 request: symbol hashes are computed anew, on first use.
+   *
+   * @param symbols borrowed; the request's symbols table (filled by the reader before it reports a
+   *     series), valid until the reader's next read
+   */
+  public void startRequest(SymbolTable symbols) {
+    this.symbols = symbols;
+    if (++stamp == Integer.MAX_VALUE) {
+      Arrays.fill(stamps, 0);
+      stamp = 1;
+    }
+  }
+
+  /**
+   * Digests a PRW 2.0 series of the request begun with {@link #startRequest}: {@link #hash()} of
+   * its label refs, name and value alternating, each standing for its symbol's bytes.
+   *
+   * @param series borrowed; valid only during the reader's callback
+   */
+  public void digest(V2SeriesView series) {
+    int[] refs = series.labelRefs();
+    int n = series.labelRefCount();
+    long h = P3 ^ n;
+    for (int i = 0; i < n; i++) {
+      h = Long.rotateLeft(h ^ symbolHash(refs[i]), 27) * P1 + P2;
+    }
+    hash = mix(h);
+  }
+
+  /**
+   * Finds the metric name of the PRW 2.0 series last given to {@link #digest(V2SeriesView)}.
+   *
+   * @param series borrowed; the series just digested, still in the reader's callback
+   */
+  public void findName(V2SeriesView series) {
+    int[] refs = series.labelRefs();
+    int n = series.labelRefCount();
+    nameOffset = -1;
+    nameLength = 0;
+    SymbolTable s = symbols;
+    byte[] a = s.array();
+    for (int i = 0; i + 1 < n; i += 2) {
+      int ref = refs[i];
+      if (s.length(ref) == 8 && (long) LONG.get(a, s.offset(ref)) == NAME_WORD) {
+        int value = refs[i + 1];
+        if (s.length(value) > 0) {
+          nameOffset = s.offset(value);
+          nameLength = s.length(value);
+        }
+        return;
+      }
+    }
+  }
+
+  private long symbolHash(int ref) {
+    if (ref >= stamps.length) {
+      int size = Math.max(ref + 1, stamps.length * 2);
+      stamps = Arrays.copyOf(stamps, size);
+      symbolHashes = Arrays.copyOf(symbolHashes, size);
+    }
+    if (stamps[ref] == stamp) {
+      return symbolHashes[ref];
+    }
+    SymbolTable s = symbols;
+    long h = hash(s.array(), s.offset(ref), s.length(ref));
+    symbolHashes[ref] = h;
+    stamps[ref] = stamp;
+    return h;
+  }
+
+  /**
+   * A 64-bit hash of {@code a[offset, offset + length)}: four lanes of 8-byte words read in place,
+   * each step {@code lane = (lane ^ word) * odd} (a bijection of the lane for a given word, so two
+   * inputs that differ in one word never meet again in that lane), lanes and the tail folded
+   * together and a xor-shift-multiply finalizer over the result. Four independent lanes keep the
+   * multiplier busy: measured, about twice as fast on label sets as xxHash64's round on two lanes.
+   * For telling label sets apart, not for adversaries.
+   *
+   * @param a borrowed
+   */
+  public static long hash(byte[] a, int offset, int length) {
+    long h1 = P1 ^ length;
+    long h2 = P2;
+    long h3 = P3;
+    long h4 = P1 + P2;
+    int i = offset;
+    int end = offset + length;
+    for (; i + 32 <= end; i += 32) {
+      h1 = (h1 ^ (long) LONG.get(a, i)) * P1;
+      h2 = (h2 ^ (long) LONG.get(a, i + 8)) * P2;
+      h3 = (h3 ^ (long) LONG.get(a, i + 16)) * P1;
+      h4 = (h4 ^ (long) LONG.get(a, i + 24)) * P2;
+    }
+    if (i + 16 <= end) {
+      h1 = (h1 ^ (long) LONG.get(a, i)) * P1;
+      h2 = (h2 ^ (long) LONG.get(a, i + 8)) * P2;
+      i += 16;
+    }
+    if (i + 8 <= end) {
+      h3 = (h3 ^ (long) LONG.get(a, i)) * P1;
+      i += 8;
+    }
+    long tail;
+    int rest = end - i;
+    if (rest == 0) {
+      tail = 0;
+    } else if (length >= 8) {
+      // The last 8 bytes of the input, shifted so that only the rest's bytes remain.
+      tail = (long) LONG.get(a, end - 8) >>> (64 - 8 * rest);
+    } else {
+      tail = 0;
+      for (int shift = 0; i < end; i++, shift += 8) {
+        tail |= (a[i] & 0xFFL) << shift;
+      }
+    }
+    h4 = (h4 ^ tail) * P2;
+    return mix(h1 + Long.rotateLeft(h2, 17) + Long.rotateLeft(h3, 31) + Long.rotateLeft(h4, 47));
+  }
+
+  /**
+   * Spreads every input bit over the low bits too (consumers index tables with them): one round of
+   * a xor-shift-multiply finalizer, half of MurmurHash3's.
+   */
+  private static long mix(long h) {
+    h = (h ^ (h >>> 32)) * 0xFF51AFD7ED558CCDL;
+    return h ^ (h >>> 29);
+  }
+}

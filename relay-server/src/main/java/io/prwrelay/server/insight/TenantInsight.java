@@ -1,0 +1,300 @@
+package io.prwrelay.server.insight;
+
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.route.RouteResult;
+import io.prwrelay.core.route.SeriesDigests;
+import io.prwrelay.server.config.InsightConfig;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.lane.Lane;
+import io.prwrelay.server.lane.LaneObserver;
+import io.prwrelay.server.queue.FileTenantQueue;
+import io.prwrelay.server.queue.QueueStore;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+/**
+ * Which tenant is exploding, and with which metric: per tenant, the active series estimated over a
+ * sliding window from the label set hashes the router digests ({@link SeriesDigests}), series/s and
+ * bytes/s, the top metric names, and what its lane and queue are doing. Served by {@code GET
+ * /tenants} and {@code GET /api/v1/tenants} ({@link TenantsPage}, {@link TenantsJson}) and as
+ * {@code relay_tenant_active_series_estimate}.
+ *
+ * <p><b>Bound:</b> at most {@code relay.insight.max-tenants} tenants are tracked, each in a {@link
+ * TenantWindow} of fixed size. Until the bound is reached every new tenant is tracked; after that a
+ * new tenant's series are only counted, and at the start of every bucket (a tenth of the window)
+ * the tenants are ranked by the series routed to them in the bucket that just ended: the top that
+ * many are tracked from then on (a tenant that falls out loses its window), so a tenant that
+ * explodes is tracked within a bucket. Tenants counted but not tracked are themselves bounded (ten
+ * times the bound per bucket).
+ *
+ * <p><b>Cost on the hot path:</b> per request, one map lookup per tenant batch and, per tenant, one
+ * lock around the updates of its series (an HLL update each, a name count for one series in eight).
+ * Its own code allocates only a new name's {@code String} (once, {@link MetricNames}) and a new
+ * bucket's union (once per tenant and bucket); DataSketches' {@code HllSketch.update(long)} creates
+ * two small arrays per call, which escape analysis nearly always removes (measured in
+ * BENCHMARKS.md, "Tenant insight").
+ *
+ * <p>Also a {@link LaneObserver}: the lane state of each tenant with when and why it changed, and
+ * the last failed downstream attempt. Thread-safe.
+ */
+public final class TenantInsight implements LaneObserver {
+  /** Most metric names remembered for display. */
+  static final int MAX_NAMES = 16_384;
+
+  /** How long a computed snapshot is served before the next read computes a new one. */
+  static final long SNAPSHOT_NANOS = 1_000_000_000L;
+
+  private final boolean enabled;
+  private final int maxTenants;
+  private final long bucketNanos;
+  private final long windowSeconds;
+  private final LongSupplier nanoTime;
+  private final LongSupplier wallMillis;
+  private final MetricNames names = new MetricNames(MAX_NAMES);
+  private final Map<String, TenantWindow> tracked = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> candidates = new ConcurrentHashMap<>();
+  private final AtomicLong rankedEpoch = new AtomicLong(Long.MIN_VALUE);
+  private final Map<String, LaneStatus> lanes = new ConcurrentHashMap<>();
+  private final Map<String, LastError> errors = new ConcurrentHashMap<>();
+  private volatile QueueStore store;
+  private volatile Cached cached;
+
+  private record Cached(long nanos, List<TenantRow> rows, Map<String, TenantRow> byTenant) {}
+
+  /** A lane's state since {@code sinceMillis}, and why it entered it ({@code null} for healthy). */
+  record LaneStatus(Lane.State state, long sinceMillis, String reason) {}
+
+  /** The last failed downstream attempt of a tenant. */
+  record LastError(int status, String message, long atMillis) {}
+
+  /**
+   * @param nanoTime monotonic clock of the buckets
+   * @param wallMillis wall clock of the times shown
+   */
+  public TenantInsight(InsightConfig config, LongSupplier nanoTime, LongSupplier wallMillis) {
+    this.enabled = config.enabled();
+    this.maxTenants = config.maxTenants();
+    this.bucketNanos = Math.max(1, config.window().toNanos() / TenantWindow.BUCKETS);
+    this.windowSeconds = config.window().toSeconds();
+    this.nanoTime = nanoTime;
+    this.wallMillis = wallMillis;
+  }
+
+  /** The insight of {@code config} on the system clocks. */
+  public static TenantInsight of(InsightConfig config) {
+    return new TenantInsight(config, System::nanoTime, System::currentTimeMillis);
+  }
+
+  /** Whether routers digest series for it ({@code relay.insight.enabled}). */
+  public boolean enabled() {
+    return enabled;
+  }
+
+  public int maxTenants() {
+    return maxTenants;
+  }
+
+  public long windowSeconds() {
+    return windowSeconds;
+  }
+
+  /** The on-disk queues of queue mode, whose per-tenant size the rows show. */
+  public void queues(QueueStore store) {
+    this.store = store;
+  }
+
+  /**
+   * Records what a request was routed into: per batch, its series and bytes and, when the router
+   * digested them, its series' label sets and names. Call before the batches' content is taken.
+   *
+   * @param result borrowed
+   */
+  public void record(RouteResult result) {
+    if (!enabled) {
+      return;
+    }
+    long epoch = epoch();
+    SeriesDigests digests = result.digests();
+    if (digests.nameCount() > 0) {
+      names.learn(digests);
+    }
+    List<TenantBatch> batches = result.batches();
+    for (int slot = 0; slot < batches.size(); slot++) {
+      TenantBatch b = batches.get(slot);
+      TenantWindow w = window(b.tenant(), b.series());
+      if (w != null) {
+        w.record(epoch, digests, slot, b.series(), b.content().readableBytes());
+      }
+    }
+  }
+
+  /**
+   * Records a batch forwarded whole to a tenant from a trusted header: its series and bytes count,
+   * its label sets do not (such requests are not digested).
+   */
+  public void recordWhole(String tenant, int series, long bytes) {
+    if (!enabled) {
+      return;
+    }
+    long epoch = epoch();
+    TenantWindow w = window(tenant, series);
+    if (w != null) {
+      w.record(epoch, null, 0, series, bytes);
+    }
+  }
+
+  private long epoch() {
+    long epoch = Math.floorDiv(nanoTime.getAsLong(), bucketNanos);
+    long ranked = rankedEpoch.get();
+    if (ranked != epoch && rankedEpoch.compareAndSet(ranked, epoch) && ranked != Long.MIN_VALUE) {
+      rank(epoch - 1);
+    }
+    return epoch;
+  }
+
+  /** The tracked window of {@code tenant}, tracking it while there is room; null otherwise. */
+  private TenantWindow window(String tenant, int series) {
+    TenantWindow w = tracked.get(tenant);
+    if (w != null) {
+      return w;
+    }
+    if (tracked.size() < maxTenants) {
+      synchronized (this) {
+        if (tracked.size() < maxTenants) {
+          return tracked.computeIfAbsent(tenant, t -> new TenantWindow(nanoTime.getAsLong()));
+        }
+      }
+    }
+    LongAdder volume = candidates.get(tenant);
+    if (volume == null && candidates.size() < 10L * maxTenants) {
+      volume = candidates.computeIfAbsent(tenant, t -> new LongAdder());
+    }
+    if (volume != null) {
+      volume.add(series);
+    }
+    return null;
+  }
+
+  /**
+   * Keeps the {@code maxTenants} tenants with the most series in bucket {@code epoch}, tracked or
+   * counted; the others stop being tracked.
+   */
+  private synchronized void rank(long epoch) {
+    if (candidates.isEmpty()) {
+      return;
+    }
+    Map<String, Long> volume = new HashMap<>();
+    tracked.forEach((t, w) -> volume.put(t, w.series(epoch)));
+    candidates.forEach((t, v) -> volume.merge(t, v.sum(), Long::sum));
+    candidates.clear();
+    List<Map.Entry<String, Long>> ranked = new ArrayList<>(volume.entrySet());
+    ranked.sort(Map.Entry.<String, Long>comparingByValue().reversed());
+    for (int i = 0; i < ranked.size(); i++) {
+      String t = ranked.get(i).getKey();
+      if (i < maxTenants) {
+        tracked.computeIfAbsent(t, x -> new TenantWindow(nanoTime.getAsLong()));
+      } else {
+        tracked.remove(t);
+        errors.remove(t);
+      }
+    }
+  }
+
+  /** Tenants tracked now. */
+  public int trackedTenants() {
+    return tracked.size();
+  }
+
+  /**
+   * The active series estimate of {@code tenant} as of the last snapshot (at most a second old), or
+   * NaN when the tenant is not tracked.
+   */
+  public double activeSeries(String tenant) {
+    TenantRow row = snapshot().byTenant().get(tenant);
+    return row == null ? Double.NaN : row.activeSeries();
+  }
+
+  /** Every tracked tenant, most active series first; computed at most once a second. */
+  public List<TenantRow> rows() {
+    return snapshot().rows();
+  }
+
+  private Cached snapshot() {
+    long now = nanoTime.getAsLong();
+    Cached c = cached;
+    if (c != null && now - c.nanos() < SNAPSHOT_NANOS) {
+      return c;
+    }
+    List<TenantRow> rows = new ArrayList<>();
+    QueueStore q = store;
+    for (Map.Entry<String, TenantWindow> e : tracked.entrySet()) {
+      String tenant = e.getKey();
+      TenantWindow.Snapshot s = e.getValue().snapshot(now, bucketNanos, names);
+      FileTenantQueue queue = q == null ? null : q.find(tenant);
+      OptionalLong oldest = queue == null ? OptionalLong.empty() : queue.oldestAppendMillis();
+      rows.add(
+          new TenantRow(
+              tenant,
+              s,
+              lanes.get(tenant),
+              q == null ? -1 : queue == null ? 0 : queue.bytes(),
+              oldest.isPresent() ? oldest.getAsLong() : -1,
+              errors.get(tenant)));
+    }
+    rows.sort(
+        Comparator.comparingLong(TenantRow::activeSeries)
+            .reversed()
+            .thenComparing(TenantRow::tenant));
+    Map<String, TenantRow> byTenant = new HashMap<>();
+    for (TenantRow r : rows) {
+      byTenant.put(r.tenant(), r);
+    }
+    Cached fresh = new Cached(now, List.copyOf(rows), byTenant);
+    cached = fresh;
+    return fresh;
+  }
+
+  /** The wall clock the rows' times are read against. */
+  public long nowMillis() {
+    return wallMillis.getAsLong();
+  }
+
+  /** Whether the relay runs in queue mode (the rows then show queue sizes). */
+  public boolean queueMode() {
+    return store != null;
+  }
+
+  @Override
+  public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
+    lanes.put(
+        tenant,
+        new LaneStatus(state, wallMillis.getAsLong(), state == Lane.State.HEALTHY ? null : reason));
+  }
+
+  @Override
+  public void laneForgotten(String tenant) {
+    lanes.remove(tenant);
+  }
+
+  @Override
+  public void attempt(String tenant, int fragments, AttemptOutcome outcome, long nanos) {
+    if (outcome.success()) {
+      return;
+    }
+    if (errors.containsKey(tenant) || errors.size() < 2L * maxTenants) {
+      String message = outcome.describe();
+      if (message.length() > 300) {
+        message = message.substring(0, 300) + "…";
+      }
+      errors.put(tenant, new LastError(outcome.status(), message, wallMillis.getAsLong()));
+    }
+  }
+}

@@ -1,0 +1,42 @@
+package io.prwrelay.server.insight;
+
+import io.prwrelay.server.lane.Lane;
+import java.util.Locale;
+
+/**
+ * One tenant as {@code /tenants} and {@code /api/v1/tenants} show it.
+ *
+ * @param tenant the tenant ID (any of Cortex's tenant ID characters, {@code '} {@code (} {@code *}
+ *     included: escape it for HTML and JSON)
+ * @param window its sliding window
+ * @param lane its lane's last state change, or {@code null} when its lane never left healthy (or is
+ *     not in memory)
+ * @param queueBytes bytes in its on-disk queue; -1 in sync mode
+ * @param oldestQueuedMillis wall-clock time its oldest queued batch was written; -1 when none
+ * @param lastError its last failed downstream attempt, or {@code null}
+ */
+public record TenantRow(
+    String tenant,
+    TenantWindow.Snapshot window,
+    TenantInsight.LaneStatus lane,
+    long queueBytes,
+    long oldestQueuedMillis,
+    TenantInsight.LastError lastError) {
+  public long activeSeries() {
+    return window.activeSeries();
+  }
+
+  /** {@code healthy}, {@code backing_off} or {@code throttled}. */
+  public String laneState() {
+    return (lane == null ? Lane.State.HEALTHY : lane.state()).name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * The active series now divided by the window's estimate a window ago (or as long ago as the
+   * tenant has been tracked); NaN when unknown or when that was 0.
+   */
+  public double growth() {
+    double ago = window.windowAgo();
+    return Double.isNaN(ago) || ago <= 0 ? Double.NaN : window.activeSeries() / ago;
+  }
+}

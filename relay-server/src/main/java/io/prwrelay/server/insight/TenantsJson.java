@@ -1,0 +1,112 @@
+package io.prwrelay.server.insight;
+
+import io.prwrelay.core.route.SeriesDigests;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code GET /api/v1/tenants}: the rows of {@link TenantInsight} as JSON, most active series first.
+ * Every field is documented in the README ("Tenant insight"); absent values are {@code null}, never
+ * NaN.
+ */
+public final class TenantsJson {
+  private TenantsJson() {}
+
+  /** The document for {@code insight}'s rows now. */
+  public static String render(TenantInsight insight) {
+    List<TenantRow> rows = insight.rows();
+    long now = insight.nowMillis();
+    StringBuilder b = new StringBuilder(256 + rows.size() * 512);
+    b.append("{\"window_seconds\":")
+        .append(insight.windowSeconds())
+        .append(",\"generated_at\":")
+        .append(Escape.json(Instant.ofEpochMilli(now).toString()))
+        .append(",\"tracked_tenants\":")
+        .append(rows.size())
+        .append(",\"max_tenants\":")
+        .append(insight.maxTenants())
+        .append(",\"name_sample_rate\":")
+        .append(number(1.0 / (1 << SeriesDigests.NAME_SAMPLE_BITS)))
+        .append(",\"tenants\":[");
+    for (int i = 0; i < rows.size(); i++) {
+      if (i > 0) {
+        b.append(',');
+      }
+      row(b, rows.get(i), now, insight.queueMode());
+    }
+    return b.append("]}\n").toString();
+  }
+
+  private static void row(StringBuilder b, TenantRow r, long now, boolean queueMode) {
+    TenantWindow.Snapshot w = r.window();
+    b.append("{\"tenant\":")
+        .append(Escape.json(r.tenant()))
+        .append(",\"active_series_estimate\":")
+        .append(w.activeSeries())
+        .append(",\"active_series_window_ago\":")
+        .append(number(w.windowAgo()))
+        .append(",\"active_series_growth\":")
+        .append(number(r.growth()))
+        .append(",\"series_per_second\":")
+        .append(number(w.seriesPerSecond()))
+        .append(",\"bytes_per_second\":")
+        .append(number(w.bytesPerSecond()))
+        .append(",\"top_metrics\":[");
+    List<TenantWindow.TopMetric> top = w.topMetrics();
+    for (int i = 0; i < top.size(); i++) {
+      if (i > 0) {
+        b.append(',');
+      }
+      b.append("{\"name\":")
+          .append(Escape.json(top.get(i).name()))
+          .append(",\"share\":")
+          .append(number(top.get(i).share()))
+          .append('}');
+    }
+    b.append("],\"lane\":{\"state\":")
+        .append(Escape.json(r.laneState()))
+        .append(",\"since\":")
+        .append(r.lane() == null ? "null" : time(r.lane().sinceMillis()))
+        .append(",\"reason\":")
+        .append(
+            r.lane() == null || r.lane().reason() == null ? "null" : Escape.json(r.lane().reason()))
+        .append("},\"queue_bytes\":")
+        .append(queueMode ? Long.toString(r.queueBytes()) : "null")
+        .append(",\"queue_oldest_age_seconds\":")
+        .append(
+            !queueMode
+                ? "null"
+                : r.oldestQueuedMillis() < 0
+                    ? "0"
+                    : number(Math.max(0, now - r.oldestQueuedMillis()) / 1000.0))
+        .append(",\"last_error\":");
+    if (r.lastError() == null) {
+      b.append("null");
+    } else {
+      b.append("{\"status\":")
+          .append(r.lastError().status())
+          .append(",\"message\":")
+          .append(Escape.json(r.lastError().message()))
+          .append(",\"at\":")
+          .append(time(r.lastError().atMillis()))
+          .append('}');
+    }
+    b.append('}');
+  }
+
+  private static String time(long millis) {
+    return Escape.json(Instant.ofEpochMilli(millis).toString());
+  }
+
+  /** A finite number with at most three decimals, or {@code null}. */
+  static String number(double v) {
+    if (Double.isNaN(v) || Double.isInfinite(v)) {
+      return "null";
+    }
+    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+      return Long.toString((long) v);
+    }
+    return String.format(Locale.ROOT, "%.3f", v);
+  }
+}
