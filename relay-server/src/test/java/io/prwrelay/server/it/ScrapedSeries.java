@@ -86,7 +86,7 @@ final class ScrapedSeries {
           }
           sb.append(indent)
               .append("- series: '")
-              .append(key)
+              .append(key.replace("'", "''")) // YAML single-quoted: a quote is written twice
               .append("'\n")
               .append(indent)
               .append("  values: '")
