@@ -55,10 +55,10 @@ public final class FuzzInputs {
    * {@code r} as the oracle writes a PRW 1.0 request converted from 2.0, for comparison: the
    * unknown fields of its samples and histograms (and their spans) left out, and each distinct
    * metadata once. Converting, the relay copies a sample's or histogram's bytes whole, unknown
-   * fields included (DESIGN §3: copy unknown fields, never fail on them), where the oracle rebuilds
-   * them from their known fields; and it writes one metadata per distinct symbol references, so a
-   * request whose symbols table repeats a string can give two equal metadata where the oracle gives
-   * one.
+   * fields included (docs/ARCHITECTURE.md#remote-write-facts-the-relay-relies-on: unknown fields
+   * are copied, never a reason to fail), where the oracle rebuilds them from their known fields;
+   * and it writes one metadata per distinct symbol references, so a request whose symbols table
+   * repeats a string can give two equal metadata where the oracle gives one.
    */
   public static WriteRequest withoutCopiedUnknowns(WriteRequest r) {
     WriteRequest.Builder b = r.toBuilder();

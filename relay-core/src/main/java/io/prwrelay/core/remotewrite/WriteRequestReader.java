@@ -33,11 +33,11 @@ import java.util.List;
  * and inside a series every field up to the label that decides its tenant (labels must have a name;
  * known fields must have their wire type; lengths must stay inside the series). What follows that
  * label inside the series (later labels, samples, exemplars, histograms) is forwarded as received
- * and left to the downstream, which parses it whole (DESIGN §1); a reader that counts walks those
- * fields too and so also reports a malformed field framing there. A series without the
- * highest-priority tenant label is always read whole. Malformed input stops reading and is returned
- * as a {@link RequestError} naming the field and byte offset; no exception escapes and nothing
- * outside {@code [offset, offset + length)} is read.
+ * and left to the downstream, which parses it whole (docs/ARCHITECTURE.md#the-data-path); a reader
+ * that counts walks those fields too and so also reports a malformed field framing there. A series
+ * without the highest-priority tenant label is always read whole. Malformed input stops reading and
+ * is returned as a {@link RequestError} naming the field and byte offset; no exception escapes and
+ * nothing outside {@code [offset, offset + length)} is read.
  *
  * <p>An instance is a reusable flyweight and not thread-safe: use one per thread.
  */

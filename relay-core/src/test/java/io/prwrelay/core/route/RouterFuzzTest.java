@@ -34,7 +34,7 @@ import java.util.Map;
  * tenant, with matching counts. Nothing else may be thrown and nothing may leak.
  *
  * <p>The default build replays the inputs under {@code RouterFuzzTestInputs/<method>} in the test
- * resources; {@code JAZZER_FUZZ=1} fuzzes one method (README, "Fuzzing").
+ * resources; {@code JAZZER_FUZZ=1} fuzzes one method (docs/testing.md, "Fuzzing").
  */
 class RouterFuzzTest {
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;

@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * What the relay answers the sender of a write request, from the outcome of each of its tenant
- * batches (DESIGN §5):
+ * batches (docs/ARCHITECTURE.md#delivery-semantics):
  *
  * <ul>
  *   <li>every batch accepted downstream or durably queued, or no batch at all → 204;

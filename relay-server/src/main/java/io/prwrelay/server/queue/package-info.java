@@ -1,8 +1,8 @@
 /**
- * The on-disk, per-tenant queues of queue mode (DESIGN.md §5): a sender's tenant batch gets its 2xx
- * once it is delivered or written and flushed to its tenant's queue here; the tenant's lane drains
- * the queue in order; bounds drop the oldest records with counts; the queues survive restarts and
- * {@code kill -9}.
+ * The on-disk, per-tenant queues of queue mode (docs/ARCHITECTURE.md#the-queue): a sender's tenant
+ * batch gets its 2xx once it is delivered or written and flushed to its tenant's queue here; the
+ * tenant's lane drains the queue in order; bounds drop the oldest records with counts; the queues
+ * survive restarts and {@code kill -9}.
  *
  * <h2>Entry points</h2>
  *

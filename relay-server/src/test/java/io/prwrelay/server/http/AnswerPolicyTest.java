@@ -14,7 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The sender's answer of DESIGN §5, for every mix of tenant outcomes. */
+/**
+ * The sender's answer (docs/ARCHITECTURE.md#delivery-semantics), for every mix of tenant outcomes.
+ */
 class AnswerPolicyTest {
   /** Each outcome as a lane reports the fragment a downstream answered this way. */
   private static Answer answer(AttemptOutcome... outcomes) {

@@ -52,7 +52,7 @@ import org.xerial.snappy.Snappy;
  * </ul>
  *
  * <p>The default build replays the inputs under {@code IngressFuzzTestInputs/<method>}; {@code
- * JAZZER_FUZZ=1} fuzzes one method (README, "Fuzzing").
+ * JAZZER_FUZZ=1} fuzzes one method (docs/testing.md, "Fuzzing").
  */
 class IngressFuzzTest {
   private static final Map<String, String> CONFIG =
