@@ -1,6 +1,7 @@
 package io.prwrelay.server.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -66,7 +67,7 @@ class MetricCatalogueTest {
   void aMetricRefusesTagValuesThatDoNotMatchItsTags() {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     IllegalArgumentException e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        assertThrows(
             IllegalArgumentException.class,
             () -> MetricCatalogue.HTTP_REQUESTS.counter(registry, "metrics"));
     assertEquals(
@@ -211,7 +212,8 @@ class MetricCatalogueTest {
                 "rule",
                 "sum by (instance, kind) (rate(relay_requests_total{kind!=\\\"throttled\\\"}[5m]))"
                     + " + relay_tenant_series_failled_total"
-                    + " + histogram_quantile(0.9, sum by (le) (rate(relay_request_duration_seconds_bucket[1m])))"
+                    + " + histogram_quantile(0.9, sum by (le)"
+                    + " (rate(relay_request_duration_seconds_bucket[1m])))"
                     + " + label_values(relay_lanes, tenant)");
     assertEquals(
         List.of(
