@@ -116,7 +116,7 @@ public final class RelayServer implements AutoCloseable {
             LaneSettings.of(config),
             client,
             ALLOCATOR,
-            LaneObserver.all(metrics, laneLog, insight),
+            LaneObserver.all(metrics.laneObserver(), laneLog, insight),
             store == null
                 ? null
                 : new Lanes.Queues(
@@ -151,7 +151,7 @@ public final class RelayServer implements AutoCloseable {
     QueueLimits limits =
         new QueueLimits(q.segmentBytes(), q.maxTenantBytes(), q.maxAge(), q.maxBytes());
     try {
-      return QueueStore.open(delivery.queueDir(), limits, metrics);
+      return QueueStore.open(delivery.queueDir(), limits, metrics.queueListener());
     } catch (IOException e) {
       throw new IOException(
           "relay.delivery.queue.dir " + delivery.queueDir() + ": " + e.getMessage(), e);

@@ -92,24 +92,18 @@ public final class RuntimeMetrics implements AutoCloseable {
           .register(registry);
     }
     if (allocator instanceof PooledByteBufAllocator pooled) {
-      Gauge.builder(
-              "relay.pooled.memory.in.use", pooled, PooledByteBufAllocator::pinnedDirectMemory)
-          .tag("kind", "direct")
-          .baseUnit("bytes")
-          .description("memory of the buffer allocator's chunks taken by buffers in use")
-          .register(registry);
-      Gauge.builder("relay.pooled.memory.in.use", pooled, PooledByteBufAllocator::pinnedHeapMemory)
-          .tag("kind", "heap")
-          .baseUnit("bytes")
-          .description("memory of the buffer allocator's chunks taken by buffers in use")
-          .register(registry);
+      MetricCatalogue.POOLED_MEMORY_IN_USE.gauge(
+          registry, pooled, PooledByteBufAllocator::pinnedDirectMemory, "direct");
+      MetricCatalogue.POOLED_MEMORY_IN_USE.gauge(
+          registry, pooled, PooledByteBufAllocator::pinnedHeapMemory, "heap");
     }
-    Gauge.builder("relay.build.info", () -> 1)
-        .tag("version", RelayVersion.VERSION)
-        .tag("java_version", Runtime.version().toString())
-        .tag("transport", transport)
-        .description("always 1: the relay's version, the Java runtime and the transport")
-        .register(registry);
+    MetricCatalogue.BUILD_INFO.gauge(
+        registry,
+        1,
+        Integer::doubleValue,
+        RelayVersion.VERSION,
+        Runtime.version().toString(),
+        transport);
     return m;
   }
 

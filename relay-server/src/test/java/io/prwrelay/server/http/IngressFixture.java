@@ -38,7 +38,7 @@ final class IngressFixture {
             LaneSettings.of(config),
             sender,
             ByteBufAllocator.DEFAULT,
-            metrics,
+            metrics.laneObserver(),
             null);
     DeliveryLedger ledger =
         new DeliveryLedger(
