@@ -285,8 +285,15 @@ public final class Summary {
         && (relay == null || (relay.exitCode() == 0 && !relay.diedDuringRun()));
   }
 
+  /**
+   * Whether every request with the bad tenant was answered 2xx, 429 or 5xx; or, with a throttled
+   * bad tenant, 400: the relay's default {@code relay.delivery.throttled.policy=drop} answers a
+   * request whose only failure is a throttled tenant 400 after its 429s, and the sender drops it.
+   */
   private boolean badAnswersRetriable() {
-    return statusesBad.keySet().stream().allMatch(s -> s / 100 == 2 || s == 429 || s / 100 == 5);
+    boolean throttled = badTenant != null && badTenant.kind() == BadTenant.Kind.THROTTLED;
+    return statusesBad.keySet().stream()
+        .allMatch(s -> s / 100 == 2 || s == 429 || s / 100 == 5 || (throttled && s == 400));
   }
 
   /** Prints the report. */
@@ -545,7 +552,10 @@ public final class Summary {
       why.add(String.format("%,d errors without %s", errorsWithoutBad(), BadTenant.TENANT));
     }
     if (badTenant != null && !badAnswersRetriable()) {
-      why.add("requests with " + BadTenant.TENANT + " answered other than 2xx, 429 or 5xx");
+      why.add(
+          "requests with "
+              + BadTenant.TENANT
+              + " answered other than 2xx, 429 or 5xx (or 400 after 429s for --bad-tenant 429)");
     }
     if (mismatch()) {
       why.add("MISMATCH between series sent and received");

@@ -129,9 +129,18 @@ class LoadGeneratorTest {
     assertTrue(output().contains("RESULT: FAILED"), output());
   }
 
+  /**
+   * The throttled-tenant runs below are about retries through the delivery ledger: they keep
+   * answering 429 ({@code strict}); the default policy answers 400 after one 429, and the sender
+   * drops the request.
+   */
+  private static final String STRICT_KEY = "relay.delivery.throttled.policy";
+
+  private static final Map<String, String> STRICT = Map.of(STRICT_KEY, "strict");
+
   @Test
   void aThrottledTenantsRetriesDeliverEveryOtherTenantExactlyOnce() throws Exception {
-    startRelay(Map.of());
+    startRelay(STRICT);
     Summary s =
         run(
             "--requests 12 --duration 120s --warmup 0ms --connections 2 --tenants 4"
@@ -152,12 +161,28 @@ class LoadGeneratorTest {
   }
 
   @Test
+  void underTheDefaultPolicyAThrottledTenantsRequestsAreDroppedAfterA429AndTheRunIsOk()
+      throws Exception {
+    startRelay(Map.of());
+    Summary s =
+        run(
+            "--requests 12 --duration 120s --warmup 0ms --connections 2 --tenants 4"
+                + " --series-per-request 200 --pool 8 --bad-tenant 429 --bad-retry-after 0s"
+                + " --bad-share 0.25 --retries 2");
+    assertTrue(s.ok(), output());
+    assertEquals(Set.of(204), s.statusesWithoutBad().keySet(), output());
+    assertEquals(Set.of(429, 400), s.statusesWithBad().keySet(), output());
+    assertEquals(s.sentPerTenant(), s.receivedPerTenant(), output());
+    assertEquals(0, sink.counts().get(BadTenant.TENANT).series(), output());
+  }
+
+  @Test
   void aThrottledTenantAmongLargeBatchesOnTwoEventLoopsCostsNoOtherTenantASeries()
       throws Exception {
     // Two event loops and tenant batches of 16 KiB or more: a healthy tenant's batches routed on
     // the
     // loop that does not hold its lane are sent from there, and every 429 goes back to the lane.
-    startRelay(Map.of("relay.server.io-threads", "2"));
+    startRelay(Map.of("relay.server.io-threads", "2", STRICT_KEY, "strict"));
     Summary s =
         run(
             "--requests 40 --duration 120s --warmup 0ms --connections 4 --tenants 4"
@@ -178,7 +203,7 @@ class LoadGeneratorTest {
   void manyTenantsPerRequestWithOneThrottledAreDeliveredOnceByASmallLedger() throws Exception {
     // 200 tenants per request, one of them throttled: the ledger keeps one name per failed body,
     // so 50 names cover every retried body of the run.
-    startRelay(Map.of("relay.delivery.ledger.max-entries", "50"));
+    startRelay(Map.of("relay.delivery.ledger.max-entries", "50", STRICT_KEY, "strict"));
     Summary s =
         run(
             "--requests 12 --duration 120s --warmup 0ms --connections 2 --tenants 200"
