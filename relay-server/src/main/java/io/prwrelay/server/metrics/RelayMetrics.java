@@ -11,6 +11,9 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetric;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.core.route.MetadataDrop;
+import io.prwrelay.core.route.MetadataRoute;
+import io.prwrelay.core.route.MetricFamilies;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.server.downstream.AttemptOutcome;
@@ -65,6 +68,13 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
       "TLS ingress connections that failed: handshake or plaintext";
   private static final String RESPONSES_HELP =
       "downstream attempts by status (error for no response)";
+  private static final String METADATA_ROUTED_HELP =
+      "PRW 1.0 metadata entries sent, by how their tenants were chosen: broadcast (to the tenants"
+          + " of the request's series), family (a request without series: the tenants that sent"
+          + " the family), default (no tenant known for the family)";
+  private static final String METADATA_DROPPED_HELP =
+      "PRW 1.0 metadata entries not sent, by reason: max_broadcast_bytes, unknown_family,"
+          + " too_many_tenants, policy (relay.metadata=drop), forbidden_tenant";
 
   /** Tag value for tenants beyond {@code relay.metrics.max-tenants}. */
   public static final String OTHER_TENANT = "other";
@@ -252,11 +262,47 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
             .increment(defaulted);
       }
     }
-    if (result.metadataDropped() > 0) {
-      counter(
-              "relay.metadata.dropped",
-              "metadata fields not broadcast because of relay.metadata.max-broadcast-bytes")
-          .increment(result.metadataDropped());
+    for (MetadataRoute how : MetadataRoute.values()) {
+      int n = result.metadataRouted(how);
+      if (n > 0) {
+        counter("relay.metadata.routed", METADATA_ROUTED_HELP, "route", how.tag()).increment(n);
+      }
+    }
+    for (MetadataDrop reason : MetadataDrop.values()) {
+      int n = result.metadataDropped(reason);
+      if (n > 0) {
+        metadataDropped(reason.tag(), n);
+      }
+    }
+  }
+
+  /**
+   * PRW 1.0 metadata entries not sent, by reason: a {@link MetadataDrop} tag, or {@code
+   * forbidden_tenant} for copies routed by family to a tenant the request's credentials may not
+   * write.
+   */
+  public void metadataDropped(String reason, int entries) {
+    if (entries > 0) {
+      counter("relay.metadata.dropped", METADATA_DROPPED_HELP, "reason", reason).increment(entries);
+    }
+  }
+
+  /**
+   * Registers {@code relay_metadata_family_tenants}: the family–tenant associations held to route
+   * metadata-only requests.
+   */
+  public void metricFamilies(MetricFamilies families) {
+    Gauge.builder("relay.metadata.family.tenants", families, MetricFamilies::size)
+        .description(
+            "metric family to tenant associations held to route metadata-only requests"
+                + " (relay.metadata.max-family-tenants)")
+        .register(registry);
+  }
+
+  /** {@code entries} PRW 1.0 metadata entries go to {@code tenant} in one batch. */
+  public void tenantMetadataIn(String tenant, int entries) {
+    if (entries > 0) {
+      meters(tenant).metadataIn.increment(entries);
     }
   }
 
@@ -608,6 +654,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     final Counter seriesIn;
     final Counter samplesIn;
     final Counter bytesIn;
+    final Counter metadataIn;
     final Counter seriesOut;
     final Counter samplesOut;
     final Counter bytesOut;
@@ -625,6 +672,10 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
       seriesIn = counter("relay.tenant.series.in", "series routed to the tenant");
       samplesIn = counter("relay.tenant.samples.in", "samples routed to the tenant");
       bytesIn = counter("relay.tenant.bytes.in", "uncompressed batch bytes routed");
+      metadataIn =
+          counter(
+              "relay.tenant.metadata.in",
+              "PRW 1.0 metadata entries routed to the tenant (broadcast or by family)");
       seriesOut = counter("relay.tenant.series.out", "series accepted downstream");
       samplesOut =
           counter(
