@@ -84,9 +84,11 @@ final class ScrapedSeries {
           for (int i = 0; i < scrapes; i++) {
             v.append(i == 0 ? "" : " ").append(i < values.size() ? values.get(i) : "_");
           }
+          // A single-quoted YAML scalar writes a quote as two (the JVM names a buffer pool
+          // "mapped - 'non-volatile memory'").
           sb.append(indent)
               .append("- series: '")
-              .append(key)
+              .append(key.replace("'", "''"))
               .append("'\n")
               .append(indent)
               .append("  values: '")
