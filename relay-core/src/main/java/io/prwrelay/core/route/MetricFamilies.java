@@ -1,6 +1,9 @@
 package io.prwrelay.core.route;
 
 import io.prwrelay.core.remotewrite.LabelSetHasher;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -42,15 +45,24 @@ import java.util.function.LongSupplier;
 public final class MetricFamilies {
   private static final int NONE = -1;
   private static final int INITIAL = 1024;
-  private static final byte[][] SUFFIXES = {
+  private static final VarHandle LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final long[] TOTAL = suffix("_total");
+  private static final long[] CREATED = suffix("_created");
+  private static final long[] BUCKET = suffix("_bucket");
+  private static final long[] COUNT = suffix("_count");
+  private static final long[] SUM = suffix("_sum");
+  private static final long[] GCOUNT = suffix("_gcount");
+  private static final long[] GSUM = suffix("_gsum");
+  private static final long[] INFO = suffix("_info");
+  private static final byte[][] SHORT = {
     ascii("_total"),
-    ascii("_created"),
-    ascii("_bucket"),
     ascii("_count"),
     ascii("_sum"),
-    ascii("_gcount"),
     ascii("_gsum"),
     ascii("_info"),
+    ascii("_bucket"),
+    ascii("_gcount")
   };
 
   private final int capacity;
@@ -123,8 +135,9 @@ public final class MetricFamilies {
 
   /**
    * The key a series of metric name {@code a[offset, offset + length)} is learned under: the hash
-   * of the name without one trailing suffix of {@link #SUFFIXES} (when something is left before
-   * it).
+   * of the name without one trailing {@code _total}, {@code _created}, {@code _bucket}, {@code
+   * _count}, {@code _sum}, {@code _gcount}, {@code _gsum} or {@code _info} (when something is left
+   * before it).
    *
    * @param a borrowed
    */
@@ -134,36 +147,73 @@ public final class MetricFamilies {
 
   /** The length of the name without one trailing suffix, or {@code length} when it has none. */
   static int stemLength(byte[] a, int offset, int length) {
-    if (length < 3) {
-      return length;
+    if (length < 9) {
+      return shortStemLength(a, offset, length);
     }
-    // The last byte picks the few suffixes worth comparing: l(_total) d(_created) t(_bucket,
-    // _count, _gcount) m(_sum, _gsum) o(_info).
-    switch (a[offset + length - 1]) {
+    // The name's last 8 bytes as one word; the last byte picks the suffixes worth comparing.
+    long last = (long) LONG.get(a, offset + length - 8);
+    switch ((int) (last >>> 56)) {
       case 'l':
+        return ends(last, TOTAL) ? length - 6 : length;
       case 'd':
+        return ends(last, CREATED) ? length - 8 : length;
       case 't':
-      case 'm':
-      case 'o':
-        for (byte[] s : SUFFIXES) {
-          if (s.length < length && endsWith(a, offset, length, s)) {
-            return length - s.length;
-          }
+        if (ends(last, BUCKET)) {
+          return length - 7;
         }
-        return length;
+        if (ends(last, COUNT)) {
+          return length - 6;
+        }
+        return ends(last, GCOUNT) ? length - 7 : length;
+      case 'm':
+        if (ends(last, SUM)) {
+          return length - 4;
+        }
+        return ends(last, GSUM) ? length - 5 : length;
+      case 'o':
+        return ends(last, INFO) ? length - 5 : length;
       default:
         return length;
     }
   }
 
-  private static boolean endsWith(byte[] a, int offset, int length, byte[] suffix) {
-    int at = offset + length - suffix.length;
-    for (int i = 0; i < suffix.length; i++) {
-      if (a[at + i] != suffix[i]) {
-        return false;
+  /** Whether the word {@code last} (a name's last 8 bytes) ends with {@code suffix}. */
+  private static boolean ends(long last, long[] suffix) {
+    return (last & suffix[1]) == suffix[0];
+  }
+
+  /** {@link #stemLength} of a name shorter than 9 bytes, byte by byte. */
+  private static int shortStemLength(byte[] a, int offset, int length) {
+    for (byte[] s : SHORT) {
+      int n = s.length;
+      if (n < length) {
+        int at = offset + length - n;
+        int i = 0;
+        while (i < n && a[at + i] == s[i]) {
+          i++;
+        }
+        if (i == n) {
+          return length - n;
+        }
       }
     }
-    return true;
+    return length;
+  }
+
+  /**
+   * A suffix as the high bytes of a little-endian word read from the last 8 bytes of a name:
+   * {value, mask}.
+   */
+  private static long[] suffix(String s) {
+    byte[] b = ascii(s);
+    long value = 0;
+    long mask = 0;
+    for (int i = 0; i < b.length; i++) {
+      int shift = 8 * (8 - b.length + i);
+      value |= (b[i] & 0xFFL) << shift;
+      mask |= 0xFFL << shift;
+    }
+    return new long[] {value, mask};
   }
 
   /**

@@ -33,6 +33,14 @@ import java.util.List;
  * String}, once; at most {@link TenantRules#maxCachedTenants()} values are remembered before the
  * table starts over.
  *
+ * <p><b>Metadata.</b> Under {@link TenantRules.MetadataPolicy#BROADCAST} the request's {@code
+ * metadata} fields are copied into every tenant batch, within {@link
+ * TenantRules#maxBroadcastMetadataBytes()}. A request with no series left to carry them (Prometheus
+ * 2.x sends its metadata alone) has each entry routed by its metric family instead ({@link
+ * MetadataRouting}): to the tenants that recently sent series of that family, which every routed
+ * series teaches the shared {@link MetricFamilies} ({@link FamilyLearner}: a few nanoseconds per
+ * series, nothing allocated).
+ *
  * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
  * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
  */

@@ -104,6 +104,39 @@ class MetadataOnlyRoutingTest {
   }
 
   @Test
+  void everyFamilyOfALargeFleetIsLearned() {
+    TenantRouter router =
+        new TenantRouter(
+            TenantRules.builder().build(), false, new MetricFamilies(100_000, TTL, clock::get));
+    // 4 tenants × 6,000 families: more pairs than the learner's filter holds.
+    byte[][] parts = new byte[24_000][];
+    byte[][] metadata = new byte[6_000][];
+    for (int f = 0; f < 6_000; f++) {
+      for (int t = 0; t < 4; t++) {
+        parts[t * 6_000 + f] = seriesOf("family_" + f + "_total", "t" + t);
+      }
+      metadata[f] = meta("family_" + f + "_total", "h");
+    }
+    route(router, cat(parts));
+    route(router, cat(parts));
+    byte[] all = cat(metadata);
+    Map<String, byte[]> out =
+        route(
+            router,
+            all,
+            r -> {
+              assertEquals(6_000, r.metadataRouted(MetadataRoute.FAMILY));
+              for (TenantBatch b : r.batches()) {
+                assertEquals(6_000, b.metadata(), b.tenant());
+              }
+            });
+    assertEquals(java.util.Set.of("t0", "t1", "t2", "t3"), out.keySet());
+    for (byte[] batch : out.values()) {
+      assertArrayEquals(all, batch);
+    }
+  }
+
+  @Test
   void seriesWithoutTenantTeachTheDefaultTenant() {
     TenantRouter router = router(TenantRules.builder().build());
     route(router, series(label("__name__", "orphan"), sample(1, 1)));

@@ -3,6 +3,7 @@ package io.prwrelay.core.route;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.testing.Oracle;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,6 +75,37 @@ class MetricFamiliesTest {
     assertEquals(Set.of("h"), tenantsOf(f, "queue_gsum_x"));
     assertEquals(Set.of(), tenantsOf(f, "unknown_family"));
     assertEquals(Set.of(), tenantsOf(f, "latency"));
+  }
+
+  @Test
+  void theFamilyKeyDropsOneKnownSuffixLikeTheOracle() {
+    List<String> stems = List.of("", "a", "x_", "go", "node_cpu_seconds", "total", "_", "sum");
+    List<String> suffixes =
+        List.of(
+            "",
+            "_total",
+            "_created",
+            "_bucket",
+            "_count",
+            "_sum",
+            "_gcount",
+            "_gsum",
+            "_info",
+            "total",
+            "_Total",
+            "count",
+            "_counts",
+            "_bucket_x",
+            "gsum");
+    for (String stem : stems) {
+      for (String suffix : suffixes) {
+        String name = stem + suffix;
+        // Offset into a larger array, so that the word reads see bytes on both sides.
+        byte[] a = bytes("__" + name + "__");
+        int want = Oracle.Families.stem(name).length();
+        assertEquals(want, MetricFamilies.stemLength(a, 2, name.length()), () -> "stem of " + name);
+      }
+    }
   }
 
   @Test
