@@ -47,6 +47,7 @@ public final class Interleaved {
                 + " dangerous.");
     Map<String, Callable<Object>> rows = new LinkedHashMap<>();
     rows.put("RouteBenchmark.route", route::route);
+    rows.put("RouteBenchmark.routeWithoutFamilies", route::routeWithoutFamilies);
     rows.put("RouteBenchmark.routeCountingSamples", route::routeCountingSamples);
     rows.put("RouteBenchmark.routeDigesting", route::routeDigesting);
     rows.put("RouteBenchmark.routeV2", route::routeV2);
@@ -88,6 +89,11 @@ public final class Interleaved {
     System.out.println();
     ratio(median, "RouteBenchmark.baseline", "RouteBenchmark.route", "baseline / route");
     ratio(median, "RouteBenchmark.route", "RouteBenchmark.copy", "route / copy");
+    ratio(
+        median,
+        "RouteBenchmark.route",
+        "RouteBenchmark.routeWithoutFamilies",
+        "route / routeWithoutFamilies");
     ratio(
         median,
         "RouteBenchmark.routeCountingSamples",

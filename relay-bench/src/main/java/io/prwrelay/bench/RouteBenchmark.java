@@ -50,6 +50,7 @@ public class RouteBenchmark extends RelayBenchmark {
   private byte[] bytes;
   private ByteBuf request;
   private TenantRouter router;
+  private TenantRouter routerWithoutFamilies;
   private TenantRouter countingRouter;
   private TenantRouter digestingRouter;
   private V2TenantRouter v2DigestingRouter;
@@ -88,6 +89,8 @@ public class RouteBenchmark extends RelayBenchmark {
     bytes = Payloads.load(payload, tenantLabel);
     request = Unpooled.wrappedBuffer(bytes);
     router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
+    routerWithoutFamilies =
+        new TenantRouter(TenantRules.builder().labels(tenantLabel).maxFamilyTenants(0).build());
     countingRouter =
         new TenantRouter(TenantRules.builder().labels(tenantLabel).countSamples(true).build());
     reader = new WriteRequestReader(List.of(tenantLabel), false);
@@ -110,6 +113,16 @@ public class RouteBenchmark extends RelayBenchmark {
   @Benchmark
   public int route() {
     return tenants(router.route(request, alloc));
+  }
+
+  /**
+   * {@code route} without learning metric families ({@code relay.metadata.max-family-tenants=0}):
+   * the difference to {@code route} is what learning which tenants send which families (to route
+   * metadata-only requests) costs the route step.
+   */
+  @Benchmark
+  public int routeWithoutFamilies() {
+    return tenants(routerWithoutFamilies.route(request, alloc));
   }
 
   /**

@@ -57,6 +57,7 @@ public final class BatchEncoder {
   private int slotCount;
   private int[] slotBytes = new int[16];
   private int[] slotSeries = new int[16];
+  private int[] slotMetadata = new int[16];
   private long[] slotSamples = new long[16];
   private long[] slotExemplars = new long[16];
   private long[] slotHistograms = new long[16];
@@ -87,6 +88,7 @@ public final class BatchEncoder {
       int n = slotCount * 2;
       slotBytes = Arrays.copyOf(slotBytes, n);
       slotSeries = Arrays.copyOf(slotSeries, n);
+      slotMetadata = Arrays.copyOf(slotMetadata, n);
       slotSamples = Arrays.copyOf(slotSamples, n);
       slotExemplars = Arrays.copyOf(slotExemplars, n);
       slotHistograms = Arrays.copyOf(slotHistograms, n);
@@ -94,6 +96,7 @@ public final class BatchEncoder {
     int slot = slotCount++;
     slotBytes[slot] = 0;
     slotSeries[slot] = 0;
+    slotMetadata[slot] = 0;
     slotSamples[slot] = 0;
     slotExemplars[slot] = 0;
     slotHistograms[slot] = 0;
@@ -160,7 +163,26 @@ public final class BatchEncoder {
     return slotCount;
   }
 
-  /** Records a metadata field {@code [start, end)} (tag included). */
+  /**
+   * Adds a metadata field {@code [start, end)} (tag included) to one slot only, copied where it
+   * lies among the slot's other fields; {@link #encode} counts it in that batch's {@link
+   * TenantBatch#metadata()}.
+   */
+  public void addMetadata(int slot, int start, int end) {
+    slotMetadata[slot]++;
+    slotBytes[slot] += end - start;
+    int last = segmentCount - 1;
+    if (last >= 0 && lastSlot == slot && segEnd[last] == start && segCutStart[last] == NO_CUT) {
+      segEnd[last] = end;
+      return;
+    }
+    addSegment(slot, start, end, start, NO_CUT, NO_CUT);
+  }
+
+  /**
+   * Records a metadata field {@code [start, end)} (tag included) that {@link #encode} may copy into
+   * every batch.
+   */
   public void addMetadata(int start, int end) {
     metaBytes += end - start;
     if (metaCount > 0 && metaEnd[metaCount - 1] == start) {
@@ -187,7 +209,8 @@ public final class BatchEncoder {
    * (each release of a small batch returns one reference to it).
    *
    * @param tenants tenant ID per slot
-   * @param withMetadata copy every recorded metadata field into every batch
+   * @param withMetadata copy every metadata field recorded for all batches ({@link
+   *     #addMetadata(int, int)}) into every batch
    * @param alloc where batch buffers come from
    * @param out receives one {@link TenantBatch} per slot, in slot order; the batches own their
    *     buffers (a small batch owns one reference to the shared buffer)
@@ -206,7 +229,7 @@ public final class BatchEncoder {
       b.samples = slotSamples[slot];
       b.exemplars = slotExemplars[slot];
       b.histograms = slotHistograms[slot];
-      b.metadata = withMetadata ? metaFields : 0;
+      b.metadata = slotMetadata[slot] + (withMetadata ? metaFields : 0);
       out.add(b);
       if (size >= SMALL_BATCH_BYTES) {
         b.content = alloc.buffer(size, size);

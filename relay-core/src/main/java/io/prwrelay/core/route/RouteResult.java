@@ -26,7 +26,8 @@ public final class RouteResult {
   RequestError error;
   int seriesIn;
   int metadataIn;
-  int metadataDropped;
+  final int[] metadataRouted = new int[MetadataRoute.values().length];
+  final int[] metadataDropped = new int[MetadataDrop.values().length];
 
   /**
    * {@code null} when the request was routed; otherwise why it was not (then there are no batches).
@@ -62,11 +63,28 @@ public final class RouteResult {
   }
 
   /**
-   * PRW 1.0 metadata fields not broadcast because copying them into every tenant batch would pass
-   * {@link TenantRules#maxBroadcastMetadataBytes()}.
+   * PRW 1.0 metadata fields not sent to any tenant, for every {@link MetadataDrop} reason together.
    */
   public int metadataDropped() {
-    return metadataDropped;
+    int n = 0;
+    for (int d : metadataDropped) {
+      n += d;
+    }
+    return n;
+  }
+
+  /** PRW 1.0 metadata fields not sent to any tenant because of {@code reason}. */
+  public int metadataDropped(MetadataDrop reason) {
+    return metadataDropped[reason.ordinal()];
+  }
+
+  /**
+   * PRW 1.0 metadata fields sent to their tenants {@code how} (each counted once, however many
+   * tenants it went to; each batch's {@link TenantBatch#metadata()} counts its own copies). PRW 2.0
+   * metadata travels inside its series and is not counted here.
+   */
+  public int metadataRouted(MetadataRoute how) {
+    return metadataRouted[how.ordinal()];
   }
 
   /** Series sent to the default tenant because of {@code problem}. */
@@ -97,6 +115,7 @@ public final class RouteResult {
     error = null;
     seriesIn = 0;
     metadataIn = 0;
-    metadataDropped = 0;
+    Arrays.fill(metadataRouted, 0);
+    Arrays.fill(metadataDropped, 0);
   }
 }

@@ -33,6 +33,14 @@ import java.util.List;
  * String}, once; at most {@link TenantRules#maxCachedTenants()} values are remembered before the
  * table starts over.
  *
+ * <p><b>Metadata.</b> Under {@link TenantRules.MetadataPolicy#BROADCAST} the request's {@code
+ * metadata} fields are copied into every tenant batch, within {@link
+ * TenantRules#maxBroadcastMetadataBytes()}. A request with no series left to carry them (Prometheus
+ * 2.x sends its metadata alone) has each entry routed by its metric family instead ({@link
+ * MetadataRouting}): to the tenants that recently sent series of that family, which every routed
+ * series teaches the shared {@link MetricFamilies} ({@link FamilyLearner}: nothing allocated per
+ * series; its cost is {@code RouteBenchmark.route} against {@code routeWithoutFamilies}).
+ *
  * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
  * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
  */
@@ -40,25 +48,44 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   private final WriteRequestReader reader;
   private final BatchEncoder encoder = new BatchEncoder();
   private final boolean withMetadata;
+  private final MetricFamilies families;
+  private final FamilyLearner learner;
+  private final MetadataRouting metadata = new MetadataRouting();
+  private byte[] array;
 
   // The last tenant value resolved in this request (offsets into the request array) and its slot.
   private int lastSlot;
   private int lastValueOffset;
   private int lastValueLength;
 
+  /** A router with metric families of its own ({@link MetricFamilies#of}). */
   public TenantRouter(TenantRules rules) {
     this(rules, false);
   }
 
   /**
+   * A router with metric families of its own ({@link MetricFamilies#of}).
+   *
    * @param digestSeries whether to record each routed series' label set hash and metric name in
    *     {@link RouteResult#digests()} (every label of every series is then walked by tag and
    *     length, and hashed: {@link LabelSetHasher})
    */
   public TenantRouter(TenantRules rules, boolean digestSeries) {
+    this(rules, digestSeries, MetricFamilies.of(rules));
+  }
+
+  /**
+   * @param digestSeries see {@link #TenantRouter(TenantRules, boolean)}
+   * @param families which tenants send which metric families: taught from every routed series
+   *     (unless it learns nothing), consulted for a request whose metadata has no series to go
+   *     with; shared by the routers of every event loop
+   */
+  public TenantRouter(TenantRules rules, boolean digestSeries, MetricFamilies families) {
     super(rules, digestSeries);
     this.reader = new WriteRequestReader(rules.labels(), rules.countSamples(), digestSeries);
     this.withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
+    this.families = families;
+    this.learner = families.enabled() ? new FamilyLearner(families) : null;
   }
 
   /**
@@ -82,7 +109,12 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   @Override
   RequestError read(byte[] array, int offset, int length) {
+    this.array = array;
     encoder.reset(array);
+    metadata.reset();
+    if (learner != null) {
+      learner.startRequest(array);
+    }
     return reader.read(array, offset, length, this);
   }
 
@@ -93,14 +125,28 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   @Override
   RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
-    boolean metadata = withMetadata;
-    if (metadata && encoder.metadataBytes() * encoder.slots() > rules.maxBroadcastMetadataBytes()) {
-      metadata =
-          false; // broadcasting would copy more than the cap: the request's metadata is dropped
-      result.metadataDropped = result.metadataIn;
+    if (learner != null) {
+      learner.finish(tenants);
     }
-    encoder.encode(tenants, metadata, alloc, batches);
-    // Splicing copies each series once: only broadcast metadata grows, under its own bound above.
+    int entries = metadata.count();
+    boolean broadcast = false;
+    if (entries == 0) {
+      // Nothing to place.
+    } else if (!withMetadata) {
+      result.metadataDropped[MetadataDrop.POLICY.ordinal()] += entries;
+    } else if (encoder.slots() == 0) {
+      // No series left to carry the metadata (Prometheus 2.x sends it alone): by family.
+      metadata.route(array, families, rules, slots, encoder, result);
+      tenants = slots.tenants();
+    } else if (encoder.metadataBytes() * encoder.slots() > rules.maxBroadcastMetadataBytes()) {
+      // Broadcasting would copy more than the cap: the request's metadata is dropped.
+      result.metadataDropped[MetadataDrop.MAX_BROADCAST_BYTES.ordinal()] += entries;
+    } else {
+      broadcast = true;
+      result.metadataRouted[MetadataRoute.BROADCAST.ordinal()] += entries;
+    }
+    encoder.encode(tenants, broadcast, alloc, batches);
+    // Splicing copies each series once: only metadata grows, under its own bound above.
     return null;
   }
 
@@ -120,6 +166,9 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
         if (digest) {
           digest(lastSlot, series);
         }
+        if (learner != null) {
+          learner.see(lastSlot, series);
+        }
         return true;
       }
       int resolved = slots.resolve(a, at, length);
@@ -135,6 +184,9 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
         if (digest) {
           digest(slot, series);
         }
+        if (learner != null) {
+          learner.see(slot, series);
+        }
         return true;
       }
       problem = TenantTable.problemOf(resolved);
@@ -144,6 +196,9 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       encoder.addSeries(slot, series, false);
       if (digest) {
         digest(slot, series);
+      }
+      if (learner != null) {
+        learner.see(slot, series);
       }
     }
     return slot != REJECT;
@@ -163,5 +218,6 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   public void onMetadata(int start, int end) {
     result.metadataIn++;
     encoder.addMetadata(start, end);
+    metadata.add(start, end);
   }
 }

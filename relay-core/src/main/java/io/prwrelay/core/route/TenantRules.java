@@ -1,5 +1,6 @@
 package io.prwrelay.core.route;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -46,6 +47,23 @@ public final class TenantRules {
   public static final long DEFAULT_MAX_BROADCAST_METADATA_BYTES = 16L << 20;
 
   /**
+   * Default of {@code relay.metadata.max-family-tenants}: family–tenant associations remembered for
+   * routing metadata-only requests ({@link MetricFamilies}), about 64 bytes each, so at most about
+   * 32 MB of tables plus the tenant IDs they name, each once. Enough for 100,000 families sent by
+   * five tenants each, or 500 families (the runtime's and the HTTP library's) sent by each of 1,000
+   * tenants.
+   */
+  public static final int DEFAULT_MAX_FAMILY_TENANTS = 500_000;
+
+  /**
+   * Default of {@code relay.metadata.family-ttl}: ten times Prometheus's default {@code
+   * metadata_config.send_interval} (1m), so a tenant whose series come every scrape interval (even
+   * a few minutes) keeps its families, and one that stopped sending a family stops getting its
+   * metadata ten minutes later.
+   */
+  public static final Duration DEFAULT_FAMILY_TTL = Duration.ofMinutes(10);
+
+  /**
    * Default of {@code relay.metrics.count-samples}: off. Counting PRW 1.0 samples means walking
    * every field of every series instead of stopping at the tenant label; measured on the real
    * payload it made the route step 1.3 to 1.5 times as expensive (BENCHMARKS.md, "Route step"), and
@@ -63,6 +81,8 @@ public final class TenantRules {
   private final int maxCachedTenants;
   private final int maxTenantsPerRequest;
   private final boolean countSamples;
+  private final int maxFamilyTenants;
+  private final Duration familyTtl;
 
   private TenantRules(Builder b) {
     this.labels = List.copyOf(b.labels);
@@ -75,6 +95,8 @@ public final class TenantRules {
     this.maxCachedTenants = b.maxCachedTenants;
     this.maxTenantsPerRequest = b.maxTenantsPerRequest;
     this.countSamples = b.countSamples;
+    this.maxFamilyTenants = b.maxFamilyTenants;
+    this.familyTtl = b.familyTtl;
   }
 
   public static Builder builder() {
@@ -149,6 +171,20 @@ public final class TenantRules {
     return countSamples;
   }
 
+  /**
+   * Most family–tenant associations kept to route PRW 1.0 metadata-only requests ({@link
+   * MetricFamilies}); 0 learns nothing, and such requests' metadata goes to the default tenant (or
+   * is dropped, by {@link #missing()}).
+   */
+  public int maxFamilyTenants() {
+    return maxFamilyTenants;
+  }
+
+  /** How long a tenant stays associated with a metric family after its last series of it. */
+  public Duration familyTtl() {
+    return familyTtl;
+  }
+
   @Override
   public String toString() {
     return "labels="
@@ -163,6 +199,8 @@ public final class TenantRules {
         + removeLabel
         + " metadata="
         + metadata.name().toLowerCase(Locale.ROOT)
+        + " max-family-tenants="
+        + maxFamilyTenants
         + " count-samples="
         + countSamples;
   }
@@ -174,7 +212,9 @@ public final class TenantRules {
     PREFIX,
     MAX_CACHED_TENANTS,
     MAX_BROADCAST_METADATA_BYTES,
-    MAX_TENANTS_PER_REQUEST
+    MAX_TENANTS_PER_REQUEST,
+    MAX_FAMILY_TENANTS,
+    FAMILY_TTL
   }
 
   /**
@@ -214,6 +254,8 @@ public final class TenantRules {
     private int maxTenantsPerRequest = DEFAULT_MAX_TENANTS_PER_REQUEST;
     private long maxBroadcastMetadataBytes = DEFAULT_MAX_BROADCAST_METADATA_BYTES;
     private boolean countSamples = DEFAULT_COUNT_SAMPLES;
+    private int maxFamilyTenants = DEFAULT_MAX_FAMILY_TENANTS;
+    private Duration familyTtl = DEFAULT_FAMILY_TTL;
 
     private Builder() {}
 
@@ -272,6 +314,18 @@ public final class TenantRules {
       return this;
     }
 
+    /** See {@link TenantRules#maxFamilyTenants()}. */
+    public Builder maxFamilyTenants(int maxFamilyTenants) {
+      this.maxFamilyTenants = maxFamilyTenants;
+      return this;
+    }
+
+    /** See {@link TenantRules#familyTtl()}. */
+    public Builder familyTtl(Duration familyTtl) {
+      this.familyTtl = Objects.requireNonNull(familyTtl);
+      return this;
+    }
+
     /**
      * @throws InvalidSettingException naming the setting and what is wrong with its value
      */
@@ -310,6 +364,12 @@ public final class TenantRules {
       }
       if (maxTenantsPerRequest < 1) {
         throw new InvalidSettingException(Setting.MAX_TENANTS_PER_REQUEST, "must be at least 1");
+      }
+      if (maxFamilyTenants < 0) {
+        throw new InvalidSettingException(Setting.MAX_FAMILY_TENANTS, "must not be negative");
+      }
+      if (familyTtl.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new InvalidSettingException(Setting.FAMILY_TTL, "must be at least 1s");
       }
       return new TenantRules(this);
     }

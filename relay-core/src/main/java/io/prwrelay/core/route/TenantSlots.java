@@ -59,6 +59,20 @@ final class TenantSlots {
     return entrySlots.put(entry, slot);
   }
 
+  /**
+   * Records that tenant ID {@code tenant}, which no tenant label value of this request resolved to
+   * (a tenant of a metadata entry's family), writes to the newly opened {@code slot}; returns
+   * {@code slot}.
+   */
+  int openNamed(String tenant, int slot) {
+    if (slot >= tenants.length) {
+      tenants = Arrays.copyOf(tenants, Math.max(slot + 1, tenants.length * 2));
+    }
+    tenants[slot] = tenant;
+    opened++;
+    return slot;
+  }
+
   /** Slots opened in this request. */
   int opened() {
     return opened;

@@ -26,11 +26,14 @@ class TenantRouterPropertyTest {
     TenantRules rules = RoutingProperties.randomRules(r, true);
     int series = RoutingProperties.randomShape(gen, seed, 3000);
     TenantRouter router = new TenantRouter(rules);
-    // Route several requests through one router: tenants seen before must keep routing correctly.
+    Oracle.Families families = new Oracle.Families();
+    // Route several requests through one router: tenants seen before must keep routing correctly,
+    // and metric families learned before route a request that has only metadata.
     for (int round = 0; round < 3; round++) {
-      WriteRequest request = gen.request(series, rules.labels());
+      WriteRequest request =
+          gen.request(round == 2 && r.nextBoolean() ? 0 : series, rules.labels());
       RouteResult result = RoutingProperties.routeAnyKind(router, request.toByteArray(), r);
-      RouteAssertions.assertRoutedLikeOracle(request, rules, result);
+      RouteAssertions.assertRoutedLikeOracle(request, rules, result, true, families);
       result.clear();
     }
   }
@@ -51,12 +54,13 @@ class TenantRouterPropertyTest {
     gen.exemplarProbability = 0.5;
     gen.histogramProbability = 0.5;
     TenantRouter router = new TenantRouter(rules);
+    Oracle.Families families = new Oracle.Families();
     UnusualEncoding encoding = new UnusualEncoding(r);
     for (int round = 0; round < 3; round++) {
       byte[] bytes = encoding.encode(gen.request(r.nextInt(60), rules.labels()));
       WriteRequest request = WriteRequest.parseFrom(bytes);
       RouteResult result = RoutingProperties.routeAnyKind(router, bytes, r);
-      RouteAssertions.assertRoutedLikeOracle(request, rules, result, false);
+      RouteAssertions.assertRoutedLikeOracle(request, rules, result, false, families);
       result.clear();
     }
   }

@@ -163,9 +163,11 @@ class TenantRouterTest {
   }
 
   @Test
-  void metadataOnlyRequestProducesNoBatch() {
+  void metadataOnlyRequestOfAnUnknownFamilyGoesToTheDefaultTenant() {
     byte[] meta = len(3, varintField(1, 1), str(2, "up"));
-    assertEquals(0, route(rules().build(), cat(meta, meta)).size());
+    Map<String, byte[]> out = route(rules().build(), cat(meta, meta));
+    assertEquals(1, out.size());
+    assertArrayEquals(cat(meta, meta), out.get(TenantRules.DEFAULT_TENANT));
   }
 
   @Test

@@ -336,13 +336,27 @@ public final class ConfigKeys {
       key(
           "relay.metadata",
           "broadcast",
-          "metadata: broadcast (to every tenant of the request) or drop");
+          "PRW 1.0 metadata: broadcast (to every tenant of the request; a request without series"
+              + " sends each entry to the tenants that recently sent its metric family) or drop");
   public static final ConfigKey METADATA_MAX_BROADCAST_BYTES =
       key(
           "relay.metadata.max-broadcast-bytes",
           "16MiB",
-          "most metadata bytes times tenants one request may broadcast; above it the request's"
-              + " metadata is dropped (counted)");
+          "most metadata bytes times tenants one request may copy; above it the request's"
+              + " metadata (without series: the entries past the bound) is dropped (counted)");
+  public static final ConfigKey METADATA_MAX_FAMILY_TENANTS =
+      key(
+          "relay.metadata.max-family-tenants",
+          String.valueOf(TenantRules.DEFAULT_MAX_FAMILY_TENANTS),
+          "metric family → tenant associations remembered to route metadata-only requests (a"
+              + " family sent by 3 tenants counts 3; about 64 bytes each); the least recently seen"
+              + " is forgotten first (0 = learn nothing: such metadata goes to the default tenant)");
+  public static final ConfigKey METADATA_FAMILY_TTL =
+      key(
+          "relay.metadata.family-ttl",
+          "10m",
+          "a tenant stops receiving a family's metadata this long after its last series of that"
+              + " family (at least 1s)");
 
   public static final ConfigKey METRICS_MAX_TENANTS =
       key(
@@ -464,6 +478,8 @@ public final class ConfigKeys {
           TENANT_MAX_PER_REQUEST,
           METADATA,
           METADATA_MAX_BROADCAST_BYTES,
+          METADATA_MAX_FAMILY_TENANTS,
+          METADATA_FAMILY_TTL,
           METRICS_MAX_TENANTS,
           METRICS_COUNT_SAMPLES,
           INSIGHT_ENABLED,

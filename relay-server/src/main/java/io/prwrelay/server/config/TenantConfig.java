@@ -1,7 +1,9 @@
 package io.prwrelay.server.config;
 
 import static io.prwrelay.server.config.ConfigKeys.METADATA;
+import static io.prwrelay.server.config.ConfigKeys.METADATA_FAMILY_TTL;
 import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_BROADCAST_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_FAMILY_TENANTS;
 import static io.prwrelay.server.config.ConfigKeys.METRICS_COUNT_SAMPLES;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_DEFAULT;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_LABELS;
@@ -57,6 +59,8 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
             .removeLabel(v.bool(TENANT_REMOVE_LABEL))
             .metadata(v.choice(METADATA, TenantRules.MetadataPolicy.class))
             .maxBroadcastMetadataBytes(v.bytes(METADATA_MAX_BROADCAST_BYTES, 0, Long.MAX_VALUE))
+            .maxFamilyTenants(v.integer(METADATA_MAX_FAMILY_TENANTS, 0, 10_000_000))
+            .familyTtl(v.duration(METADATA_FAMILY_TTL))
             .maxCachedTenants(v.integer(TENANT_MAX_CACHED, 1, 100_000_000))
             .maxTenantsPerRequest(v.integer(TENANT_MAX_PER_REQUEST, 1, 100_000_000))
             .countSamples(v.bool(METRICS_COUNT_SAMPLES));
@@ -75,6 +79,8 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
       case MAX_CACHED_TENANTS -> TENANT_MAX_CACHED;
       case MAX_TENANTS_PER_REQUEST -> TENANT_MAX_PER_REQUEST;
       case MAX_BROADCAST_METADATA_BYTES -> METADATA_MAX_BROADCAST_BYTES;
+      case MAX_FAMILY_TENANTS -> METADATA_MAX_FAMILY_TENANTS;
+      case FAMILY_TTL -> METADATA_FAMILY_TTL;
     };
   }
 }

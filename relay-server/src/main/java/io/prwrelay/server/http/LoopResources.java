@@ -4,6 +4,7 @@ import io.prwrelay.core.codec.ZstdCodec;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.encode.WriteRequestCounter;
+import io.prwrelay.core.route.MetricFamilies;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
@@ -32,11 +33,13 @@ final class LoopResources implements AutoCloseable {
   /**
    * @param maxOutputBytes most bytes what the PRW 2.0 routers build of one request may take
    * @param digestSeries whether the routers digest every series for the tenant insight
+   * @param families the metric families every loop's PRW 1.0 router teaches and consults
    */
-  LoopResources(TenantRules rules, int maxOutputBytes, boolean digestSeries) {
+  LoopResources(
+      TenantRules rules, int maxOutputBytes, boolean digestSeries, MetricFamilies families) {
     this.counter = new WriteRequestCounter(rules.countSamples());
     this.maxOutputBytes = maxOutputBytes;
-    this.router = new TenantRouter(rules, digestSeries);
+    this.router = new TenantRouter(rules, digestSeries, families);
     this.v2Router =
         new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries);
     this.v2ToV1Router =

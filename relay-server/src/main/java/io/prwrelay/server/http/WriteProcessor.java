@@ -10,6 +10,7 @@ import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.core.route.MetricFamilies;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
@@ -95,11 +96,14 @@ final class WriteProcessor {
     this.throttledLog = new ThrottledDropLog(metrics);
     TenantRules rules = tenants.rules();
     boolean digest = insight.enabled();
+    // Learned from the series every loop routes; routes PRW 1.0 requests that carry only metadata.
+    MetricFamilies families = MetricFamilies.of(rules);
+    metrics.metricFamilies(families);
     this.resources =
         new FastThreadLocal<>() {
           @Override
           protected LoopResources initialValue() {
-            return new LoopResources(rules, maxDecompressedBytes, digest);
+            return new LoopResources(rules, maxDecompressedBytes, digest, families);
           }
 
           @Override
@@ -260,6 +264,15 @@ final class WriteProcessor {
           metrics.routed(result);
           insight.record(result);
           for (TenantBatch b : result.batches()) {
+            if (b.series() == 0 && !allowed.allows(b.tenant())) {
+              // Metadata routed by family to a tenant these credentials may not write: dropped
+              // (counted), where a series of that tenant would refuse the request.
+              metrics.metadataDropped("forbidden_tenant", b.metadata());
+              continue;
+            }
+            if (v2 == null) {
+              metrics.tenantMetadataIn(b.tenant(), b.metadata());
+            }
             batches.add(new Batch(b.tenant(), output, b.takeContent(), b.counts()));
           }
         } finally {

@@ -92,10 +92,25 @@ public final class MetricCatalogue {
           "relay.series.defaulted",
           "series without a valid tenant sent to the default tenant, by reason",
           "reason");
+  public static final Metric METADATA_ROUTED =
+      counter(
+          "relay.metadata.routed",
+          "PRW 1.0 metadata entries sent, by how their tenants were chosen: broadcast (to the tenants"
+              + " of the request's series), family (a request without series: the tenants that sent"
+              + " the family), default (no tenant known for the family)",
+          "route");
   public static final Metric METADATA_DROPPED =
       counter(
           "relay.metadata.dropped",
-          "metadata fields not broadcast because of relay.metadata.max-broadcast-bytes");
+          "PRW 1.0 metadata entries not sent, by reason: max_broadcast_bytes, unknown_family,"
+              + " too_many_tenants, policy (relay.metadata=drop), forbidden_tenant",
+          "reason");
+  public static final Metric METADATA_FAMILY_TENANTS =
+      gauge(
+          "relay.metadata.family.tenants",
+          null,
+          "metric family to tenant associations held to route metadata-only requests"
+              + " (relay.metadata.max-family-tenants)");
   public static final Metric LEDGER_SKIPPED =
       counter(
           "relay.ledger.skipped.series",
@@ -156,6 +171,11 @@ public final class MetricCatalogue {
 
   public static final Metric TENANT_SERIES_IN =
       counter("relay.tenant.series.in", "series routed to the tenant", "tenant");
+  public static final Metric TENANT_METADATA_IN =
+      counter(
+          "relay.tenant.metadata.in",
+          "PRW 1.0 metadata entries routed to the tenant (broadcast or by family)",
+          "tenant");
   public static final Metric TENANT_SAMPLES_IN =
       counter("relay.tenant.samples.in", "samples routed to the tenant", "tenant");
   public static final Metric TENANT_BYTES_IN =
@@ -288,7 +308,9 @@ public final class MetricCatalogue {
           SERIES_REJECTED,
           SERIES_DROPPED,
           SERIES_DEFAULTED,
+          METADATA_ROUTED,
           METADATA_DROPPED,
+          METADATA_FAMILY_TENANTS,
           LEDGER_SKIPPED,
           LANES,
           LANES_NOT_HEALTHY,
@@ -302,6 +324,7 @@ public final class MetricCatalogue {
           QUEUE_OLDEST_AGE,
           QUEUE_TAIL_CUT_BYTES,
           TENANT_SERIES_IN,
+          TENANT_METADATA_IN,
           TENANT_SAMPLES_IN,
           TENANT_BYTES_IN,
           TENANT_SERIES_OUT,

@@ -12,6 +12,9 @@ import io.netty.buffer.ByteBufAllocatorMetric;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.util.concurrent.Ticker;
 import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.core.route.MetadataDrop;
+import io.prwrelay.core.route.MetadataRoute;
+import io.prwrelay.core.route.MetricFamilies;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.server.downstream.DownstreamProtocol;
@@ -161,8 +164,43 @@ public final class RelayMetrics {
         SERIES_DEFAULTED.counter(registry, p.tag()).increment(defaulted);
       }
     }
-    if (result.metadataDropped() > 0) {
-      MetricCatalogue.METADATA_DROPPED.counter(registry).increment(result.metadataDropped());
+    for (MetadataRoute how : MetadataRoute.values()) {
+      int n = result.metadataRouted(how);
+      if (n > 0) {
+        MetricCatalogue.METADATA_ROUTED.counter(registry, how.tag()).increment(n);
+      }
+    }
+    for (MetadataDrop reason : MetadataDrop.values()) {
+      int n = result.metadataDropped(reason);
+      if (n > 0) {
+        metadataDropped(reason.tag(), n);
+      }
+    }
+  }
+
+  /**
+   * PRW 1.0 metadata entries not sent, by reason: a {@link MetadataDrop} tag, or {@code
+   * forbidden_tenant} for copies routed by family to a tenant the request's credentials may not
+   * write.
+   */
+  public void metadataDropped(String reason, int entries) {
+    if (entries > 0) {
+      MetricCatalogue.METADATA_DROPPED.counter(registry, reason).increment(entries);
+    }
+  }
+
+  /**
+   * Registers {@code relay_metadata_family_tenants}: the family–tenant associations held to route
+   * metadata-only requests.
+   */
+  public void metricFamilies(MetricFamilies families) {
+    MetricCatalogue.METADATA_FAMILY_TENANTS.gauge(registry, families, MetricFamilies::size);
+  }
+
+  /** {@code entries} PRW 1.0 metadata entries go to {@code tenant} in one batch. */
+  public void tenantMetadataIn(String tenant, int entries) {
+    if (entries > 0) {
+      tenants.meters(tenant).metadataIn.increment(entries);
     }
   }
 

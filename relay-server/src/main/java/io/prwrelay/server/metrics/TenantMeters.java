@@ -33,6 +33,7 @@ final class TenantMeters {
   private final Queue<Meter> all = new ConcurrentLinkedQueue<>();
   private final Map<String, Counter> byTag = new ConcurrentHashMap<>();
   final Counter seriesIn;
+  final Counter metadataIn;
   final Counter samplesIn;
   final Counter bytesIn;
   final Counter seriesOut;
@@ -49,6 +50,7 @@ final class TenantMeters {
     this.tenant = tenant;
     this.registry = registry;
     seriesIn = counter(MetricCatalogue.TENANT_SERIES_IN);
+    metadataIn = counter(MetricCatalogue.TENANT_METADATA_IN);
     samplesIn = counter(MetricCatalogue.TENANT_SAMPLES_IN);
     bytesIn = counter(MetricCatalogue.TENANT_BYTES_IN);
     seriesOut = counter(MetricCatalogue.TENANT_SERIES_OUT);

@@ -206,6 +206,29 @@ class RelayConfigTest {
   }
 
   @Test
+  void metadataFamilyBoundsAreReadAndCheckedNamingTheirKey() throws Exception {
+    RelayConfig c =
+        RelayConfig.load(
+            null,
+            Map.of("relay.metadata.max-family-tenants", "0", "relay.metadata.family-ttl", "90s"),
+            Map.of());
+    assertEquals(0, c.tenant().rules().maxFamilyTenants());
+    assertEquals(java.time.Duration.ofSeconds(90), c.tenant().rules().familyTtl());
+    RelayConfig defaults = RelayConfig.load(null, Map.of(), Map.of());
+    assertEquals(500_000, defaults.tenant().rules().maxFamilyTenants());
+    assertEquals(java.time.Duration.ofMinutes(10), defaults.tenant().rules().familyTtl());
+    assertError(
+        "relay.metadata.family-ttl",
+        "500ms",
+        "relay.metadata.family-ttl must be at least 1s (from -Drelay.metadata.family-ttl)");
+    assertError(
+        "relay.metadata.max-family-tenants",
+        "-1",
+        "relay.metadata.max-family-tenants '-1' must be between 0 and 10000000"
+            + " (from -Drelay.metadata.max-family-tenants)");
+  }
+
+  @Test
   void tenantLabelsThatAreNoPrometheusLabelNamesAreRejectedNamingKeyAndValue() throws Exception {
     assertError(
         "relay.tenant.labels",

@@ -1,0 +1,549 @@
+package io.prwrelay.core.route;
+
+import io.prwrelay.core.remotewrite.LabelSetHasher;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.LongSupplier;
+
+/**
+ * Which tenants recently sent series of each metric family: what routes a PRW 1.0 request that
+ * carries only {@code metadata} (Prometheus 2.x sends its metadata that way, apart from the series,
+ * every {@code metadata_config.send_interval}) to the tenants whose series that metadata describes.
+ * Learned from the series the routers route ({@link FamilyLearner}); shared by every event loop's
+ * router.
+ *
+ * <p><b>Family key.</b> Prometheus names a family in its metadata as the exposition's {@code #
+ * TYPE} line does: a text-format counter {@code http_requests_total}, an OpenMetrics counter {@code
+ * http_requests} (series {@code http_requests_total}), a histogram {@code latency_seconds} (series
+ * {@code latency_seconds_bucket}, {@code _sum}, {@code _count}), a summary {@code rpc_seconds}
+ * (series {@code rpc_seconds}, {@code _sum}, {@code _count}). A series is therefore learned under
+ * its metric name without one trailing {@code _total}, {@code _created}, {@code _bucket}, {@code
+ * _count}, {@code _sum}, {@code _gcount}, {@code _gsum} or {@code _info} ({@link #familyKey}), and
+ * a metadata entry's family name is looked up both as it is and without such a suffix ({@link
+ * #tenantsOf}). That finds every family of the shapes above; it can also name a tenant that sent a
+ * different family whose name differs only by one of these suffixes (a gauge {@code jobs_count}
+ * next to a counter {@code jobs_total}), which then receives that metadata too.
+ *
+ * <p><b>Bounds.</b> At most {@code capacity} family–tenant associations (a family sent by three
+ * tenants takes three); a new one beyond that evicts the least recently seen. An association not
+ * seen for {@code ttl} is no longer used and is removed on the next update. Each association takes
+ * about 64 bytes of arrays and tables; each distinct tenant ID is held once, with a count of its
+ * associations.
+ *
+ * <p>Thread-safe: one lock, taken once per routed request that has something new to teach (the
+ * learners call at most once per family, tenant and refresh interval) and once per metadata-only
+ * request. Nothing here runs per series.
+ */
+public final class MetricFamilies {
+  private static final int NONE = -1;
+  private static final int INITIAL = 1024;
+  private static final VarHandle LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final long[] TOTAL = suffix("_total");
+  private static final long[] CREATED = suffix("_created");
+  private static final long[] BUCKET = suffix("_bucket");
+  private static final long[] COUNT = suffix("_count");
+  private static final long[] SUM = suffix("_sum");
+  private static final long[] GCOUNT = suffix("_gcount");
+  private static final long[] GSUM = suffix("_gsum");
+  private static final long[] INFO = suffix("_info");
+  private static final byte[][] SHORT = {
+    ascii("_total"),
+    ascii("_count"),
+    ascii("_sum"),
+    ascii("_gsum"),
+    ascii("_info"),
+    ascii("_bucket"),
+    ascii("_gcount")
+  };
+
+  private final int capacity;
+  private final long ttlNanos;
+  private final LongSupplier nanoClock;
+
+  // Associations by id, in arrays that grow to capacity.
+  private long[] family = new long[0];
+  private String[] tenant = new String[0];
+  private long[] seen = new long[0];
+  private int[] familyNext = new int[0];
+  private int[] familyPrev = new int[0];
+  private int[] newer = new int[0];
+  private int[] older = new int[0];
+  private int oldest = NONE;
+  private int newest = NONE;
+  private int size;
+  private int free = NONE;
+  private int allocated;
+
+  // Open addressing with linear probing: id + 1 per cell, 0 for an empty cell.
+  private int[] byPair = new int[0];
+  private int[] byFamily = new int[0];
+  private int families;
+
+  private final Map<String, Interned> tenantIds = new HashMap<>();
+
+  /**
+   * @param capacity most family–tenant associations kept; 0 learns nothing
+   * @param ttlNanos how long an association lasts after its tenant last sent the family
+   * @param nanoClock the time, in nanoseconds ({@code System::nanoTime} outside tests)
+   */
+  public MetricFamilies(int capacity, long ttlNanos, LongSupplier nanoClock) {
+    if (capacity < 0 || ttlNanos <= 0) {
+      throw new IllegalArgumentException("capacity " + capacity + ", ttl " + ttlNanos + " ns");
+    }
+    this.capacity = capacity;
+    this.ttlNanos = ttlNanos;
+    this.nanoClock = nanoClock;
+  }
+
+  /**
+   * The families of {@code rules} ({@link TenantRules#maxFamilyTenants()}, its TTL), on the JVM's
+   * clock.
+   */
+  public static MetricFamilies of(TenantRules rules) {
+    return new MetricFamilies(
+        rules.maxFamilyTenants(), rules.familyTtl().toNanos(), System::nanoTime);
+  }
+
+  /** Whether anything is learned at all (a capacity above 0). */
+  public boolean enabled() {
+    return capacity > 0;
+  }
+
+  /** How long an association lasts, in nanoseconds. */
+  public long ttlNanos() {
+    return ttlNanos;
+  }
+
+  /** The clock's time now. */
+  long now() {
+    return nanoClock.getAsLong();
+  }
+
+  /** Family–tenant associations held now, expired ones not yet removed included. */
+  public synchronized int size() {
+    return size;
+  }
+
+  /**
+   * The key a series of metric name {@code a[offset, offset + length)} is learned under: the hash
+   * of the name without one trailing {@code _total}, {@code _created}, {@code _bucket}, {@code
+   * _count}, {@code _sum}, {@code _gcount}, {@code _gsum} or {@code _info} (when something is left
+   * before it).
+   *
+   * @param a borrowed
+   */
+  public static long familyKey(byte[] a, int offset, int length) {
+    return LabelSetHasher.hash(a, offset, stemLength(a, offset, length));
+  }
+
+  /** The length of the name without one trailing suffix, or {@code length} when it has none. */
+  static int stemLength(byte[] a, int offset, int length) {
+    if (length < 9) {
+      return shortStemLength(a, offset, length);
+    }
+    // The name's last 8 bytes as one word; the last byte picks the suffixes worth comparing.
+    long last = (long) LONG.get(a, offset + length - 8);
+    switch ((int) (last >>> 56)) {
+      case 'l':
+        return ends(last, TOTAL) ? length - 6 : length;
+      case 'd':
+        return ends(last, CREATED) ? length - 8 : length;
+      case 't':
+        if (ends(last, BUCKET)) {
+          return length - 7;
+        }
+        if (ends(last, COUNT)) {
+          return length - 6;
+        }
+        return ends(last, GCOUNT) ? length - 7 : length;
+      case 'm':
+        if (ends(last, SUM)) {
+          return length - 4;
+        }
+        return ends(last, GSUM) ? length - 5 : length;
+      case 'o':
+        return ends(last, INFO) ? length - 5 : length;
+      default:
+        return length;
+    }
+  }
+
+  /** Whether the word {@code last} (a name's last 8 bytes) ends with {@code suffix}. */
+  private static boolean ends(long last, long[] suffix) {
+    return (last & suffix[1]) == suffix[0];
+  }
+
+  /** {@link #stemLength} of a name shorter than 9 bytes, byte by byte. */
+  private static int shortStemLength(byte[] a, int offset, int length) {
+    for (byte[] s : SHORT) {
+      int n = s.length;
+      if (n < length) {
+        int at = offset + length - n;
+        int i = 0;
+        while (i < n && a[at + i] == s[i]) {
+          i++;
+        }
+        if (i == n) {
+          return length - n;
+        }
+      }
+    }
+    return length;
+  }
+
+  /**
+   * A suffix as the high bytes of a little-endian word read from the last 8 bytes of a name:
+   * {value, mask}.
+   */
+  private static long[] suffix(String s) {
+    byte[] b = ascii(s);
+    long value = 0;
+    long mask = 0;
+    for (int i = 0; i < b.length; i++) {
+      int shift = 8 * (8 - b.length + i);
+      value |= (b[i] & 0xFFL) << shift;
+      mask |= 0xFFL << shift;
+    }
+    return new long[] {value, mask};
+  }
+
+  /**
+   * Adds to {@code out} every tenant that sent a series of the family named {@code a[offset, offset
+   * + length)} (a {@code metric_family_name}) within the TTL, each once.
+   *
+   * @param a borrowed
+   */
+  public void tenantsOf(byte[] a, int offset, int length, List<String> out) {
+    long asIs = LabelSetHasher.hash(a, offset, length);
+    int stem = stemLength(a, offset, length);
+    long stripped = stem == length ? asIs : LabelSetHasher.hash(a, offset, stem);
+    long now = now();
+    synchronized (this) {
+      if (capacity == 0 || size == 0) {
+        return;
+      }
+      int first = out.size();
+      collect(asIs, now, out, null);
+      if (stripped != asIs && firstOf(stripped) != NONE) {
+        Set<String> skip =
+            out.size() == first ? null : new HashSet<>(out.subList(first, out.size()));
+        collect(stripped, now, out, skip);
+      }
+    }
+  }
+
+  /**
+   * Adds the fresh tenants of family {@code key} but those in {@code skip} (a family's own chain
+   * never repeats a tenant).
+   */
+  private void collect(long key, long now, List<String> out, Set<String> skip) {
+    for (int id = firstOf(key); id != NONE; id = familyNext[id]) {
+      if (now - seen[id] < ttlNanos && (skip == null || !skip.contains(tenant[id]))) {
+        out.add(tenant[id]);
+      }
+    }
+  }
+
+  /**
+   * Records that each {@code tenants[i]} sent a series of family key {@code keys[i]} ({@link
+   * #familyKey}) now; removes expired associations and, beyond the capacity, the least recently
+   * seen.
+   *
+   * @param keys borrowed
+   * @param tenants borrowed; tenant IDs as sent downstream
+   */
+  public void learn(long[] keys, String[] tenants, int count) {
+    if (capacity == 0 || count == 0) {
+      return;
+    }
+    long now = now();
+    synchronized (this) {
+      expire(now);
+      for (int i = 0; i < count; i++) {
+        learn(keys[i], tenants[i], now);
+      }
+    }
+  }
+
+  private void learn(long key, String t, long now) {
+    int id = find(key, t);
+    if (id != NONE) {
+      seen[id] = now;
+      if (id != newest) {
+        unlinkAge(id);
+        linkNewest(id);
+      }
+      return;
+    }
+    if (size == capacity) {
+      remove(oldest);
+    }
+    id = allocate();
+    family[id] = key;
+    tenant[id] = intern(t);
+    seen[id] = now;
+    linkNewest(id);
+    insertPair(id);
+    int head = firstOf(key);
+    familyPrev[id] = NONE;
+    familyNext[id] = head;
+    if (head == NONE) {
+      insertFamily(id);
+    } else {
+      familyPrev[head] = id;
+      replaceFamilyHead(key, id);
+    }
+    size++;
+  }
+
+  /** Removes every association not seen within the TTL (the oldest come first). */
+  private void expire(long now) {
+    while (oldest != NONE && now - seen[oldest] >= ttlNanos) {
+      remove(oldest);
+    }
+  }
+
+  private void remove(int id) {
+    unlinkAge(id);
+    removePair(id);
+    int prev = familyPrev[id];
+    int next = familyNext[id];
+    if (next != NONE) {
+      familyPrev[next] = prev;
+    }
+    if (prev != NONE) {
+      familyNext[prev] = next;
+    } else if (next != NONE) {
+      replaceFamilyHead(family[id], next);
+    } else {
+      removeFamily(family[id]);
+    }
+    release(tenant[id]);
+    tenant[id] = null;
+    familyNext[id] = free;
+    free = id;
+    size--;
+  }
+
+  /**
+   * The one instance of tenant ID {@code t} that all its associations share (each event loop's
+   * routers hold their own), counted.
+   */
+  private String intern(String t) {
+    Interned i = tenantIds.get(t);
+    if (i == null) {
+      i = new Interned(t);
+      tenantIds.put(t, i);
+    }
+    i.associations++;
+    return i.id;
+  }
+
+  private void release(String t) {
+    Interned i = tenantIds.get(t);
+    if (--i.associations == 0) {
+      tenantIds.remove(t);
+    }
+  }
+
+  /** A tenant ID held once, and how many associations name it. */
+  private static final class Interned {
+    final String id;
+    int associations;
+
+    Interned(String id) {
+      this.id = id;
+    }
+  }
+
+  // --- age list: oldest .. newest
+
+  private void linkNewest(int id) {
+    older[id] = newest;
+    newer[id] = NONE;
+    if (newest != NONE) {
+      newer[newest] = id;
+    } else {
+      oldest = id;
+    }
+    newest = id;
+  }
+
+  private void unlinkAge(int id) {
+    int o = older[id];
+    int n = newer[id];
+    if (o != NONE) {
+      newer[o] = n;
+    } else {
+      oldest = n;
+    }
+    if (n != NONE) {
+      older[n] = o;
+    } else {
+      newest = o;
+    }
+  }
+
+  // --- storage
+
+  private int allocate() {
+    if (free != NONE) {
+      int id = free;
+      free = familyNext[id];
+      return id;
+    }
+    if (allocated == family.length) {
+      grow();
+    }
+    return allocated++;
+  }
+
+  private void grow() {
+    int n = (int) Math.min(capacity, Math.max(INITIAL, 2L * family.length));
+    family = Arrays.copyOf(family, n);
+    tenant = Arrays.copyOf(tenant, n);
+    seen = Arrays.copyOf(seen, n);
+    familyNext = Arrays.copyOf(familyNext, n);
+    familyPrev = Arrays.copyOf(familyPrev, n);
+    newer = Arrays.copyOf(newer, n);
+    older = Arrays.copyOf(older, n);
+    // Tables at most half full: a power of two at least twice the ids.
+    int cells = Integer.highestOneBit(Math.max(1, n - 1)) << 2;
+    byPair = new int[cells];
+    byFamily = new int[cells];
+    families = 0;
+    for (int id = 0; id < allocated; id++) {
+      if (tenant[id] != null) {
+        insertPair(id);
+        if (familyPrev[id] == NONE) {
+          insertFamily(id);
+        }
+      }
+    }
+  }
+
+  private static int spread(long h) {
+    h ^= h >>> 33;
+    h *= 0xFF51AFD7ED558CCDL;
+    return (int) (h ^ (h >>> 32));
+  }
+
+  private static long pairHash(long key, String t) {
+    return key ^ (t.hashCode() * 0x9E3779B97F4A7C15L);
+  }
+
+  private int find(long key, String t) {
+    int mask = byPair.length - 1;
+    if (mask < 0) {
+      return NONE;
+    }
+    for (int c = spread(pairHash(key, t)) & mask; ; c = (c + 1) & mask) {
+      int id = byPair[c] - 1;
+      if (id == NONE) {
+        return NONE;
+      }
+      if (family[id] == key && tenant[id].equals(t)) {
+        return id;
+      }
+    }
+  }
+
+  private void insertPair(int id) {
+    int mask = byPair.length - 1;
+    int c = spread(pairHash(family[id], tenant[id])) & mask;
+    while (byPair[c] != 0) {
+      c = (c + 1) & mask;
+    }
+    byPair[c] = id + 1;
+  }
+
+  private void removePair(int id) {
+    int mask = byPair.length - 1;
+    int c = spread(pairHash(family[id], tenant[id])) & mask;
+    while (byPair[c] != id + 1) {
+      c = (c + 1) & mask;
+    }
+    deleteCell(byPair, c, mask, true);
+  }
+
+  private int firstOf(long key) {
+    int mask = byFamily.length - 1;
+    if (mask < 0) {
+      return NONE;
+    }
+    for (int c = spread(key) & mask; ; c = (c + 1) & mask) {
+      int id = byFamily[c] - 1;
+      if (id == NONE) {
+        return NONE;
+      }
+      if (family[id] == key) {
+        return id;
+      }
+    }
+  }
+
+  private void insertFamily(int id) {
+    int mask = byFamily.length - 1;
+    int c = spread(family[id]) & mask;
+    while (byFamily[c] != 0) {
+      c = (c + 1) & mask;
+    }
+    byFamily[c] = id + 1;
+    families++;
+  }
+
+  private int familyCell(long key) {
+    int mask = byFamily.length - 1;
+    int c = spread(key) & mask;
+    while (family[byFamily[c] - 1] != key) {
+      c = (c + 1) & mask;
+    }
+    return c;
+  }
+
+  private void replaceFamilyHead(long key, int id) {
+    byFamily[familyCell(key)] = id + 1;
+  }
+
+  private void removeFamily(long key) {
+    deleteCell(byFamily, familyCell(key), byFamily.length - 1, false);
+    families--;
+  }
+
+  /**
+   * Empties cell {@code c} of a linear-probing table and moves back every later entry of the same
+   * run that the hole would hide from its home cell (backward-shift deletion: no tombstones).
+   */
+  private void deleteCell(int[] table, int c, int mask, boolean pairs) {
+    int hole = c;
+    for (int i = (c + 1) & mask; table[i] != 0; i = (i + 1) & mask) {
+      int id = table[i] - 1;
+      int home = (pairs ? spread(pairHash(family[id], tenant[id])) : spread(family[id])) & mask;
+      // Move the entry into the hole unless its home lies cyclically in (hole, i].
+      boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+      if (!stays) {
+        table[hole] = table[i];
+        hole = i;
+      }
+    }
+    table[hole] = 0;
+  }
+
+  /** Distinct families held now. */
+  public synchronized int families() {
+    return families;
+  }
+
+  private static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+}

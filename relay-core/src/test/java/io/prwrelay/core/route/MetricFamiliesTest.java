@@ -1,0 +1,219 @@
+package io.prwrelay.core.route;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.prwrelay.testing.Oracle;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The shared family → tenants map: which metric names make one family as Prometheus names it in its
+ * metadata, its bound (least recently seen evicted), and its TTL, on a clock the test moves.
+ */
+class MetricFamiliesTest {
+  private static final long TTL = Duration.ofMinutes(10).toNanos();
+  private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+
+  private MetricFamilies families(int capacity) {
+    return new MetricFamilies(capacity, TTL, clock::get);
+  }
+
+  private static void learn(MetricFamilies f, String seriesName, String tenant) {
+    byte[] a = bytes(seriesName);
+    f.learn(new long[] {MetricFamilies.familyKey(a, 0, a.length)}, new String[] {tenant}, 1);
+  }
+
+  private static Set<String> tenantsOf(MetricFamilies f, String familyName) {
+    byte[] a = bytes(familyName);
+    List<String> out = new ArrayList<>();
+    f.tenantsOf(a, 0, a.length, out);
+    assertEquals(new HashSet<>(out).size(), out.size(), () -> "a tenant listed twice: " + out);
+    return new TreeSet<>(out);
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void metadataFamilyNamesFindTheTenantsOfTheirSeries() {
+    MetricFamilies f = families(100);
+    // Text-format counter: family and series both http_requests_total.
+    learn(f, "http_requests_total", "a");
+    // Histogram latency_seconds: its three series names went to three tenants.
+    learn(f, "latency_seconds_bucket", "a");
+    learn(f, "latency_seconds_sum", "b");
+    learn(f, "latency_seconds_count", "c");
+    // Summary rpc_seconds: quantile series carry the family name itself.
+    learn(f, "rpc_seconds", "d");
+    learn(f, "rpc_seconds_count", "e");
+    // OpenMetrics counter jobs: series jobs_total; info build: series build_info.
+    learn(f, "jobs_total", "f");
+    learn(f, "build_info", "g");
+    // A gauge whose name ends like a suffix, alone in its family.
+    learn(f, "queue_gsum_x", "h");
+
+    assertEquals(Set.of("a"), tenantsOf(f, "http_requests_total"));
+    assertEquals(Set.of("a", "b", "c"), tenantsOf(f, "latency_seconds"));
+    assertEquals(Set.of("d", "e"), tenantsOf(f, "rpc_seconds"));
+    assertEquals(Set.of("f"), tenantsOf(f, "jobs"));
+    assertEquals(Set.of("g"), tenantsOf(f, "build"));
+    assertEquals(Set.of("h"), tenantsOf(f, "queue_gsum_x"));
+    assertEquals(Set.of(), tenantsOf(f, "unknown_family"));
+    assertEquals(Set.of(), tenantsOf(f, "latency"));
+  }
+
+  @Test
+  void theFamilyKeyDropsOneKnownSuffixLikeTheOracle() {
+    List<String> stems = List.of("", "a", "x_", "go", "node_cpu_seconds", "total", "_", "sum");
+    List<String> suffixes =
+        List.of(
+            "",
+            "_total",
+            "_created",
+            "_bucket",
+            "_count",
+            "_sum",
+            "_gcount",
+            "_gsum",
+            "_info",
+            "total",
+            "_Total",
+            "count",
+            "_counts",
+            "_bucket_x",
+            "gsum");
+    for (String stem : stems) {
+      for (String suffix : suffixes) {
+        String name = stem + suffix;
+        // Offset into a larger array, so that the word reads see bytes on both sides.
+        byte[] a = bytes("__" + name + "__");
+        int want = Oracle.Families.stem(name).length();
+        assertEquals(want, MetricFamilies.stemLength(a, 2, name.length()), () -> "stem of " + name);
+      }
+    }
+  }
+
+  @Test
+  void aHistogramNamedLikeASuffixStillFindsItsSeries() {
+    MetricFamilies f = families(100);
+    learn(f, "jobs_count_bucket", "a");
+    learn(f, "jobs_count_sum", "a");
+    assertEquals(Set.of("a"), tenantsOf(f, "jobs_count"));
+  }
+
+  @Test
+  void aFamilySentByManyTenantsListsEachOnce() {
+    MetricFamilies f = families(10_000);
+    for (int i = 0; i < 1000; i++) {
+      learn(f, "go_goroutines", "t" + i);
+      learn(f, "go_goroutines", "t" + i);
+    }
+    assertEquals(1000, tenantsOf(f, "go_goroutines").size());
+    assertEquals(1000, f.size());
+    assertEquals(1, f.families());
+  }
+
+  @Test
+  void beyondTheBoundTheLeastRecentlySeenAssociationIsEvicted() {
+    MetricFamilies f = families(3);
+    learn(f, "a_total", "t1");
+    clock.addAndGet(1);
+    learn(f, "b", "t1");
+    clock.addAndGet(1);
+    learn(f, "c", "t1");
+    clock.addAndGet(1);
+    learn(f, "a_total", "t1"); // seen again: now the most recent
+    clock.addAndGet(1);
+    learn(f, "d", "t2"); // evicts b, the least recently seen
+    assertEquals(3, f.size());
+    assertEquals(Set.of("t1"), tenantsOf(f, "a_total"));
+    assertEquals(Set.of(), tenantsOf(f, "b"));
+    assertEquals(Set.of("t1"), tenantsOf(f, "c"));
+    assertEquals(Set.of("t2"), tenantsOf(f, "d"));
+  }
+
+  @Test
+  void anAssociationLastsForTheTtlAfterItWasLastSeen() {
+    MetricFamilies f = families(100);
+    learn(f, "up_total", "a");
+    learn(f, "up_total", "b");
+    clock.addAndGet(TTL / 2);
+    learn(f, "up_total", "b");
+    clock.addAndGet(TTL / 2 - 1);
+    assertEquals(Set.of("a", "b"), tenantsOf(f, "up_total"));
+    clock.addAndGet(1);
+    assertEquals(Set.of("b"), tenantsOf(f, "up_total"));
+    assertEquals(2, f.size(), "an expired association stays until the next update");
+    learn(f, "other", "c");
+    assertEquals(2, f.size(), "the next update removes it");
+    clock.addAndGet(TTL);
+    assertEquals(Set.of(), tenantsOf(f, "up_total"));
+    learn(f, "other", "c");
+    assertEquals(1, f.size());
+    assertEquals(1, f.families());
+  }
+
+  @Test
+  void capacityZeroLearnsNothing() {
+    MetricFamilies f = families(0);
+    learn(f, "up", "a");
+    assertEquals(0, f.size());
+    assertEquals(Set.of(), tenantsOf(f, "up"));
+  }
+
+  /**
+   * Random learning, expiry and eviction against a plain reference model (an access-ordered map),
+   * so that every table operation (probing, backward-shift deletion, growth, family chains) is
+   * exercised on many shapes; the small capacity makes small tables, whose probe runs wrap around
+   * their end.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {20, 1500})
+  void agreesWithAReferenceModelUnderRandomOperations(int capacity) {
+    Random r = new Random(21);
+    MetricFamilies f = families(capacity);
+    // (family, tenant) -> last seen, least recently seen first.
+    LinkedHashMap<List<String>, Long> model = new LinkedHashMap<>(16, 0.75f, true);
+    for (int op = 0; op < 60_000; op++) {
+      clock.addAndGet(r.nextInt(r.nextInt(50) == 0 ? 100_000 : 100) * 1_000_000L);
+      String family = "fam_" + r.nextInt(capacity < 100 ? 12 : 400);
+      String tenant = "t" + r.nextInt(r.nextBoolean() ? 4 : 40);
+      learn(f, family + (r.nextBoolean() ? "_total" : ""), tenant);
+      long now = clock.get();
+      model.entrySet().removeIf(e -> now - e.getValue() >= TTL);
+      model.put(List.of(family, tenant), now);
+      if (model.size() > capacity) {
+        Iterator<List<String>> it = model.keySet().iterator();
+        it.next();
+        it.remove();
+      }
+      if (op % 97 == 0 || capacity < 100) {
+        assertEquals(model.size(), f.size(), "associations after op " + op);
+        String probe = "fam_" + r.nextInt(capacity < 100 ? 12 : 400);
+        Set<String> want = new TreeSet<>();
+        for (Map.Entry<List<String>, Long> e : model.entrySet()) {
+          if (e.getKey().get(0).equals(probe)) {
+            want.add(e.getKey().get(1));
+          }
+        }
+        assertEquals(want, tenantsOf(f, probe), "tenants of " + probe + " after op " + op);
+      }
+    }
+    assertTrue(f.size() > capacity / 2, "the run filled the map: " + f.size());
+  }
+}
