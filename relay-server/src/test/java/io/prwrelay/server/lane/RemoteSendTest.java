@@ -292,9 +292,10 @@ class RemoteSendTest {
   }
 
   /**
-   * A 429 without {@code Retry-After} to a send from the routing loop leaves the lane healthy (the
-   * fragment is answered 429, nothing is throttled), but it ended that loop's delegate: the lane
-   * forgets that it allowed the loop, so the next large fragment from there allows it again.
+   * A 429 without {@code Retry-After} to a send from the routing loop throttles the lane until a
+   * send succeeds (nothing is held back: the next fragment is sent at once) and ended that loop's
+   * delegate: the next large fragment from there goes through the lane, and once a send succeeded
+   * the one after it allows the routing loop again.
    */
   @Test
   void aRemoteSendThrottledWithoutRetryAfterEndsTheDelegateUntilTheLaneAllowsItAgain() {
@@ -303,11 +304,17 @@ class RemoteSendTest {
     downstream.script("a", Reply.status(429));
     submit(large("a2"));
     assertEquals(Kind.THROTTLED, outcomes.get("a2").kind());
-    assertEquals(List.of(), events, "no Retry-After: the lane stays healthy");
+    assertEquals(List.of("a THROTTLED"), events, "no Retry-After: throttled, nothing held back");
     submit(large("a3"));
     submit(large("a4"));
-    assertEquals("HRHR", sentFrom(), "a3 through the lane, which allows the routing loop again");
-    for (String id : List.of("a1", "a3", "a4")) {
+    submit(large("a5"));
+    assertEquals(List.of("a THROTTLED", "a HEALTHY"), events);
+    assertEquals(
+        "HRHHR",
+        sentFrom(),
+        "a3 through the throttled lane, a4 through the lane healthy again, which allows the"
+            + " routing loop again");
+    for (String id : List.of("a1", "a3", "a4", "a5")) {
       assertEquals(Kind.DELIVERED, outcomes.get(id).kind(), id);
     }
   }
