@@ -95,7 +95,7 @@ final class Delegate {
     withdrawn = true;
     cancelLinger();
     for (Fragment f : takePending()) {
-      lanes.finish(f, Lanes.shuttingDown());
+      lanes.finish(f, FragmentOutcome.shuttingDown());
     }
   }
 

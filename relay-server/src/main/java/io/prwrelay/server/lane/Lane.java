@@ -221,7 +221,7 @@ public final class Lane {
     long now = now();
     lastActiveNanos = now;
     if (closed) {
-      finish(f, shuttingDown(f));
+      finish(f, FragmentOutcome.shuttingDown(f.attempts));
       return;
     }
     if (queue != null) {
@@ -230,36 +230,11 @@ public final class Lane {
     }
     if (state != State.HEALTHY && now - untilNanos < 0) {
       long left = TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1;
-      finish(
-          f,
-          state == State.THROTTLED
-              ? new FragmentOutcome(
-                  Kind.THROTTLED,
-                  429,
-                  "the tenant is over its downstream limit (" + reason + ")",
-                  left,
-                  f.attempts)
-              : new FragmentOutcome(
-                  Kind.UNAVAILABLE,
-                  503,
-                  "the tenant's lane is backing off after " + reason,
-                  left,
-                  f.attempts));
+      finish(f, FragmentOutcome.heldBack(state, reason, left, f.attempts));
       return;
     }
     if (!pending.isEmpty() && pendingBytes + f.size() > ctx.settings.maxPendingBytes()) {
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              503,
-              "tenant lane is full: "
-                  + pendingBytes
-                  + " bytes already wait for "
-                  + inFlight
-                  + " downstream requests in flight",
-              retryAfterHint(now),
-              f.attempts));
+      finish(f, FragmentOutcome.laneFull(pendingBytes, inFlight, retryAfterHint(now), f.attempts));
       return;
     }
     f.queuedNanos = now;
@@ -469,17 +444,8 @@ public final class Lane {
       pendingBytes -= f.size();
       finish(
           f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              503,
-              state == State.HEALTHY
-                  ? "not sent within the request deadline: "
-                      + inFlight
-                      + " downstream requests of the tenant still in flight"
-                  : "not sent within the request deadline: the tenant lane is backing off after "
-                      + reason,
-              retryAfterHint(now),
-              f.attempts));
+          FragmentOutcome.pastDeadline(
+              inFlight, state == State.HEALTHY ? null : reason, retryAfterHint(now), f.attempts));
     }
   }
 
@@ -521,7 +487,7 @@ public final class Lane {
     } catch (RuntimeException | Error e) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
-        finish(f, Lanes.cannotCompress(e, f.attempts));
+        finish(f, FragmentOutcome.cannotCompress(e, f.attempts));
       }
       return;
     }
@@ -574,25 +540,11 @@ public final class Lane {
     } catch (RuntimeException | Error | CodecException e) {
       // The converter releases what it allocated before anything escapes it; an Error (memory
       // running out) must still answer the fragment rather than leave its sender waiting.
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              e instanceof OutOfMemoryError ? 503 : 500,
-              "cannot convert the batch to Remote Write 1.0: " + e.getMessage(),
-              -1,
-              f.attempts));
+      finish(f, FragmentOutcome.cannotConvert(e, f.attempts));
       return false;
     }
     if (c.error() != null) {
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.REJECTED,
-              400,
-              "cannot convert the batch to Remote Write 1.0: " + c.error().message(),
-              -1,
-              f.attempts));
+      finish(f, FragmentOutcome.unconvertible(c.error().message(), f.attempts));
       return false;
     }
     f.convertedToV1(c.content());
@@ -704,7 +656,7 @@ public final class Lane {
     if (closed && !o.success() && o.retriable()) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
-        finish(f, shuttingDown(f));
+        finish(f, FragmentOutcome.shuttingDown(f.attempts));
       }
       return;
     }
@@ -723,10 +675,7 @@ public final class Lane {
         if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
           requeue(f);
         } else {
-          finish(
-              f,
-              new FragmentOutcome(
-                  Kind.THROTTLED, 429, o.describe(), retryAfter, f.attempts, written));
+          finish(f, FragmentOutcome.throttled(o.describe(), retryAfter, f.attempts, written));
         }
       }
     } else {
@@ -740,9 +689,7 @@ public final class Lane {
           requeue(f);
         } else {
           finish(
-              f,
-              new FragmentOutcome(
-                  Kind.UNAVAILABLE, o.status(), o.describe(), retryAfter, f.attempts, written));
+              f, FragmentOutcome.failed(o.status(), o.describe(), retryAfter, f.attempts, written));
         }
       }
     }
@@ -760,7 +707,7 @@ public final class Lane {
     if (closed) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
-        finish(f, shuttingDown(f));
+        finish(f, FragmentOutcome.shuttingDown(f.attempts));
       }
       return;
     }
@@ -806,7 +753,7 @@ public final class Lane {
     try {
       f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
     } catch (RuntimeException | Error e) {
-      finish(f, Lanes.cannotCompress(e, 0));
+      finish(f, FragmentOutcome.cannotCompress(e, 0));
       return CompletableFuture.failedFuture(e);
     }
     appending++;
@@ -824,17 +771,9 @@ public final class Lane {
   private void appended(Fragment f, Throwable error) {
     appending--;
     if (error == null) {
-      finish(f, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0));
+      finish(f, FragmentOutcome.queued());
     } else {
-      Throwable cause = error.getCause() != null ? error.getCause() : error;
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              503,
-              "cannot write the tenant's queue: " + cause.getMessage(),
-              1000,
-              0));
+      finish(f, FragmentOutcome.notQueued(error.getCause() != null ? error.getCause() : error));
     }
     drain(now());
   }
@@ -1437,12 +1376,8 @@ public final class Lane {
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();
-      finish(f, shuttingDown(f));
+      finish(f, FragmentOutcome.shuttingDown(f.attempts));
     }
-  }
-
-  private static FragmentOutcome shuttingDown(Fragment f) {
-    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts);
   }
 
   /** Queue mode: a direct send of the lane, from the moment it goes until its answer. */

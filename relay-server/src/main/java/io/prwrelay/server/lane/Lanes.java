@@ -11,7 +11,6 @@ import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.downstream.WrittenCounts;
-import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.TenantQueue;
 import io.prwrelay.server.queue.TenantQueues;
 import java.time.Duration;
@@ -267,25 +266,24 @@ public final class Lanes implements AutoCloseable {
             lane.remoteFailed(fragments, o, waiting, origin);
             return;
           }
-          FragmentOutcome answer = closed ? shuttingDown() : noRoom();
+          FragmentOutcome answer =
+              closed
+                  ? FragmentOutcome.shuttingDown()
+                  : FragmentOutcome.noRoom(ctx.settings.maxLanes());
           fragments.forEach(f -> finish(f, answer));
           waiting.forEach(f -> finish(f, answer));
         };
     try {
       home.loop.execute(decide);
     } catch (RejectedExecutionException shuttingDown) {
-      fragments.forEach(f -> finish(f, shuttingDown()));
-      waiting.forEach(f -> finish(f, shuttingDown()));
+      fragments.forEach(f -> finish(f, FragmentOutcome.shuttingDown()));
+      waiting.forEach(f -> finish(f, FragmentOutcome.shuttingDown()));
     }
   }
 
   /** A delegate of loop {@code shard} that ended itself; called on that loop. */
   void dropDelegate(int shard, String tenant, Delegate d) {
     shards[shard].remotes.remove(tenant, d);
-  }
-
-  static FragmentOutcome shuttingDown() {
-    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
   }
 
   /** Tells the observer a fragment's outcome, then the fragment's listener. */
@@ -303,12 +301,7 @@ public final class Lanes implements AutoCloseable {
     WrittenCounts written = batch.size() == 1 ? o.written() : null;
     for (int i = 0; i < batch.size(); i++) {
       Fragment f = batch.get(i);
-      finish(
-          f,
-          o.success()
-              ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
-              : new FragmentOutcome(
-                  Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
+      finish(f, FragmentOutcome.answered(o, f.attempts, written));
     }
   }
 
@@ -381,7 +374,7 @@ public final class Lanes implements AutoCloseable {
         if (out == null) {
           out = new ArrayList<>(fragments.subList(0, i));
         }
-        FragmentOutcome o = cannotCompress(e, 0);
+        FragmentOutcome o = FragmentOutcome.cannotCompress(e, 0);
         ctx.observer.finished(f, o);
         f.complete(o);
         continue;
@@ -391,18 +384,6 @@ public final class Lanes implements AutoCloseable {
       }
     }
     return out == null ? fragments : out;
-  }
-
-  /**
-   * The outcome of a fragment whose request body could not be built: 503 (retry later) when memory
-   * ran out, else 500.
-   */
-  static FragmentOutcome cannotCompress(Throwable e, int attempts) {
-    return e instanceof OutOfMemoryError
-        ? new FragmentOutcome(
-            Kind.UNAVAILABLE, 503, "the relay is out of memory for the batch", 5000, attempts)
-        : new FragmentOutcome(
-            Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, attempts);
   }
 
   /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */
@@ -415,7 +396,7 @@ public final class Lanes implements AutoCloseable {
       s.loop.execute(() -> offerAll(s, fragments));
     } catch (RejectedExecutionException shuttingDown) {
       for (Fragment f : fragments) {
-        finish(f, shuttingDown());
+        finish(f, FragmentOutcome.shuttingDown());
       }
     }
   }
@@ -428,20 +409,11 @@ public final class Lanes implements AutoCloseable {
     for (Fragment f : fragments) {
       Lane lane = lane(s, f.tenant());
       if (lane == null) {
-        finish(f, noRoom());
+        finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));
       } else {
         lane.offer(f);
       }
     }
-  }
-
-  private FragmentOutcome noRoom() {
-    return new FragmentOutcome(
-        Kind.UNAVAILABLE,
-        503,
-        "too many tenants are busy at once (relay.lanes.max=" + ctx.settings.maxLanes() + ")",
-        1000,
-        0);
   }
 
   private Lane lane(Shard s, String tenant) {
