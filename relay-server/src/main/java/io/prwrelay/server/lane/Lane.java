@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.V2ToV1Converter;
@@ -113,14 +112,12 @@ public final class Lane {
   private long pendingDeadlineFloor;
 
   private int inFlight;
-  private State state = State.HEALTHY;
-  private long untilNanos;
-  private String reason = "";
-  private int failures;
-  private boolean oneByOne;
+  private final Health health;
   private long lastActiveNanos;
-  private ScheduledFuture<?> wake;
-  private long wakeAt;
+
+  /** Pumps the lane at a deadline, the end of a linger or a backoff, or to drain after one. */
+  private final LaneTimer wake;
+
   private boolean pumpScheduled;
 
   /** The connections of the lane's loop, shared with the other lanes there. */
@@ -130,8 +127,6 @@ public final class Lane {
   boolean waitingForSlot;
 
   private final Runnable deferredPump = this::deferredPump;
-
-  private final Runnable onWake = this::onWake;
 
   /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
   private boolean closed;
@@ -168,8 +163,8 @@ public final class Lane {
   /** Queue mode: the pieces of a rejected merged read still to send ({@link Bisection}). */
   private final Bisection.Records split = new Bisection.Records();
 
-  private ScheduledFuture<?> spillTimer;
-  private long spillTimerAt;
+  /** Queue mode: spills the oldest direct send or waiting fragment not answered in time. */
+  private final LaneTimer spillTimer;
 
   /** The lanes this one belongs to, and the index of its loop among theirs. */
   private final Lanes lanes;
@@ -192,6 +187,9 @@ public final class Lane {
     this.lastActiveNanos = now();
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
     this.queueing = queue != null && (ctx.directNanos == 0 || !queue.isEmpty());
+    this.health = new Health(tenant, queue != null, ctx.retryPolicy, ctx.observer, this::withdraw);
+    this.wake = new LaneTimer(loop, this::onWake);
+    this.spillTimer = new LaneTimer(loop, this::onSpillTimer);
   }
 
   public String tenant() {
@@ -199,7 +197,7 @@ public final class Lane {
   }
 
   public State state() {
-    return state;
+    return health.state();
   }
 
   /** Uncompressed bytes waiting to be sent. */
@@ -228,13 +226,18 @@ public final class Lane {
       offerQueued(f, now);
       return;
     }
-    if (state != State.HEALTHY && now - untilNanos < 0) {
-      long left = TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1;
-      finish(f, FragmentOutcome.heldBack(state, reason, left, f.attempts));
+    if (health.holdsBack(now)) {
+      finish(
+          f,
+          FragmentOutcome.heldBack(
+              health.state(), health.reason(), health.retryAfterMillis(now), f.attempts));
       return;
     }
     if (!pending.isEmpty() && pendingBytes + f.size() > ctx.settings.maxPendingBytes()) {
-      finish(f, FragmentOutcome.laneFull(pendingBytes, inFlight, retryAfterHint(now), f.attempts));
+      finish(
+          f,
+          FragmentOutcome.laneFull(
+              pendingBytes, inFlight, health.retryAfterMillis(now), f.attempts));
       return;
     }
     f.queuedNanos = now;
@@ -254,7 +257,7 @@ public final class Lane {
   private void announceTo(int origin, Fragment f) {
     if (origin < 0
         || origin == shard
-        || state != State.HEALTHY
+        || health.state() != State.HEALTHY
         || f.compressed() == null
         || (announced != null && announced[origin])) {
       return;
@@ -362,7 +365,7 @@ public final class Lane {
     return pending.isEmpty()
         && inFlight == 0
         && (queue == null || (appending == 0 && acking == 0 && !reading && queue.isEmpty()))
-        && (state == State.HEALTHY || now - untilNanos >= 0)
+        && !health.holdsBack(now)
         && now - lastActiveNanos >= idleNanos;
   }
 
@@ -399,11 +402,11 @@ public final class Lane {
       expire(now); // queue mode spills a fragment long before its deadline instead
     }
     while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
-      if (state != State.HEALTHY && now - untilNanos < 0) {
+      if (health.holdsBack(now)) {
         break;
       }
       if (inFlight > 0
-          && !oneByOne
+          && !health.oneByOne()
           && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
           && pendingBytes < ctx.settings.batchMaxBytes()
           && now - pending.peek().queuedNanos < ctx.lingerNanos) {
@@ -445,14 +448,11 @@ public final class Lane {
       finish(
           f,
           FragmentOutcome.pastDeadline(
-              inFlight, state == State.HEALTHY ? null : reason, retryAfterHint(now), f.attempts));
+              inFlight,
+              health.state() == State.HEALTHY ? null : health.reason(),
+              health.retryAfterMillis(now),
+              f.attempts));
     }
-  }
-
-  private long retryAfterHint(long now) {
-    return state != State.HEALTHY && now - untilNanos < 0
-        ? TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1
-        : -1;
   }
 
   private void send(long now) {
@@ -468,7 +468,7 @@ public final class Lane {
     // A PRW 2.0 fragment's series refer to its own symbols table: it travels alone. The fragments
     // of a piece of a rejected request travel together and with no others (Bisection).
     while (head.protocol() == Protocol.V1
-        && !oneByOne
+        && !health.oneByOne()
         && !pending.isEmpty()
         && pending.peek().protocol() == Protocol.V1
         && pending.peek().piece == head.piece
@@ -627,11 +627,7 @@ public final class Lane {
     lastActiveNanos = now;
     ctx.observer.attempt(tenant, items, o, now - started);
     if (o.success()) {
-      failures = 0;
-      oneByOne = false;
-      if (state != State.HEALTHY) {
-        enter(State.HEALTHY, "", 0, now);
-      }
+      health.on(Health.Event.DELIVERED, "", -1, now);
     }
     return now;
   }
@@ -665,11 +661,9 @@ public final class Lane {
     } else if (o.success() || !o.retriable()) {
       lanes.answer(batch, o);
     } else if (o.status() == 429) {
-      oneByOne = true;
       long retryAfter = o.retryAfterMillis();
-      long delay = TimeUnit.MILLISECONDS.toNanos(Math.max(0, retryAfter));
       // Throttled also without Retry-After (delay 0: new fragments are still sent).
-      enter(State.THROTTLED, o.describe(), delay, now);
+      long delay = health.on(Health.Event.THROTTLED, o.describe(), retryAfter, now);
       for (int i = batch.size() - 1; i >= 0; i--) {
         Fragment f = batch.get(i);
         if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
@@ -679,9 +673,7 @@ public final class Lane {
         }
       }
     } else {
-      failures++;
-      long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
-      enter(State.BACKING_OFF, o.describe(), delay, now);
+      long delay = health.on(Health.Event.FAILED, o.describe(), o.retryAfterMillis(), now);
       long retryAfter = TimeUnit.NANOSECONDS.toMillis(delay) + 1;
       for (int i = batch.size() - 1; i >= 0; i--) {
         Fragment f = batch.get(i);
@@ -726,19 +718,6 @@ public final class Lane {
     lowerDeadlineFloor(f);
     pending.addFirst(f);
     pendingBytes += f.size();
-  }
-
-  private void enter(State next, String why, long delayNanos, long now) {
-    boolean changed = next != state;
-    if (next != State.HEALTHY) {
-      withdraw();
-    }
-    state = next;
-    reason = why;
-    untilNanos = now + delayNanos;
-    if (changed || next != State.HEALTHY) {
-      ctx.observer.stateChanged(tenant, next, why, delayNanos);
-    }
   }
 
   private void finish(Fragment f, FragmentOutcome outcome) {
@@ -795,8 +774,8 @@ public final class Lane {
       caughtUp(now);
       return;
     }
-    if (state != State.HEALTHY && now - untilNanos < 0) {
-      scheduleDrain(untilNanos - now);
+    if (health.holdsBack(now)) {
+      wake.set(health.heldUntil(), now);
       return;
     }
     if (!granted && !slots.free()) {
@@ -807,7 +786,7 @@ public final class Lane {
     slots.take();
     reading = true;
     queue
-        .read(split.limit(oneByOne ? 1 : 4096), ctx.settings.batchMaxBytes(), ctx.alloc)
+        .read(split.limit(health.oneByOne() ? 1 : 4096), ctx.settings.batchMaxBytes(), ctx.alloc)
         .whenComplete((records, error) -> loop.execute(() -> read(records, error)));
   }
 
@@ -834,13 +813,12 @@ public final class Lane {
     long now = now();
     if (error != null) {
       Throwable cause = error.getCause() != null ? error.getCause() : error;
-      failures++;
-      enter(
-          State.BACKING_OFF,
+      health.on(
+          Health.Event.READ_FAILED,
           "cannot read the tenant's queue: " + cause.getMessage(),
-          ctx.retryPolicy.delayNanos(failures, -1),
+          -1,
           now);
-      scheduleDrain(untilNanos - now);
+      wake.set(health.heldUntil(), now);
       return false;
     }
     if (records.isEmpty()) {
@@ -889,8 +867,8 @@ public final class Lane {
       // Records pass their CRC, so this is a record the relay itself could not have written. Only
       // that record is dropped: when several were read, they are read again one at a time first.
       release(records);
-      if (!oneByOne && records.size() > 1) {
-        oneByOne = true;
+      if (!health.oneByOne() && records.size() > 1) {
+        health.on(Health.Event.UNREADABLE, "", -1, now);
       } else {
         List<QueuedRecord> bad = records.subList(0, 1);
         split.consumed(1);
@@ -1034,16 +1012,17 @@ public final class Lane {
    * send succeeds, and drains again once the backoff ends.
    */
   private void backOff(AttemptOutcome o, long series, long now) {
-    failures++;
-    long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
-    oneByOne = true;
     if (o.status() == 429) {
       ctx.observer.throttledQueued(tenant, series, o);
-      enter(State.THROTTLED, o.describe(), delay, now);
-    } else {
-      enter(State.BACKING_OFF, o.describe(), delay, now);
     }
-    scheduleDrain(delay);
+    long delay =
+        health.on(
+            o.status() == 429 ? Health.Event.THROTTLED : Health.Event.FAILED,
+            o.describe(),
+            o.retryAfterMillis(),
+            now);
+    long t = now();
+    wake.set(t + delay, t);
   }
 
   /**
@@ -1201,7 +1180,7 @@ public final class Lane {
     if (ctx.directNanos == 0 || closed || !queueing) {
       return;
     }
-    if (state != State.HEALTHY && now - untilNanos < 0) {
+    if (health.holdsBack(now)) {
       return;
     }
     if (appending > 0) {
@@ -1246,17 +1225,9 @@ public final class Lane {
       return;
     }
     long at = nextSpill();
-    if (at == Long.MAX_VALUE) {
-      return;
+    if (at != Long.MAX_VALUE) {
+      spillTimer.atMost(at, now);
     }
-    if (spillTimer != null && !spillTimer.isDone()) {
-      if (spillTimerAt - at <= 0) {
-        return; // it fires first, and looks again then
-      }
-      spillTimer.cancel(false);
-    }
-    spillTimerAt = at;
-    spillTimer = loop.schedule(this::onSpillTimer, Math.max(0, at - now), TimeUnit.NANOSECONDS);
   }
 
   /** Spill time of the oldest direct send not spilled or fragment waiting, or MAX_VALUE. */
@@ -1273,7 +1244,6 @@ public final class Lane {
   }
 
   private void onSpillTimer() {
-    spillTimer = null;
     if (closed || (queueing && !holding)) {
       return;
     }
@@ -1308,12 +1278,6 @@ public final class Lane {
     }
   }
 
-  private void scheduleDrain(long delayNanos) {
-    cancelWake();
-    wakeAt = now() + delayNanos;
-    wake = loop.schedule(onWake, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-  }
-
   /** Queue mode, after a restart: starts sending what the queue holds. */
   void resume() {
     drain(now());
@@ -1329,36 +1293,22 @@ public final class Lane {
     for (Fragment f : pending) {
       at = Math.min(at, f.deadlineNanos() - now);
     }
-    if (state != State.HEALTHY && untilNanos - now > 0) {
-      at = Math.min(at, untilNanos - now);
+    if (health.holdsBack(now)) {
+      at = Math.min(at, health.heldUntil() - now);
     } else if (inFlight > 0
         && inFlight < ctx.settings.maxConcurrentSends()
-        && !oneByOne
+        && !health.oneByOne()
         && !waitingForSlot) {
       // While the lane waits in SendSlots, the end of the linger could not send anything: the
       // free connection it waits for pumps it. With many tenants most lanes wait there, and
       // this was one timer per downstream request.
       at = Math.min(at, pending.peek().queuedNanos + ctx.lingerNanos - now);
     }
-    at = Math.max(at, 0) + now;
-    if (wake != null && !wake.isDone() && wakeAt - at <= 0) {
-      return;
-    }
-    cancelWake();
-    wakeAt = at;
-    wake = loop.schedule(onWake, at - now, TimeUnit.NANOSECONDS);
+    wake.atMost(Math.max(at, 0) + now, now);
   }
 
   private void onWake() {
-    wake = null;
     pump(now());
-  }
-
-  private void cancelWake() {
-    if (wake != null) {
-      wake.cancel(false);
-      wake = null;
-    }
   }
 
   /**
@@ -1368,11 +1318,8 @@ public final class Lane {
    */
   void close() {
     closed = true;
-    cancelWake();
-    if (spillTimer != null) {
-      spillTimer.cancel(false);
-      spillTimer = null;
-    }
+    wake.cancel();
+    spillTimer.cancel();
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       pendingBytes -= f.size();
