@@ -1,12 +1,9 @@
 package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.prwrelay.core.codec.CodecException;
-import io.prwrelay.core.codec.SnappyCodec;
-import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.WrittenCounts;
@@ -101,15 +98,7 @@ public final class Lane {
   private final String tenant;
   private final LaneContext ctx;
   private final EventLoop loop;
-  private final ArrayDeque<Fragment> pending = new ArrayDeque<>();
-  private long pendingBytes;
-
-  /**
-   * Sync mode: no fragment in {@link #pending} has a deadline before this ticker time, so {@link
-   * #expire} need not look at them before then. Lowered as fragments are added, recomputed by a
-   * scan.
-   */
-  private long pendingDeadlineFloor;
+  private final Pending pending = new Pending();
 
   private int inFlight;
   private final Health health;
@@ -202,7 +191,7 @@ public final class Lane {
 
   /** Uncompressed bytes waiting to be sent. */
   public long pendingBytes() {
-    return pendingBytes;
+    return pending.bytes();
   }
 
   /** Downstream requests in flight. */
@@ -233,17 +222,15 @@ public final class Lane {
               health.state(), health.reason(), health.retryAfterMillis(now), f.attempts));
       return;
     }
-    if (!pending.isEmpty() && pendingBytes + f.size() > ctx.settings.maxPendingBytes()) {
+    if (!pending.isEmpty() && pending.bytes() + f.size() > ctx.settings.maxPendingBytes()) {
       finish(
           f,
           FragmentOutcome.laneFull(
-              pendingBytes, inFlight, health.retryAfterMillis(now), f.attempts));
+              pending.bytes(), inFlight, health.retryAfterMillis(now), f.attempts));
       return;
     }
     f.queuedNanos = now;
-    lowerDeadlineFloor(f);
     pending.add(f);
-    pendingBytes += f.size();
     announceTo(f.origin, f);
     pumpSoon();
   }
@@ -309,12 +296,6 @@ public final class Lane {
     settle(batch, Protocol.V1, o, now);
   }
 
-  private void lowerDeadlineFloor(Fragment f) {
-    if (pending.isEmpty() || f.deadlineNanos() - pendingDeadlineFloor < 0) {
-      pendingDeadlineFloor = f.deadlineNanos();
-    }
-  }
-
   /**
    * Queue mode: appends the fragment to the queue while the lane has a backlog; else keeps it for a
    * direct send (or, catching up, until the queue is empty), and spills everything to the queue
@@ -327,8 +308,7 @@ public final class Lane {
     }
     f.queuedNanos = now;
     pending.add(f);
-    pendingBytes += f.size();
-    if (pending.size() > 1 && pendingBytes > ctx.settings.maxPendingBytes()) {
+    if (pending.size() > 1 && pending.bytes() > ctx.settings.maxPendingBytes()) {
       spill();
       return;
     }
@@ -408,7 +388,7 @@ public final class Lane {
       if (inFlight > 0
           && !health.oneByOne()
           && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
-          && pendingBytes < ctx.settings.batchMaxBytes()
+          && pending.bytes() < ctx.settings.batchMaxBytes()
           && now - pending.peek().queuedNanos < ctx.lingerNanos) {
         break;
       }
@@ -429,22 +409,9 @@ public final class Lane {
 
   /** Answers every waiting fragment whose request deadline has passed. */
   private void expire(long now) {
-    if (pending.isEmpty() || pendingDeadlineFloor - now > 0) {
-      return;
-    }
-    int n = pending.size();
-    boolean first = true;
-    for (int i = 0; i < n; i++) {
-      Fragment f = pending.poll();
-      if (f.deadlineNanos() - now > 0) {
-        if (first || f.deadlineNanos() - pendingDeadlineFloor < 0) {
-          pendingDeadlineFloor = f.deadlineNanos();
-          first = false;
-        }
-        pending.add(f);
-        continue;
-      }
-      pendingBytes -= f.size();
+    List<Fragment> late = pending.expire(now);
+    for (int i = 0; i < late.size(); i++) {
+      Fragment f = late.get(i);
       finish(
           f,
           FragmentOutcome.pastDeadline(
@@ -457,33 +424,19 @@ public final class Lane {
 
   private void send(long now) {
     Fragment head = pending.poll();
-    pendingBytes -= head.size();
     if (!inDownstreamProtocol(head)) {
       return;
     }
     List<Fragment> batch = new ArrayList<>(Math.min(pending.size() + 1, 16));
     batch.add(head);
-    long bytes = head.size();
-    long left = head.deadlineNanos() - now;
-    // A PRW 2.0 fragment's series refer to its own symbols table: it travels alone. The fragments
-    // of a piece of a rejected request travel together and with no others (Bisection).
-    while (head.protocol() == Protocol.V1
-        && !health.oneByOne()
-        && !pending.isEmpty()
-        && pending.peek().protocol() == Protocol.V1
-        && pending.peek().piece == head.piece
-        && bytes + pending.peek().size() <= ctx.settings.batchMaxBytes()) {
-      Fragment f = pending.poll();
-      pendingBytes -= f.size();
-      batch.add(f);
-      bytes += f.size();
-      left = Math.min(left, f.deadlineNanos() - now);
+    if (head.protocol() == Protocol.V1 && !health.oneByOne()) {
+      pending.joinTo(batch, ctx.settings.batchMaxBytes());
     }
     Protocol protocol = head.protocol();
-    long timeout = Math.min(ctx.attemptTimeoutNanos, left);
+    long timeout = Math.min(ctx.attemptTimeoutNanos, Pending.timeLeft(batch, now));
     ByteBuf compressed;
     try {
-      compressed = requestBody(batch, ctx.alloc);
+      compressed = RequestBody.of(batch, ctx.alloc);
     } catch (RuntimeException | Error e) {
       for (int j = 0; j < batch.size(); j++) {
         Fragment f = batch.get(j);
@@ -530,91 +483,13 @@ public final class Lane {
     if (f.protocol() == Protocol.V1 || ctx.protocol.forV2Input() == Protocol.V2) {
       return true;
     }
-    int max = ctx.settings.maxConvertedBytes();
-    V2ToV1Converter.Conversion c;
-    try {
-      c =
-          f.body() != null
-              ? V1Conversion.of(f.body(), ctx.alloc, max)
-              : V1Conversion.ofBlock(f.compressed(), ctx.alloc, f.size(), max); // our own block
-    } catch (RuntimeException | Error | CodecException e) {
-      // The converter releases what it allocated before anything escapes it; an Error (memory
-      // running out) must still answer the fragment rather than leave its sender waiting.
-      finish(f, FragmentOutcome.cannotConvert(e, f.attempts));
+    FragmentOutcome failed =
+        RequestBody.convertToV1(f, ctx.alloc, ctx.settings.maxConvertedBytes());
+    if (failed != null) {
+      finish(f, failed);
       return false;
     }
-    if (c.error() != null) {
-      finish(f, FragmentOutcome.unconvertible(c.error().message(), f.attempts));
-      return false;
-    }
-    f.convertedToV1(c.content());
     return true;
-  }
-
-  /**
-   * The request body of a batch: its one block, or the blocks of its fragments joined. Fragments
-   * that arrived uncompressed (small ones, see {@link Lanes#COMPRESS_IN_LANE_BELOW}) are compressed
-   * here, each run of them next to each other as one block.
-   */
-  static ByteBuf requestBody(List<Fragment> batch, ByteBufAllocator alloc) {
-    if (batch.size() == 1) {
-      Fragment f = batch.get(0);
-      f.compress(alloc);
-      return f.compressed().retainedDuplicate();
-    }
-    // A concatenation of WriteRequests is itself a WriteRequest holding all their series, and
-    // joined snappy blocks decompress to the concatenation of their contents.
-    List<ByteBuf> blocks = new ArrayList<>(batch.size());
-    ByteBuf[] made = new ByteBuf[batch.size()];
-    int madeCount = 0;
-    try {
-      int j = 0;
-      while (j < batch.size()) {
-        Fragment f = batch.get(j);
-        int end = j;
-        long runBytes = 0;
-        while (end < batch.size() && batch.get(end).body() != null) {
-          runBytes += batch.get(end).size();
-          end++;
-        }
-        if (end - j < 2) {
-          f.compress(alloc); // a no-op for a fragment compressed before
-          blocks.add(f.compressed());
-          j++;
-          continue;
-        }
-        ByteBuf block = compressTogether(batch, j, end, (int) runBytes, alloc);
-        made[madeCount++] = block;
-        blocks.add(block);
-        j = end;
-      }
-      if (blocks.size() == 1 && madeCount == 1) {
-        madeCount = 0; // handed to the caller
-        return made[0];
-      }
-      return SnappyCodec.concat(blocks, alloc);
-    } catch (CodecException e) {
-      throw new IllegalStateException("cannot join the batch's snappy blocks", e);
-    } finally {
-      for (int k = 0; k < madeCount; k++) {
-        made[k].release();
-      }
-    }
-  }
-
-  /** One snappy block of the bodies of {@code batch[from, to)}, which are all uncompressed. */
-  private static ByteBuf compressTogether(
-      List<Fragment> batch, int from, int to, int bytes, ByteBufAllocator alloc) {
-    ByteBuf joined = alloc.directBuffer(bytes, bytes);
-    try {
-      for (int k = from; k < to; k++) {
-        ByteBuf body = batch.get(k).body();
-        joined.writeBytes(body, body.readerIndex(), body.readableBytes());
-      }
-      return SnappyCodec.encode(joined, alloc);
-    } finally {
-      joined.release();
-    }
   }
 
   /**
@@ -715,9 +590,7 @@ public final class Lane {
   }
 
   private void requeue(Fragment f) {
-    lowerDeadlineFloor(f);
     pending.addFirst(f);
-    pendingBytes += f.size();
   }
 
   private void finish(Fragment f, FragmentOutcome outcome) {
@@ -825,44 +698,16 @@ public final class Lane {
       caughtUp(now);
       return false;
     }
-    List<QueuedRecord> batch = records;
-    QueuedRecord first = records.get(0);
-    Protocol protocol = Protocol.V1;
-    ByteBuf body;
+    RequestBody.OfRecords body;
     try {
-      if (first.remoteWrite2()) {
-        // A PRW 2.0 record has its own symbols table: it goes alone, converted if need be.
-        batch = records.subList(0, 1);
-        if (ctx.protocol.forV2Input() == Protocol.V2) {
-          protocol = Protocol.V2;
-          body = first.payload().retainedDuplicate();
-        } else {
-          V2ToV1Converter.Conversion c = convertedRecord(first);
-          if (c.error() != null) {
-            release(records);
-            split.consumed(1);
-            queue.ack(batch);
-            ctx.observer.drained(
-                tenant,
-                1,
-                first.series(),
-                new AttemptOutcome(
-                    400,
-                    "queued PRW 2.0 batch cannot be converted to 1.0: " + c.error().message(),
-                    -1));
-            // Hands the connection on before looking at the queue again.
-            loop.execute(this::resume);
-            return false;
-          }
-          body = c.content();
-        }
-      } else if (records.size() == 1 || records.get(1).remoteWrite2()) {
-        batch = records.subList(0, 1);
-        body = first.payload().retainedDuplicate();
-      } else {
-        body = joined(records);
-        batch = records.subList(0, joinedCount);
-      }
+      body =
+          RequestBody.ofRecords(
+              records,
+              ctx.protocol.forV2Input(),
+              ctx.settings.batchMaxBytes(),
+              ctx.maxDecompressedBytes,
+              ctx.settings.maxConvertedBytes(),
+              ctx.alloc);
     } catch (CodecException | RuntimeException e) {
       // Records pass their CRC, so this is a record the relay itself could not have written. Only
       // that record is dropped: when several were read, they are read again one at a time first.
@@ -870,21 +715,21 @@ public final class Lane {
       if (!health.oneByOne() && records.size() > 1) {
         health.on(Health.Event.UNREADABLE, "", -1, now);
       } else {
-        List<QueuedRecord> bad = records.subList(0, 1);
-        split.consumed(1);
-        queue.ack(bad);
-        ctx.observer.drained(
-            tenant,
-            1,
-            series(bad),
-            new AttemptOutcome(400, "queued batch cannot be sent: " + e.getMessage(), -1));
+        drop(records.subList(0, 1), "queued batch cannot be sent: " + e.getMessage());
       }
       // Hands the connection on before looking at the queue again.
       loop.execute(this::resume);
       return false;
     }
-    List<QueuedRecord> sent = batch;
-    Protocol sentProtocol = protocol;
+    List<QueuedRecord> batch = records.subList(0, body.records());
+    if (body.unconvertible() != null) {
+      release(records);
+      drop(batch, "queued PRW 2.0 batch cannot be converted to 1.0: " + body.unconvertible());
+      loop.execute(this::resume); // hands the connection on before looking at the queue again
+      return false;
+    }
+    Protocol protocol = body.protocol();
+    ByteBuf content = body.content();
     if (ctx.directNanos > 0 && !holding && queue.records() <= batch.size()) {
       // This send carries all that is queued: new fragments wait in memory for it rather than
       // join a queue that would never be empty under a steady flow, and go directly once it is.
@@ -897,81 +742,18 @@ public final class Lane {
     lastActiveNanos = now;
     long started = now;
     Future<AttemptOutcome> result =
-        ctx.sender.send(loop, tenant, protocol, body, ctx.attemptTimeoutNanos);
+        ctx.sender.send(loop, tenant, protocol, content, ctx.attemptTimeoutNanos);
     result.addListener(
         x -> {
-          body.release();
+          content.release();
           release(records);
           try {
-            sentQueued(sent, sentProtocol, result.getNow(), started);
+            sentQueued(batch, protocol, result.getNow(), started);
           } finally {
             slots.release();
           }
         });
     return true;
-  }
-
-  /**
-   * A queued PRW 2.0 record converted to PRW 1.0, its content snappy-compressed and owned by the
-   * caller; or the conversion's error (not valid, or larger than {@link
-   * LaneSettings#maxConvertedBytes()}) and no content.
-   */
-  private V2ToV1Converter.Conversion convertedRecord(QueuedRecord record) throws CodecException {
-    V2ToV1Converter.Conversion c =
-        V1Conversion.ofBlock(
-            record.payload(),
-            ctx.alloc,
-            ctx.maxDecompressedBytes,
-            ctx.settings.maxConvertedBytes());
-    if (c.error() != null) {
-      return c;
-    }
-    try {
-      ByteBuf compressed = SnappyCodec.encode(c.content(), ctx.alloc);
-      return new V2ToV1Converter.Conversion(compressed, c.counts(), c.metadata(), null);
-    } finally {
-      c.content().release();
-    }
-  }
-
-  /** Records merged by the last {@link #joined} call. */
-  private int joinedCount;
-
-  /**
-   * Joins the snappy blocks of records from the head while their contents fit in {@code
-   * batchMaxBytes} (at least one), without decompressing them ({@link SnappyCodec#concat}): a
-   * concatenation of WriteRequests is a WriteRequest.
-   */
-  private ByteBuf joined(List<QueuedRecord> records) throws CodecException {
-    List<ByteBuf> blocks = new ArrayList<>(records.size());
-    long plain = 0;
-    for (QueuedRecord r : records) {
-      if (r.remoteWrite2()) {
-        break; // never merged with PRW 1.0 records
-      }
-      long size;
-      try {
-        size = SnappyCodec.declaredLength(r.payload());
-      } catch (CodecException e) {
-        if (!blocks.isEmpty()) {
-          break; // the bad record comes first in the next read, alone
-        }
-        throw e;
-      }
-      if (!blocks.isEmpty()
-          && (plain + size > ctx.settings.batchMaxBytes() || size > ctx.maxDecompressedBytes)) {
-        break;
-      }
-      if (size > ctx.maxDecompressedBytes) {
-        throw new CodecException(
-            CodecException.Problem.TOO_LARGE,
-            "record declares " + size + " decompressed bytes, more than the limit");
-      }
-      plain += size;
-      blocks.add(r.payload());
-    }
-    joinedCount = blocks.size();
-    return SnappyCodec.concat(blocks, ctx.alloc);
   }
 
   private void sentQueued(
@@ -1165,9 +947,7 @@ public final class Lane {
       }
     }
     while (!pending.isEmpty()) {
-      Fragment f = pending.poll();
-      pendingBytes -= f.size();
-      enqueue(f);
+      enqueue(pending.poll());
     }
   }
 
@@ -1272,6 +1052,13 @@ public final class Lane {
     return n;
   }
 
+  /** Drops queued records that can never be sent (counted as drained with a 400). */
+  private void drop(List<QueuedRecord> records, String why) {
+    split.consumed(records.size());
+    queue.ack(records);
+    ctx.observer.drained(tenant, records.size(), series(records), new AttemptOutcome(400, why, -1));
+  }
+
   private static void release(List<QueuedRecord> records) {
     for (QueuedRecord r : records) {
       r.payload().release();
@@ -1289,10 +1076,7 @@ public final class Lane {
       // fragments wait again (with many tenants, that was one timer per downstream request).
       return;
     }
-    long at = Long.MAX_VALUE;
-    for (Fragment f : pending) {
-      at = Math.min(at, f.deadlineNanos() - now);
-    }
+    long at = pending.timeLeft(now);
     if (health.holdsBack(now)) {
       at = Math.min(at, health.heldUntil() - now);
     } else if (inFlight > 0
@@ -1322,7 +1106,6 @@ public final class Lane {
     spillTimer.cancel();
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
-      pendingBytes -= f.size();
       finish(f, FragmentOutcome.shuttingDown(f.attempts));
     }
   }
