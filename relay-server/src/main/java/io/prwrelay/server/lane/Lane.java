@@ -155,16 +155,11 @@ public final class Lane {
   /** Queue mode: spills the oldest direct send or waiting fragment not answered in time. */
   private final LaneTimer spillTimer;
 
-  /** The lanes this one belongs to, and the index of its loop among theirs. */
+  /** The lanes this one belongs to. */
   private final Lanes lanes;
 
-  private final int shard;
-
-  /**
-   * Sync mode: the loops, by index, told that this tenant is healthy, whose large fragments are
-   * sent from there ({@link Lanes}); {@code null} while none is.
-   */
-  private boolean[] announced;
+  /** Sync mode: the other loops that send this tenant's large fragments themselves. */
+  private final Delegations delegations;
 
   Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots, Lanes lanes, int shard) {
     this.tenant = tenant;
@@ -172,7 +167,7 @@ public final class Lane {
     this.loop = loop;
     this.slots = slots;
     this.lanes = lanes;
-    this.shard = shard;
+    this.delegations = new Delegations(lanes, tenant, shard);
     this.lastActiveNanos = now();
     this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
     this.queueing = queue != null && (ctx.directNanos == 0 || !queue.isEmpty());
@@ -242,31 +237,14 @@ public final class Lane {
    * back, and coalescing gains little for a fragment that large.
    */
   private void announceTo(int origin, Fragment f) {
-    if (origin < 0
-        || origin == shard
-        || health.state() != State.HEALTHY
-        || f.compressed() == null
-        || (announced != null && announced[origin])) {
-      return;
+    if (health.state() == State.HEALTHY && f.compressed() != null) {
+      delegations.announce(origin);
     }
-    if (announced == null) {
-      announced = new boolean[lanes.loops()];
-    }
-    announced[origin] = true;
-    lanes.announce(origin, tenant);
   }
 
   /** Tells every loop told by {@link #announceTo} to hand this tenant's fragments here again. */
   void withdraw() {
-    if (announced == null) {
-      return;
-    }
-    for (int i = 0; i < announced.length; i++) {
-      if (announced[i]) {
-        lanes.withdraw(i, tenant);
-      }
-    }
-    announced = null;
+    delegations.withdrawAll();
   }
 
   /**
@@ -280,9 +258,7 @@ public final class Lane {
    * @param origin the loop whose delegate this failure ended, or -1 when it ended none
    */
   void remoteFailed(List<Fragment> batch, AttemptOutcome o, List<Fragment> waiting, int origin) {
-    if (origin >= 0 && announced != null) {
-      announced[origin] = false;
-    }
+    delegations.ended(origin);
     for (int i = 0; i < waiting.size(); i++) {
       Fragment f = waiting.get(i);
       f.origin = -1;
