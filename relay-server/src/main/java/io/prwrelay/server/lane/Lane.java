@@ -3,30 +3,21 @@ package io.prwrelay.server.lane;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
-import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.WrittenCounts;
-import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.queue.QueuedRecord;
 import io.prwrelay.server.queue.TenantQueue;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Every downstream send of one tenant goes through its lane, so that what the tenant's downstream
- * does changes only this lane and never another tenant's. In sync mode the lane may let another
- * loop send the tenant's large fragments itself while the tenant is healthy ({@link Lanes#submit});
- * what such a send gets back other than a 2xx or a non-retriable 4xx comes to the lane, as if the
- * lane had sent it.
- *
- * <p>A lane lives on one event loop and is touched only there. It holds fragments waiting to be
- * sent, at most {@link LaneSettings#maxConcurrentSends()} downstream requests in flight, and a
- * state:
+ * does changes only this lane and never another tenant's. A lane lives on one event loop and is
+ * touched only there. It holds fragments waiting to be sent ({@link Pending}), at most {@link
+ * LaneSettings#maxConcurrentSends()} downstream requests in flight, and a {@link State} ({@link
+ * Health}, the state machine):
  *
  * <ul>
  *   <li>{@link State#HEALTHY}: fragments are sent when a send slot is free, after the tasks already
@@ -49,36 +40,23 @@ import java.util.concurrent.TimeUnit;
  *
  * A state other than HEALTHY lasts until a send succeeds (or the lane is forgotten), in both modes,
  * and is what {@link LaneObserver#stateChanged} reports: the lane state of the metrics and the log.
- *
- * <p>A non-retriable 4xx rejects only the fragments of that send and leaves the state alone; when
- * the send carried several fragments, they are not rejected together but sent again in halves until
+ * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone; when the
+ * send carried several fragments, they are not rejected together but sent again in halves until
  * only the bad ones are ({@link Bisection}).
  *
- * <p>In queue mode a lane that is caught up (its queue empty, nothing being appended or read, no
- * backoff running) sends its fragments directly, as in sync mode: a 2xx answers them {@link
- * Kind#DELIVERED} without touching the disk, a non-retriable 4xx {@link Kind#REJECTED}. Any other
- * answer, or none within the direct timeout ({@link LaneContext#directNanos}), spills the lane: the
- * fragments of its direct sends still out (in the order they went) and every fragment waiting are
- * appended to the queue, and every fragment after them too until the queue is drained empty. No
- * queued record is sent while a direct send is out; once all spilled sends are back, the records of
- * those delivered are acknowledged, in order, up to the first that was not (the rest are sent
- * again: at-least-once). Otherwise every fragment is compressed and appended to the tenant's
- * on-disk {@link TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or
- * 503 when the disk refuses it). The lane drains its queue in order, one downstream request at a
- * time, merging the records waiting at the head into one request of at most {@code batchMaxBytes}.
- * A 2xx acknowledges the records, a non-retriable 4xx drops a record sent alone (counted) and makes
- * merged records go again in halves ({@link Bisection.Records}), a 429, 5xx or timeout keeps them
- * and backs the lane off; from then until a send succeeds the lane sends one record at a time, so
- * that a failing tenant's retries do not read and merge a whole batch again each time (up to {@code
- * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
- * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
- * within the queue's bounds.
+ * <p>In sync mode the lane may let another loop send the tenant's large fragments itself while the
+ * tenant is healthy ({@link Delegations}, {@link Delegate}); what such a send gets back other than
+ * a 2xx or a non-retriable 4xx comes to the lane ({@link #remoteFailed}), as if the lane had sent
+ * it. In queue mode the lane sends directly only while it is caught up, and otherwise queues on
+ * disk and drains ({@link DirectSpill}, {@link QueueDrain}); its state never fails a fragment fast
+ * there: a backing-off tenant's data waits on disk, within the queue's bounds.
  *
  * <p>PRW 2.0 fragments (and queued records) each carry their own symbols table, so they are never
  * concatenated: each goes downstream alone, and PRW 1.0 and 2.0 bytes never share a request. When
  * the downstream takes only PRW 1.0 ({@link io.prwrelay.server.downstream.DownstreamProtocol}), a
- * PRW 2.0 fragment is converted just before it is sent; in {@code auto} mode a 415 to a PRW 2.0
- * request switches the relay to 1.0 and the same fragments are sent again, converted.
+ * PRW 2.0 fragment is converted just before it is sent ({@link RequestBody#convertToV1}); in {@code
+ * auto} mode a 415 to a PRW 2.0 request switches the relay to 1.0 and the same fragments are sent
+ * again, converted.
  */
 public final class Lane {
   /**
@@ -88,7 +66,7 @@ public final class Lane {
    */
   static final int MAX_RETRIES = 2;
 
-  /** What the lane's downstream said last. */
+  /** What the lane's downstream said last ({@link Health}). */
   public enum State {
     HEALTHY,
     BACKING_OFF,
@@ -98,68 +76,33 @@ public final class Lane {
   private final String tenant;
   private final LaneContext ctx;
   private final EventLoop loop;
-  private final Pending pending = new Pending();
-
-  private int inFlight;
-  private final Health health;
-  private long lastActiveNanos;
-
-  /** Pumps the lane at a deadline, the end of a linger or a backoff, or to drain after one. */
-  private final LaneTimer wake;
-
-  private boolean pumpScheduled;
+  private final Lanes lanes;
 
   /** The connections of the lane's loop, shared with the other lanes there. */
   private final SendSlots slots;
 
-  /** Set while this lane is in {@link SendSlots}' queue. */
-  boolean waitingForSlot;
-
-  private final Runnable deferredPump = this::deferredPump;
-
-  /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
-  private boolean closed;
-
-  /** The tenant's on-disk queue in queue mode, else {@code null}. */
-  private final TenantQueue queue;
-
-  /** Appends not yet fsync'd, and whether a read of the queue is under way (queue mode). */
-  private int appending;
-
-  private boolean reading;
-
-  /**
-   * Queue mode: new fragments go to the queue, because it holds a backlog (or did a moment ago) or
-   * direct delivery is off. False while the lane is caught up and sends fragments directly.
-   */
-  private boolean queueing;
-
-  /**
-   * Queue mode, catching up: the queue's last records are being drained, and new fragments wait in
-   * memory (until their spill time) to be sent directly once it is empty.
-   */
-  private boolean holding;
-
-  /** Queue mode: direct sends not answered yet, in the order they were sent. */
-  private final ArrayDeque<DirectSend> directSends = new ArrayDeque<>();
-
-  /** Queue mode: direct sends spilled to the queue, in the order they went, until all are back. */
-  private final List<DirectSend> spilledSends = new ArrayList<>();
-
-  /** Queue mode: acknowledgements of records that spilled direct sends delivered, under way. */
-  private int acking;
-
-  /** Queue mode: the pieces of a rejected merged read still to send ({@link Bisection}). */
-  private final Bisection.Records split = new Bisection.Records();
-
-  /** Queue mode: spills the oldest direct send or waiting fragment not answered in time. */
-  private final LaneTimer spillTimer;
-
-  /** The lanes this one belongs to. */
-  private final Lanes lanes;
+  private final Pending pending = new Pending();
+  private final Health health;
 
   /** Sync mode: the other loops that send this tenant's large fragments themselves. */
   private final Delegations delegations;
+
+  /** Queue mode: where new fragments go, direct sends and the queue; {@code null} in sync mode. */
+  private final DirectSpill direct;
+
+  /** Pumps the lane at a deadline, the end of a linger or a backoff, or to drain after one. */
+  private final LaneTimer wake;
+
+  private final Runnable deferredPump = this::deferredPump;
+  private boolean pumpScheduled;
+  private int inFlight;
+  private long lastActiveNanos;
+
+  /** Set while this lane is in {@link SendSlots}' queue. */
+  boolean waitingForSlot;
+
+  /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
+  private boolean closed;
 
   Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots, Lanes lanes, int shard) {
     this.tenant = tenant;
@@ -169,11 +112,13 @@ public final class Lane {
     this.lanes = lanes;
     this.delegations = new Delegations(lanes, tenant, shard);
     this.lastActiveNanos = now();
-    this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
-    this.queueing = queue != null && (ctx.directNanos == 0 || !queue.isEmpty());
+    TenantQueue queue = ctx.store == null ? null : ctx.store.queue(tenant);
     this.health = new Health(tenant, queue != null, ctx.retryPolicy, ctx.observer, this::withdraw);
     this.wake = new LaneTimer(loop, this::onWake);
-    this.spillTimer = new LaneTimer(loop, this::onSpillTimer);
+    this.direct =
+        queue == null
+            ? null
+            : new DirectSpill(this, ctx, loop, slots, queue, pending, health, wake);
   }
 
   public String tenant() {
@@ -194,8 +139,12 @@ public final class Lane {
     return inFlight;
   }
 
-  private long now() {
+  long now() {
     return loop.ticker().nanoTime();
+  }
+
+  boolean closed() {
+    return closed;
   }
 
   /** Takes a fragment of this tenant; called on the lane's loop. */
@@ -206,8 +155,8 @@ public final class Lane {
       finish(f, FragmentOutcome.shuttingDown(f.attempts));
       return;
     }
-    if (queue != null) {
-      offerQueued(f, now);
+    if (direct != null) {
+      direct.offer(f, now);
       return;
     }
     if (health.holdsBack(now)) {
@@ -226,23 +175,17 @@ public final class Lane {
     }
     f.queuedNanos = now;
     pending.add(f);
-    announceTo(f.origin, f);
+    if (health.state() == State.HEALTHY && f.compressed() != null) {
+      // A large fragment of a healthy tenant from another loop: from now on that loop sends such
+      // fragments itself, until this lane backs off or is forgotten. Each would otherwise wait for
+      // this loop to take it and for the routing loop to take its outcome back, and coalescing
+      // gains little for a fragment that large.
+      delegations.announce(f.origin);
+    }
     pumpSoon();
   }
 
-  /**
-   * Sync mode: a large fragment of a healthy tenant came from another loop. From now on that loop
-   * sends such fragments itself, until this lane backs off or is forgotten ({@link #withdraw}):
-   * each would otherwise wait for this loop to take it and for the routing loop to take its outcome
-   * back, and coalescing gains little for a fragment that large.
-   */
-  private void announceTo(int origin, Fragment f) {
-    if (health.state() == State.HEALTHY && f.compressed() != null) {
-      delegations.announce(origin);
-    }
-  }
-
-  /** Tells every loop told by {@link #announceTo} to hand this tenant's fragments here again. */
+  /** Tells every loop allowed to send for this tenant to hand its fragments here again. */
   void withdraw() {
     delegations.withdrawAll();
   }
@@ -273,32 +216,12 @@ public final class Lane {
   }
 
   /**
-   * Queue mode: appends the fragment to the queue while the lane has a backlog; else keeps it for a
-   * direct send (or, catching up, until the queue is empty), and spills everything to the queue
-   * when the lane holds more than {@code maxPendingBytes}.
-   */
-  private void offerQueued(Fragment f, long now) {
-    if (queueing && !holding) {
-      enqueue(f);
-      return;
-    }
-    f.queuedNanos = now;
-    pending.add(f);
-    if (pending.size() > 1 && pending.bytes() > ctx.settings.maxPendingBytes()) {
-      spill();
-      return;
-    }
-    scheduleSpill(now);
-    pumpSoon();
-  }
-
-  /**
    * Sends after the tasks already waiting on the loop instead of at once: when the loop is busy,
    * those tasks hand this lane the same tenant's fragments of other sender requests, and they
    * travel downstream together; when it is not, nothing waits. With many tenants per request this
    * is what keeps the downstream requests per sender request well below one per tenant.
    */
-  private void pumpSoon() {
+  void pumpSoon() {
     if (pumpScheduled) {
       return;
     }
@@ -320,29 +243,25 @@ public final class Lane {
   boolean idleSince(long now, long idleNanos) {
     return pending.isEmpty()
         && inFlight == 0
-        && (queue == null || (appending == 0 && acking == 0 && !reading && queue.isEmpty()))
+        && (direct == null || direct.idle())
         && !health.holdsBack(now)
         && now - lastActiveNanos >= idleNanos;
   }
 
-  private void pump(long now) {
+  void pump(long now) {
     pump(now, false);
   }
 
   /** A connection of the loop is free for this lane ({@link SendSlots}): send what it holds. */
   void slotFree() {
-    if (closed) {
-      return;
-    }
-    if (queue != null && queueing) {
-      drain(now(), true);
-    } else {
+    if (!closed) {
       pump(now(), true);
     }
   }
 
   /**
-   * Sends what may be sent now.
+   * Sends what may be sent now: the queue's head while a queue-mode lane is not caught up, else
+   * what waits here.
    *
    * @param granted a connection was set aside for this lane: one send may start without asking
    */
@@ -350,22 +269,15 @@ public final class Lane {
     if (closed) {
       return;
     }
-    if (queue != null && queueing) {
-      drain(now, granted);
+    if (direct != null && direct.route() != DirectSpill.Route.DIRECT) {
+      direct.drain(now, granted);
       return;
     }
-    if (queue == null) {
+    if (direct == null) {
       expire(now); // queue mode spills a fragment long before its deadline instead
     }
     while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
-      if (health.holdsBack(now)) {
-        break;
-      }
-      if (inFlight > 0
-          && !health.oneByOne()
-          && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
-          && pending.bytes() < ctx.settings.batchMaxBytes()
-          && now - pending.peek().queuedNanos < ctx.lingerNanos) {
+      if (health.holdsBack(now) || lingers(now)) {
         break;
       }
       if (!granted && !slots.free()) {
@@ -378,9 +290,21 @@ public final class Lane {
       send(now);
     }
     scheduleWake(now);
-    if (queue != null) {
-      scheduleSpill(now);
+    if (direct != null) {
+      direct.schedule(now);
     }
+  }
+
+  /**
+   * True while the fragments waiting may wait for more to join them: a send is in flight, they are
+   * fewer than {@code batchMaxBytes} and have not waited {@code linger} yet.
+   */
+  private boolean lingers(long now) {
+    return inFlight > 0
+        && !health.oneByOne()
+        && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
+        && pending.bytes() < ctx.settings.batchMaxBytes()
+        && now - pending.peek().queuedNanos < ctx.lingerNanos;
   }
 
   /** Answers every waiting fragment whose request deadline has passed. */
@@ -398,6 +322,7 @@ public final class Lane {
     }
   }
 
+  /** Sends the fragment at the head, with those that may travel with it, as one request. */
   private void send(long now) {
     Fragment head = pending.poll();
     if (!inDownstreamProtocol(head)) {
@@ -428,22 +353,18 @@ public final class Lane {
     if (head.piece != null) {
       ctx.observer.splitSend(tenant, batch.size());
     }
-    inFlight++;
     slots.take();
-    long started = now;
-    DirectSend direct = queue == null ? null : new DirectSend(batch, spillAt(batch, now));
-    if (direct != null) {
-      directSends.add(direct);
-    }
+    sendStarted(now);
+    DirectSpill.Send d = direct == null ? null : direct.sent(batch, now);
     Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, protocol, compressed, timeout);
     result.addListener(
         x -> {
           compressed.release();
           try {
-            if (direct == null) {
-              outcome(batch, protocol, result.getNow(), started);
+            if (d == null) {
+              outcome(batch, protocol, result.getNow(), now);
             } else {
-              directOutcome(direct, protocol, result.getNow(), started);
+              direct.answered(d, protocol, result.getNow(), now);
             }
           } finally {
             slots.release();
@@ -468,11 +389,17 @@ public final class Lane {
     return true;
   }
 
+  /** A downstream request of the lane (from memory or from the queue) goes out at {@code now}. */
+  void sendStarted(long now) {
+    inFlight++;
+    lastActiveNanos = now;
+  }
+
   /**
    * What every finished downstream request does, whichever mode sent it: frees its slot, tells the
    * observer, and after a 2xx makes the lane healthy again. Returns the time.
    */
-  private long ended(int items, AttemptOutcome o, long started) {
+  long ended(int items, AttemptOutcome o, long started) {
     inFlight--;
     long now = now();
     lastActiveNanos = now;
@@ -483,11 +410,15 @@ public final class Lane {
     return now;
   }
 
-  private void outcome(List<Fragment> batch, Protocol sent, AttemptOutcome o, long started) {
+  /** Settles a send of fragments held in memory (sync mode, or a direct send in queue mode). */
+  void outcome(List<Fragment> batch, Protocol sent, AttemptOutcome o, long started) {
     settle(batch, sent, o, ended(batch.size(), o, started));
   }
 
-  /** Answers, retries or requeues the fragments of a sync-mode send after its outcome. */
+  /**
+   * Answers, retries or requeues the fragments of a send after its outcome, as the lane's {@link
+   * State} says (the list of {@link Lane}).
+   */
   private void settle(List<Fragment> batch, Protocol sent, AttemptOutcome o, long now) {
     if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
       // The downstream takes only PRW 1.0: the same fragments go again, converted.
@@ -569,481 +500,15 @@ public final class Lane {
     pending.addFirst(f);
   }
 
-  private void finish(Fragment f, FragmentOutcome outcome) {
+  void finish(Fragment f, FragmentOutcome outcome) {
     lanes.finish(f, outcome);
-  }
-
-  /**
-   * Queue mode: appends the fragment's snappy block to the tenant's queue, as it will be sent (or
-   * joined with the blocks next to it).
-   */
-  private CompletableFuture<TenantQueue.Position> enqueue(Fragment f) {
-    try {
-      f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
-    } catch (RuntimeException | Error e) {
-      finish(f, FragmentOutcome.cannotCompress(e, 0));
-      return CompletableFuture.failedFuture(e);
-    }
-    appending++;
-    // The fragment keeps its block until appended() completes it, after the queue is done with it.
-    CompletableFuture<TenantQueue.Position> appended =
-        queue.appendAt(
-            f.compressed(),
-            f.counts().series(),
-            f.protocol() == Protocol.V2,
-            ctx.wallMillis.getAsLong());
-    appended.whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
-    return appended;
-  }
-
-  private void appended(Fragment f, Throwable error) {
-    appending--;
-    if (error == null) {
-      finish(f, FragmentOutcome.queued());
-    } else {
-      finish(f, FragmentOutcome.notQueued(error.getCause() != null ? error.getCause() : error));
-    }
-    drain(now());
-  }
-
-  /** Queue mode: sends the records at the head of the queue, one request at a time. */
-  private void drain(long now) {
-    drain(now, false);
-  }
-
-  /**
-   * @param granted a connection was set aside for this lane ({@link SendSlots})
-   */
-  private void drain(long now, boolean granted) {
-    if (closed || !queueing || reading || inFlight > 0 || acking > 0) {
-      return; // no queued record goes while a direct send of the lane is still out
-    }
-    if (queue.isEmpty()) {
-      split.clear(); // records dropped by the queue's bounds meanwhile
-      caughtUp(now);
-      return;
-    }
-    if (health.holdsBack(now)) {
-      wake.set(health.heldUntil(), now);
-      return;
-    }
-    if (!granted && !slots.free()) {
-      slots.await(this);
-      return;
-    }
-    // The connection is counted from the read on, so that lanes reading at once stay within them.
-    slots.take();
-    reading = true;
-    queue
-        .read(split.limit(health.oneByOne() ? 1 : 4096), ctx.settings.batchMaxBytes(), ctx.alloc)
-        .whenComplete((records, error) -> loop.execute(() -> read(records, error)));
-  }
-
-  private void read(List<QueuedRecord> records, Throwable error) {
-    reading = false;
-    boolean sending = false;
-    try {
-      sending = readAndSend(records, error);
-    } finally {
-      if (!sending) {
-        slots.release();
-      }
-    }
-  }
-
-  /** Sends what a queue read returned; false when nothing was sent. */
-  private boolean readAndSend(List<QueuedRecord> records, Throwable error) {
-    if (closed) {
-      if (records != null) {
-        release(records);
-      }
-      return false;
-    }
-    long now = now();
-    if (error != null) {
-      Throwable cause = error.getCause() != null ? error.getCause() : error;
-      health.on(
-          Health.Event.READ_FAILED,
-          "cannot read the tenant's queue: " + cause.getMessage(),
-          -1,
-          now);
-      wake.set(health.heldUntil(), now);
-      return false;
-    }
-    if (records.isEmpty()) {
-      caughtUp(now);
-      return false;
-    }
-    RequestBody.OfRecords body;
-    try {
-      body =
-          RequestBody.ofRecords(
-              records,
-              ctx.protocol.forV2Input(),
-              ctx.settings.batchMaxBytes(),
-              ctx.maxDecompressedBytes,
-              ctx.settings.maxConvertedBytes(),
-              ctx.alloc);
-    } catch (CodecException | RuntimeException e) {
-      // Records pass their CRC, so this is a record the relay itself could not have written. Only
-      // that record is dropped: when several were read, they are read again one at a time first.
-      release(records);
-      if (!health.oneByOne() && records.size() > 1) {
-        health.on(Health.Event.UNREADABLE, "", -1, now);
-      } else {
-        drop(records.subList(0, 1), "queued batch cannot be sent: " + e.getMessage());
-      }
-      // Hands the connection on before looking at the queue again.
-      loop.execute(this::resume);
-      return false;
-    }
-    List<QueuedRecord> batch = records.subList(0, body.records());
-    if (body.unconvertible() != null) {
-      release(records);
-      drop(batch, "queued PRW 2.0 batch cannot be converted to 1.0: " + body.unconvertible());
-      loop.execute(this::resume); // hands the connection on before looking at the queue again
-      return false;
-    }
-    Protocol protocol = body.protocol();
-    ByteBuf content = body.content();
-    if (ctx.directNanos > 0 && !holding && queue.records() <= batch.size()) {
-      // This send carries all that is queued: new fragments wait in memory for it rather than
-      // join a queue that would never be empty under a steady flow, and go directly once it is.
-      holding = true;
-    }
-    if (split.active()) {
-      ctx.observer.splitSend(tenant, batch.size());
-    }
-    inFlight++;
-    lastActiveNanos = now;
-    long started = now;
-    Future<AttemptOutcome> result =
-        ctx.sender.send(loop, tenant, protocol, content, ctx.attemptTimeoutNanos);
-    result.addListener(
-        x -> {
-          content.release();
-          release(records);
-          try {
-            sentQueued(batch, protocol, result.getNow(), started);
-          } finally {
-            slots.release();
-          }
-        });
-    return true;
-  }
-
-  private void sentQueued(
-      List<QueuedRecord> records, Protocol sent, AttemptOutcome o, long started) {
-    long now = ended(records.size(), o, started);
-    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
-      // The records stay at the head and are read again, converted to PRW 1.0.
-      ctx.protocol.fallBack(o);
-      drain(now);
-      return;
-    }
-    if (!o.success() && !o.retriable() && records.size() > 1) {
-      // Rejected as a whole: the records stay, read again in halves, and only one rejected alone
-      // is dropped (Bisection). After a shutdown they wait for the next start, merged again.
-      split.rejected(records.size());
-      drain(now);
-      return;
-    }
-    if (o.success() || !o.retriable()) {
-      split.consumed(records.size());
-      queue.ack(records);
-      ctx.observer.drained(tenant, records.size(), series(records), o);
-      drain(now);
-      return;
-    }
-    if (closed) {
-      return; // the records stay queued for the next start
-    }
-    if (holding) {
-      spill(); // what waits in memory for the queue to empty goes behind its records
-    }
-    backOff(o, series(records), now);
-  }
-
-  /**
-   * Queue mode, after a 429, 5xx or timeout to a send of {@code series} series: backs the lane off
-   * (throttled for a 429, those series counted as throttled), sends one record per request until a
-   * send succeeds, and drains again once the backoff ends.
-   */
-  private void backOff(AttemptOutcome o, long series, long now) {
-    if (o.status() == 429) {
-      ctx.observer.throttledQueued(tenant, series, o);
-    }
-    long delay =
-        health.on(
-            o.status() == 429 ? Health.Event.THROTTLED : Health.Event.FAILED,
-            o.describe(),
-            o.retryAfterMillis(),
-            now);
-    long t = now();
-    wake.set(t + delay, t);
-  }
-
-  /**
-   * Queue mode, a direct send came back. Not spilled yet: a 2xx, a non-retriable 4xx, a fall-back
-   * to PRW 1.0 or a shutdown is answered as in sync mode ({@link #outcome}); anything else spills
-   * it (with every other direct send and fragment waiting) to the queue and backs the lane off.
-   * Spilled already: its fragments are answered by their appends, and once every spilled send is
-   * back the records of those answered 2xx are acknowledged ({@link #settleSpilled}), so that they
-   * are not sent a second time.
-   */
-  private void directOutcome(DirectSend d, Protocol sent, AttemptOutcome o, long started) {
-    if (!d.spilled
-        && (o.success() || !o.retriable() || closed || ctx.protocol.fallsBackOn(sent, o))) {
-      directSends.remove(d);
-      outcome(d.batch, sent, o, started);
-      return;
-    }
-    long now = ended(d.batch.size(), o, started);
-    if (d.spilled) {
-      directSends.remove(d);
-      spilledOutcome(d, o, now);
-      return;
-    }
-    spill(); // every direct send still out, this one included, in the order they went
-    directSends.remove(d);
-    d.back(o);
-    backOff(o, fragmentSeries(d.batch), now);
-    settleSpilled(now);
-  }
-
-  /** A spilled direct send came back; its fragments are answered by their appends. */
-  private void spilledOutcome(DirectSend d, AttemptOutcome o, long now) {
-    if (closed) {
-      return; // its records stay queued for the next start (at-least-once)
-    }
-    d.back(o);
-    if (!o.success() && o.retriable()) {
-      backOff(o, fragmentSeries(d.batch), now);
-    }
-    // A rejected spilled send's records are sent again from the queue and dropped if rejected
-    // again (counted), like any queued record.
-    settleSpilled(now);
-  }
-
-  /**
-   * Once every spilled direct send is back: acknowledges the records of those delivered (2xx) up to
-   * the first that was not, in the order they went, since acknowledgement is cumulative; from that
-   * one on, records are sent again from the queue (at-least-once).
-   */
-  private void settleSpilled(long now) {
-    for (DirectSend d : spilledSends) {
-      if (d.outcome == null) {
-        return; // the queue waits for it: nothing queued goes while a direct send is out
-      }
-    }
-    List<DirectSend> delivered = new ArrayList<>(spilledSends.size());
-    for (DirectSend d : spilledSends) {
-      if (!d.outcome.success()) {
-        break;
-      }
-      delivered.add(d);
-    }
-    spilledSends.clear();
-    if (delivered.isEmpty()) {
-      drain(now);
-      return;
-    }
-    acking++;
-    List<CompletableFuture<TenantQueue.Position>> appends = new ArrayList<>();
-    for (DirectSend d : delivered) {
-      appends.addAll(d.appends);
-    }
-    CompletableFuture.allOf(appends.toArray(new CompletableFuture<?>[0]))
-        .whenComplete((x, e) -> loop.execute(() -> ackSpilled(delivered)));
-  }
-
-  /**
-   * Acknowledges the records of spilled direct sends that were delivered, unless an older record of
-   * the tenant is still queued: then they are sent again (at-least-once).
-   *
-   * @param delivered consecutive spilled sends, in the order they went, every append done
-   */
-  private void ackSpilled(List<DirectSend> delivered) {
-    TenantQueue.Position first = null;
-    TenantQueue.Position last = null;
-    long records = 0;
-    long series = 0;
-    for (DirectSend d : delivered) {
-      for (int i = 0; i < d.appends.size(); i++) {
-        CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
-        if (a.isCompletedExceptionally()) {
-          continue; // nothing was queued for that fragment
-        }
-        last = a.join();
-        if (first == null) {
-          first = last;
-        }
-        records++;
-        series += d.batch.get(i).counts().series();
-      }
-    }
-    if (closed || first == null) {
-      acking--;
-      drain(now());
-      return;
-    }
-    long n = records;
-    long s = series;
-    AttemptOutcome o = delivered.get(0).outcome;
-    queue
-        .ackFrom(first, last)
-        .whenComplete(
-            (acked, error) ->
-                loop.execute(
-                    () -> {
-                      acking--;
-                      if (error == null && acked) {
-                        ctx.observer.drained(tenant, n, s, o);
-                      }
-                      drain(now());
-                    }));
-  }
-
-  /**
-   * Queue mode: from now on the lane queues. Appends, in this order, the fragments of the direct
-   * sends still out (in the order they went; their outcomes no longer answer them) and every
-   * fragment waiting in memory; each is answered once fsync'd.
-   */
-  private void spill() {
-    queueing = true;
-    holding = false;
-    for (DirectSend d : directSends) {
-      if (!d.spilled) {
-        d.spilled = true;
-        spilledSends.add(d);
-        d.appends = new ArrayList<>(d.batch.size());
-        for (Fragment f : d.batch) {
-          d.appends.add(enqueue(f));
-        }
-      }
-    }
-    while (!pending.isEmpty()) {
-      enqueue(pending.poll());
-    }
-  }
-
-  /**
-   * Queue mode: the queue is empty and nothing of the lane is out. Once the last appends are done
-   * (meanwhile new fragments wait in memory) and no backoff is running, the lane sends directly
-   * again.
-   */
-  private void caughtUp(long now) {
-    if (ctx.directNanos == 0 || closed || !queueing) {
-      return;
-    }
-    if (health.holdsBack(now)) {
-      return;
-    }
-    if (appending > 0) {
-      holding = true; // appended() drains again once they are on disk
-      scheduleSpill(now);
-      return;
-    }
-    queueing = false;
-    holding = false;
-    if (!pending.isEmpty()) {
-      pump(now);
-    }
-  }
-
-  /**
-   * When a fragment waiting in memory goes to the queue instead: half-way to its request's deadline
-   * while it waits for a connection, as sync mode's fragments do (only the downstream's answer is
-   * timed); while the lane catches up, after the direct timeout, since it waits only for the queue.
-   */
-  private long spillAt(Fragment f) {
-    long halfway = halfwayToDeadline(f);
-    return holding ? Math.min(halfway, f.queuedNanos + ctx.directNanos) : halfway;
-  }
-
-  /** When a direct send that went out at {@code now} spills if not answered 2xx by then. */
-  private long spillAt(List<Fragment> batch, long now) {
-    long at = now + ctx.directNanos;
-    for (Fragment f : batch) {
-      at = Math.min(at, halfwayToDeadline(f));
-    }
-    return at;
-  }
-
-  /** Half-way from when the fragment began to wait in the lane to its request's deadline. */
-  private static long halfwayToDeadline(Fragment f) {
-    return f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2;
-  }
-
-  /** Queue mode: times the spill of the oldest direct send or waiting fragment. */
-  private void scheduleSpill(long now) {
-    if (ctx.directNanos == 0 || (queueing && !holding) || closed) {
-      return;
-    }
-    long at = nextSpill();
-    if (at != Long.MAX_VALUE) {
-      spillTimer.atMost(at, now);
-    }
-  }
-
-  /** Spill time of the oldest direct send not spilled or fragment waiting, or MAX_VALUE. */
-  private long nextSpill() {
-    long at = Long.MAX_VALUE;
-    DirectSend first = directSends.peekFirst();
-    if (first != null && !first.spilled) {
-      at = first.spillAt;
-    }
-    if (!pending.isEmpty()) {
-      at = Math.min(at, spillAt(pending.peek()));
-    }
-    return at;
-  }
-
-  private void onSpillTimer() {
-    if (closed || (queueing && !holding)) {
-      return;
-    }
-    long now = now();
-    long at = nextSpill();
-    if (at != Long.MAX_VALUE && now - at >= 0) {
-      spill(); // no answer within the spill delay: the sender gets its answer from the disk
-    } else {
-      scheduleSpill(now);
-    }
-  }
-
-  private static long series(List<QueuedRecord> records) {
-    long n = 0;
-    for (QueuedRecord r : records) {
-      n += r.series();
-    }
-    return n;
-  }
-
-  private static long fragmentSeries(List<Fragment> batch) {
-    long n = 0;
-    for (int i = 0; i < batch.size(); i++) {
-      n += batch.get(i).counts().series();
-    }
-    return n;
-  }
-
-  /** Drops queued records that can never be sent (counted as drained with a 400). */
-  private void drop(List<QueuedRecord> records, String why) {
-    split.consumed(records.size());
-    queue.ack(records);
-    ctx.observer.drained(tenant, records.size(), series(records), new AttemptOutcome(400, why, -1));
-  }
-
-  private static void release(List<QueuedRecord> records) {
-    for (QueuedRecord r : records) {
-      r.payload().release();
-    }
   }
 
   /** Queue mode, after a restart: starts sending what the queue holds. */
   void resume() {
-    drain(now());
+    if (direct != null) {
+      direct.drain(now());
+    }
   }
 
   private void scheduleWake(long now) {
@@ -1079,35 +544,12 @@ public final class Lane {
   void close() {
     closed = true;
     wake.cancel();
-    spillTimer.cancel();
+    if (direct != null) {
+      direct.close();
+    }
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
       finish(f, FragmentOutcome.shuttingDown(f.attempts));
-    }
-  }
-
-  /** Queue mode: a direct send of the lane, from the moment it goes until its answer. */
-  private static final class DirectSend {
-    final List<Fragment> batch;
-
-    /** When it spills if not answered 2xx by then. */
-    final long spillAt;
-
-    /** Its fragments were appended to the queue; their appends, in batch order. */
-    boolean spilled;
-
-    List<CompletableFuture<TenantQueue.Position>> appends = List.of();
-
-    /** Its downstream answer once back, else {@code null}. */
-    AttemptOutcome outcome;
-
-    DirectSend(List<Fragment> batch, long spillAt) {
-      this.batch = batch;
-      this.spillAt = spillAt;
-    }
-
-    void back(AttemptOutcome o) {
-      outcome = o;
     }
   }
 }
