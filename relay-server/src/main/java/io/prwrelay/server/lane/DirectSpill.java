@@ -10,37 +10,18 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Queue mode: which way a lane's new fragments go ({@link Route}), its direct sends until they are
- * answered, and the spill of what it holds in memory to its queue ({@link QueueDrain}).
+ * Queue mode: which way a lane's new fragments go ({@link Route}, drawn in the package
+ * documentation), its direct sends until they are answered, and the spill of what it holds in
+ * memory to its queue ({@link QueueDrain}).
  *
- * <pre>
- * from          event                                                        to
- * DIRECT        a direct send failed or went unanswered in time, a fragment  DRAINING (spill)
- *               waited too long, more than maxPendingBytes wait
- * DRAINING      a drained send carries all that is queued, or the queue is   CATCHING_UP
- *               empty while appends are still being written
- * DRAINING,     the queue is empty, every append done, no backoff running    DIRECT
- * CATCHING_UP
- * CATCHING_UP   a drained send failed, a waiting fragment's spill time, more DRAINING (spill)
- *               than maxPendingBytes wait
- * </pre>
- *
- * A lane starts DRAINING when its queue holds records (after a restart) or direct delivery is off,
- * else DIRECT.
- *
- * <p>A lane that is caught up ({@link Route#DIRECT}: its queue empty, nothing being appended or
- * read, no backoff running) sends its fragments directly, as in sync mode: a 2xx answers them
- * {@link FragmentOutcome.Kind#DELIVERED} without touching the disk, a non-retriable 4xx {@link
+ * <p>A caught-up lane sends directly, as in sync mode: a 2xx answers the fragments {@link
+ * FragmentOutcome.Kind#DELIVERED} without touching the disk, a non-retriable 4xx {@link
  * FragmentOutcome.Kind#REJECTED}. Any other answer, or none within the direct timeout ({@link
  * LaneContext#directNanos}), spills the lane: the fragments of its direct sends still out (in the
  * order they went) and every fragment waiting are appended to the queue, and every fragment after
- * them too until the queue is drained empty ({@link Route#DRAINING}). No queued record is sent
- * while a direct send is out; once all spilled sends are back, the records of those delivered are
- * acknowledged, in order, up to the first that was not (the rest are sent again: at-least-once).
- * When a drained send carries all that is queued, new fragments wait in memory for it ({@link
- * Route#CATCHING_UP}) rather than join a queue that would never be empty under a steady flow. With
- * a direct timeout of zero every fragment is queued: the lane is always DRAINING. Touched only on
- * the lane's loop.
+ * them too until the queue is drained empty. No queued record is sent while a direct send is out;
+ * once all spilled sends are back, the records of those delivered are acknowledged, in order, up to
+ * the first that was not (the rest are sent again: at-least-once). Touched only on the lane's loop.
  */
 final class DirectSpill {
   /** Where a queue-mode lane's new fragments go. */
@@ -77,6 +58,9 @@ final class DirectSpill {
   /** Acknowledgements of records that spilled direct sends delivered, under way. */
   private int acking;
 
+  /** Run once an acknowledgement of spilled sends is done. */
+  private final Runnable acked;
+
   /**
    * @param pending the lane's waiting fragments
    * @param wake the lane's timer, which pumps (and so drains) the lane when it fires
@@ -97,6 +81,11 @@ final class DirectSpill {
     this.health = health;
     this.queue = new QueueDrain(lane, this, ctx, loop, slots, queue, health, wake);
     this.timer = new LaneTimer(loop, this::onTimer);
+    this.acked =
+        () -> {
+          acking--;
+          drain(lane.now());
+        };
     this.route = ctx.directNanos == 0 || !queue.isEmpty() ? Route.DRAINING : Route.DIRECT;
   }
 
@@ -223,54 +212,7 @@ final class DirectSpill {
       appends.addAll(d.appends);
     }
     CompletableFuture.allOf(appends.toArray(new CompletableFuture<?>[0]))
-        .whenComplete((x, e) -> loop.execute(() -> ackSpilled(delivered)));
-  }
-
-  /**
-   * Acknowledges the records of spilled direct sends that were delivered, unless an older record of
-   * the tenant is still queued: then they are sent again (at-least-once).
-   *
-   * @param delivered consecutive spilled sends, in the order they went, every append done
-   */
-  private void ackSpilled(List<Send> delivered) {
-    TenantQueue.Position first = null;
-    TenantQueue.Position last = null;
-    long records = 0;
-    long series = 0;
-    for (Send d : delivered) {
-      for (int i = 0; i < d.appends.size(); i++) {
-        CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
-        if (a.isCompletedExceptionally()) {
-          continue; // nothing was queued for that fragment
-        }
-        last = a.join();
-        if (first == null) {
-          first = last;
-        }
-        records++;
-        series += d.batch.get(i).counts().series();
-      }
-    }
-    if (lane.closed() || first == null) {
-      acking--;
-      drain(lane.now());
-      return;
-    }
-    long n = records;
-    long s = series;
-    AttemptOutcome o = delivered.get(0).outcome;
-    queue
-        .ackFrom(first, last)
-        .whenComplete(
-            (acked, error) ->
-                loop.execute(
-                    () -> {
-                      acking--;
-                      if (error == null && acked) {
-                        ctx.observer.drained(lane.tenant(), n, s, o);
-                      }
-                      drain(lane.now());
-                    }));
+        .whenComplete((x, e) -> loop.execute(() -> queue.ackDelivered(delivered, acked)));
   }
 
   /**

@@ -179,6 +179,11 @@ final class Health {
     return holdsBack(now) ? TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1 : -1;
   }
 
+  /** The answer to a fragment offered while the state holds fragments back (sync mode). */
+  FragmentOutcome heldBack(long now, int attempts) {
+    return FragmentOutcome.heldBack(state, reason, retryAfterMillis(now), attempts);
+  }
+
   /** True until a send succeeds after a 429 (or, in queue mode, any failure): no merging. */
   boolean oneByOne() {
     return oneByOne;

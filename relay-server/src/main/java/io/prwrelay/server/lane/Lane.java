@@ -5,67 +5,30 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Every downstream send of one tenant goes through its lane, so that what the tenant's downstream
  * does changes only this lane and never another tenant's. A lane lives on one event loop and is
- * touched only there. It holds fragments waiting to be sent ({@link Pending}), at most {@link
+ * touched only there. It holds the fragments waiting to be sent ({@link Pending}), at most {@link
  * LaneSettings#maxConcurrentSends()} downstream requests in flight, and a {@link State} ({@link
- * Health}, the state machine):
+ * Health}); the package documentation draws the states and what each does to a fragment.
  *
- * <ul>
- *   <li>{@link State#HEALTHY}: fragments are sent when a send slot is free, after the tasks already
- *       waiting on the loop (which may bring more of the tenant's fragments). While a send is
- *       already in flight, waiting fragments are coalesced for up to {@code linger} into one
- *       downstream request of at most {@code batchMaxBytes}. When every connection of the loop is
- *       busy the lane waits in {@link SendSlots} and then sends all it holds in one request;
- *   <li>{@link State#BACKING_OFF} after a 5xx, connect error or timeout: until the backoff ends,
- *       new fragments are answered at once (503 with the time left as {@code Retry-After});
- *       fragments of the failed send are retried after the backoff at most {@link #MAX_RETRIES}
- *       times, and only when the backoff fits well inside their request's deadline (at most a
- *       quarter of the time left), else answered 503;
- *   <li>{@link State#THROTTLED} after a 429, with or without {@code Retry-After} (Cortex sends
- *       none), until a send succeeds: the lane sends fragments one by one (no coalescing), so that
- *       merging never makes a batch larger than the tenant's burst. Only a {@code Retry-After}
- *       holds new fragments back: until it ends they are answered 429 at once. A 429 is retried
- *       inside the request only once, and only when its {@code Retry-After} fits well inside the
- *       deadline.
- * </ul>
- *
- * A state other than HEALTHY lasts until a send succeeds (or the lane is forgotten), in both modes,
- * and is what {@link LaneObserver#stateChanged} reports: the lane state of the metrics and the log.
- * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone; when the
- * send carried several fragments, they are not rejected together but sent again in halves until
- * only the bad ones are ({@link Bisection}).
- *
- * <p>In sync mode the lane may let another loop send the tenant's large fragments itself while the
- * tenant is healthy ({@link Delegations}, {@link Delegate}); what such a send gets back other than
- * a 2xx or a non-retriable 4xx comes to the lane ({@link #remoteFailed}), as if the lane had sent
- * it. In queue mode the lane sends directly only while it is caught up, and otherwise queues on
- * disk and drains ({@link DirectSpill}, {@link QueueDrain}); its state never fails a fragment fast
- * there: a backing-off tenant's data waits on disk, within the queue's bounds.
- *
- * <p>PRW 2.0 fragments (and queued records) each carry their own symbols table, so they are never
- * concatenated: each goes downstream alone, and PRW 1.0 and 2.0 bytes never share a request. When
- * the downstream takes only PRW 1.0 ({@link io.prwrelay.server.downstream.DownstreamProtocol}), a
- * PRW 2.0 fragment is converted just before it is sent ({@link RequestBody#convertToV1}); in {@code
- * auto} mode a 415 to a PRW 2.0 request switches the relay to 1.0 and the same fragments are sent
- * again, converted.
+ * <p>The lane's story, in this class: a fragment is {@linkplain #offer offered}, and answered at
+ * once when the state holds fragments back or the lane is full; the lane {@linkplain #pump pumps}
+ * after the tasks already waiting on the loop, sending what waits as one request, coalesced, when a
+ * connection is free and no linger holds it; each answer is settled ({@link Settlement}): the
+ * fragments are delivered or rejected, sent again in halves ({@link Bisection}), retried after a
+ * backoff that fits inside their request's deadline, or answered. In sync mode other loops may send
+ * the tenant's large fragments ({@link Delegations}) and hand their failures here ({@link
+ * #remoteFailed}); in queue mode the lane sends directly only while it is caught up, and otherwise
+ * queues and drains ({@link DirectSpill}, {@link QueueDrain}). PRW 2.0 fragments are converted for
+ * a downstream that takes only PRW 1.0 just before they are sent ({@link RequestBody}).
  */
 public final class Lane {
-  /**
-   * Retries of a fragment inside its request after 5xx, connect errors or timeouts: enough to ride
-   * out a blip, few enough that an outage is reported to the sender within a few hundred
-   * milliseconds.
-   */
-  static final int MAX_RETRIES = 2;
-
   /** What the lane's downstream said last ({@link Health}). */
   public enum State {
     HEALTHY,
@@ -83,6 +46,9 @@ public final class Lane {
 
   private final Pending pending = new Pending();
   private final Health health;
+
+  /** Decides the fate of the fragments of each answered send. */
+  private final Settlement settlement;
 
   /** Sync mode: the other loops that send this tenant's large fragments themselves. */
   private final Delegations delegations;
@@ -114,6 +80,7 @@ public final class Lane {
     this.lastActiveNanos = now();
     TenantQueue queue = ctx.store == null ? null : ctx.store.queue(tenant);
     this.health = new Health(tenant, queue != null, ctx.retryPolicy, ctx.observer, this::withdraw);
+    this.settlement = new Settlement(this, ctx, pending, health, lanes);
     this.wake = new LaneTimer(loop, this::onWake);
     this.direct =
         queue == null
@@ -160,10 +127,7 @@ public final class Lane {
       return;
     }
     if (health.holdsBack(now)) {
-      finish(
-          f,
-          FragmentOutcome.heldBack(
-              health.state(), health.reason(), health.retryAfterMillis(now), f.attempts));
+      finish(f, health.heldBack(now, f.attempts));
       return;
     }
     if (!pending.isEmpty() && pending.bytes() + f.size() > ctx.settings.maxPendingBytes()) {
@@ -176,10 +140,8 @@ public final class Lane {
     f.queuedNanos = now;
     pending.add(f);
     if (health.state() == State.HEALTHY && f.compressed() != null) {
-      // A large fragment of a healthy tenant from another loop: from now on that loop sends such
-      // fragments itself, until this lane backs off or is forgotten. Each would otherwise wait for
-      // this loop to take it and for the routing loop to take its outcome back, and coalescing
-      // gains little for a fragment that large.
+      // A large fragment of a healthy tenant from another loop: that loop may send such fragments
+      // itself, until this lane backs off or is forgotten (the package documentation).
       delegations.announce(f.origin);
     }
     pumpSoon();
@@ -191,12 +153,9 @@ public final class Lane {
   }
 
   /**
-   * Sync mode: fragments that another loop sent itself, as one request ({@link Delegate}), and that
-   * came back 429, 5xx or without an answer, with the fragments that waited there for a send:
-   * decided here as if this lane had sent them and the others had come here. That loop no longer
-   * sends for the tenant; the next large fragment from there, once this lane is healthy, allows it
-   * again. Also a request of several fragments rejected as a whole, which this lane sends again in
-   * halves (that loop still sends for the tenant).
+   * Sync mode: a send of another loop's {@link Delegate} failed (429, 5xx, no answer, or a merged
+   * request rejected as a whole): its fragments are decided here as if this lane had sent them, and
+   * those that waited there are offered here.
    *
    * @param origin the loop whose delegate this failure ended, or -1 when it ended none
    */
@@ -212,7 +171,7 @@ public final class Lane {
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).queuedNanos = now;
     }
-    settle(batch, Protocol.V1, o, now);
+    settlement.settle(batch, Protocol.V1, o, now);
   }
 
   /**
@@ -274,7 +233,7 @@ public final class Lane {
       return;
     }
     if (direct == null) {
-      expire(now); // queue mode spills a fragment long before its deadline instead
+      settlement.expire(now, inFlight); // queue mode spills a fragment long before its deadline
     }
     while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
       if (health.holdsBack(now) || lingers(now)) {
@@ -307,25 +266,14 @@ public final class Lane {
         && now - pending.peek().queuedNanos < ctx.lingerNanos;
   }
 
-  /** Answers every waiting fragment whose request deadline has passed. */
-  private void expire(long now) {
-    List<Fragment> late = pending.expire(now);
-    for (int i = 0; i < late.size(); i++) {
-      Fragment f = late.get(i);
-      finish(
-          f,
-          FragmentOutcome.pastDeadline(
-              inFlight,
-              health.state() == State.HEALTHY ? null : health.reason(),
-              health.retryAfterMillis(now),
-              f.attempts));
-    }
-  }
-
   /** Sends the fragment at the head, with those that may travel with it, as one request. */
   private void send(long now) {
     Fragment head = pending.poll();
-    if (!inDownstreamProtocol(head)) {
+    FragmentOutcome unsendable =
+        RequestBody.inDownstreamProtocol(
+            head, ctx.protocol.forV2Input(), ctx.alloc, ctx.settings.maxConvertedBytes());
+    if (unsendable != null) {
+      finish(head, unsendable);
       return;
     }
     List<Fragment> batch = new ArrayList<>(Math.min(pending.size() + 1, 16));
@@ -339,10 +287,7 @@ public final class Lane {
     try {
       compressed = RequestBody.of(batch, ctx.alloc);
     } catch (RuntimeException | Error e) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(f, FragmentOutcome.cannotCompress(e, f.attempts));
-      }
+      settlement.cannotCompress(batch, e);
       return;
     }
     // Indexed loops over batches here and below: an iterator per loop and send showed in the
@@ -372,23 +317,6 @@ public final class Lane {
         });
   }
 
-  /**
-   * Converts a PRW 2.0 fragment to 1.0 when the downstream takes only 1.0. False when it cannot be
-   * converted; the fragment is answered (400) then.
-   */
-  private boolean inDownstreamProtocol(Fragment f) {
-    if (f.protocol() == Protocol.V1 || ctx.protocol.forV2Input() == Protocol.V2) {
-      return true;
-    }
-    FragmentOutcome failed =
-        RequestBody.convertToV1(f, ctx.alloc, ctx.settings.maxConvertedBytes());
-    if (failed != null) {
-      finish(f, failed);
-      return false;
-    }
-    return true;
-  }
-
   /** A downstream request of the lane (from memory or from the queue) goes out at {@code now}. */
   void sendStarted(long now) {
     inFlight++;
@@ -412,92 +340,7 @@ public final class Lane {
 
   /** Settles a send of fragments held in memory (sync mode, or a direct send in queue mode). */
   void outcome(List<Fragment> batch, Protocol sent, AttemptOutcome o, long started) {
-    settle(batch, sent, o, ended(batch.size(), o, started));
-  }
-
-  /**
-   * Answers, retries or requeues the fragments of a send after its outcome, as the lane's {@link
-   * State} says (the list of {@link Lane}).
-   */
-  private void settle(List<Fragment> batch, Protocol sent, AttemptOutcome o, long now) {
-    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
-      // The downstream takes only PRW 1.0: the same fragments go again, converted.
-      ctx.protocol.fallBack(o);
-      for (int i = batch.size() - 1; i >= 0; i--) {
-        requeue(batch.get(i));
-      }
-      pump(now);
-      return;
-    }
-    // The downstream's own written counts belong to a fragment only when it travelled alone.
-    WrittenCounts written = batch.size() == 1 ? o.written() : null;
-    if (closed && !o.success() && o.retriable()) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(f, FragmentOutcome.shuttingDown(f.attempts));
-      }
-      return;
-    }
-    if (!o.success() && !o.retriable() && batch.size() > 1) {
-      resendHalves(batch);
-    } else if (o.success() || !o.retriable()) {
-      lanes.answer(batch, o);
-    } else if (o.status() == 429) {
-      long retryAfter = o.retryAfterMillis();
-      // Throttled also without Retry-After (delay 0: new fragments are still sent).
-      long delay = health.on(Health.Event.THROTTLED, o.describe(), retryAfter, now);
-      for (int i = batch.size() - 1; i >= 0; i--) {
-        Fragment f = batch.get(i);
-        if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
-          requeue(f);
-        } else {
-          finish(f, FragmentOutcome.throttled(o.describe(), retryAfter, f.attempts, written));
-        }
-      }
-    } else {
-      long delay = health.on(Health.Event.FAILED, o.describe(), o.retryAfterMillis(), now);
-      long retryAfter = TimeUnit.NANOSECONDS.toMillis(delay) + 1;
-      for (int i = batch.size() - 1; i >= 0; i--) {
-        Fragment f = batch.get(i);
-        if (f.attempts <= MAX_RETRIES && fitsWellInside(delay, f, now)) {
-          requeue(f);
-        } else {
-          finish(
-              f, FragmentOutcome.failed(o.status(), o.describe(), retryAfter, f.attempts, written));
-        }
-      }
-    }
-    pump(now);
-  }
-
-  /**
-   * A send of several fragments was rejected as a whole (a non-retriable 4xx): one sender's bad
-   * series may have failed the others'. Its two halves go again ahead of what waits, each as a
-   * request of its own ({@link Bisection}); fragments that arrive meanwhile wait behind them and
-   * are never merged with them. A closed lane cannot send again: its fragments get 503, for their
-   * senders to retry.
-   */
-  private void resendHalves(List<Fragment> batch) {
-    if (closed) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(f, FragmentOutcome.shuttingDown(f.attempts));
-      }
-      return;
-    }
-    Bisection.halve(batch);
-    for (int i = batch.size() - 1; i >= 0; i--) {
-      requeue(batch.get(i));
-    }
-  }
-
-  /** A retry after {@code delay} fits when it takes at most a quarter of the time left. */
-  private static boolean fitsWellInside(long delay, Fragment f, long now) {
-    return delay <= (f.deadlineNanos() - now) / 4;
-  }
-
-  private void requeue(Fragment f) {
-    pending.addFirst(f);
+    settlement.settle(batch, sent, o, ended(batch.size(), o, started));
   }
 
   void finish(Fragment f, FragmentOutcome outcome) {

@@ -123,11 +123,49 @@ final class QueueDrain {
   }
 
   /**
-   * Acknowledges the records from {@code first} to {@code last} (records that direct sends
-   * delivered), unless an older record is still queued ({@link TenantQueue#ackFrom}).
+   * Acknowledges the records appended for spilled direct sends that were delivered, unless an older
+   * record of the tenant is still queued: then they are sent again (at-least-once). Runs {@code
+   * then} on the loop once done, whether anything was acknowledged or not.
+   *
+   * @param delivered consecutive spilled sends, in the order they went, every append done
    */
-  CompletableFuture<Boolean> ackFrom(TenantQueue.Position first, TenantQueue.Position last) {
-    return queue.ackFrom(first, last);
+  void ackDelivered(List<DirectSpill.Send> delivered, Runnable then) {
+    TenantQueue.Position first = null;
+    TenantQueue.Position last = null;
+    long records = 0;
+    long series = 0;
+    for (DirectSpill.Send d : delivered) {
+      for (int i = 0; i < d.appends.size(); i++) {
+        CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
+        if (a.isCompletedExceptionally()) {
+          continue; // nothing was queued for that fragment
+        }
+        last = a.join();
+        if (first == null) {
+          first = last;
+        }
+        records++;
+        series += d.batch.get(i).counts().series();
+      }
+    }
+    if (lane.closed() || first == null) {
+      then.run();
+      return;
+    }
+    long n = records;
+    long s = series;
+    AttemptOutcome o = delivered.get(0).outcome;
+    queue
+        .ackFrom(first, last)
+        .whenComplete(
+            (acked, error) ->
+                loop.execute(
+                    () -> {
+                      if (error == null && acked) {
+                        ctx.observer.drained(lane.tenant(), n, s, o);
+                      }
+                      then.run();
+                    }));
   }
 
   /**

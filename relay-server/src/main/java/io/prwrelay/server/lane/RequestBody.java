@@ -18,7 +18,10 @@ import java.util.List;
  * <p>A concatenation of {@code WriteRequest}s is itself a {@code WriteRequest} holding all their
  * series, and joined snappy blocks decompress to the concatenation of their contents ({@link
  * SnappyCodec#concat}): PRW 1.0 batches are merged without being decompressed. A PRW 2.0 batch
- * carries its own symbols table and always travels alone.
+ * (fragment or queued record) carries its own symbols table and always travels alone; when the
+ * downstream takes only PRW 1.0 ({@link io.prwrelay.server.downstream.DownstreamProtocol}) it is
+ * converted just before it is sent, and in {@code auto} mode a 415 to a PRW 2.0 request switches
+ * the relay to 1.0 and the same batches are sent again, converted.
  */
 final class RequestBody {
   private RequestBody() {}
@@ -91,14 +94,18 @@ final class RequestBody {
   }
 
   /**
-   * Replaces a PRW 2.0 fragment's bytes by their PRW 1.0 conversion, for a downstream that takes
-   * only 1.0.
+   * Makes the fragment a batch the downstream takes: replaces a PRW 2.0 fragment's bytes by their
+   * PRW 1.0 conversion when PRW 2.0 batches go downstream as {@code v2As} = 1.0.
    *
    * @param maxConvertedBytes largest conversion ({@link LaneSettings#maxConvertedBytes()})
-   * @return {@code null} once converted; else the outcome to answer the fragment with (400 when it
-   *     has no PRW 1.0 form, 503 or 500 when the relay failed), its bytes unchanged
+   * @return {@code null} when the fragment may be sent; else the outcome to answer it with (400
+   *     when it has no PRW 1.0 form, 503 or 500 when the relay failed), its bytes unchanged
    */
-  static FragmentOutcome convertToV1(Fragment f, ByteBufAllocator alloc, int maxConvertedBytes) {
+  static FragmentOutcome inDownstreamProtocol(
+      Fragment f, Protocol v2As, ByteBufAllocator alloc, int maxConvertedBytes) {
+    if (f.protocol() == Protocol.V1 || v2As == Protocol.V2) {
+      return null;
+    }
     V2ToV1Converter.Conversion c;
     try {
       c =
