@@ -15,10 +15,12 @@
  * <h2>Who owns what</h2>
  *
  * A lane lives on one event loop, chosen by the tenant's hash, and everything it owns is touched
- * only there, without locks:
+ * only there, without locks. {@code Lanes} hands each fragment to its tenant's loop, where {@code
+ * LaneShard} keeps that loop's lanes (and delegates, below):
  *
  * <ul>
- *   <li>{@code Lane}: the lane's story: takes fragments, sends what waits, settles each answer;
+ *   <li>{@code Lane}: the lane's story: takes fragments, sends what waits, hands each answer to
+ *       {@code Settlement}, which decides every fragment's fate in one method;
  *   <li>{@code Health}: the state machine of the next section (one transition method);
  *   <li>{@code Pending}: the fragments waiting, their bytes and deadlines;
  *   <li>{@code RequestBody}: request bodies from fragments or queued records (functions);
