@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Sync mode: a healthy tenant whose lane lives on another event loop, as seen from this one. Its
  * lane allowed this loop to send the tenant's large PRW 1.0 fragments routed here itself ({@link
- * Lane#announceTo}), so that they do not wait for the lane's loop to take them and for this loop to
- * take their outcome back.
+ * Delegations}; the protocol is drawn in the package documentation), so that they do not wait for
+ * the lane's loop to take them and for this loop to take their outcome back. It keeps what waits in
+ * a {@link Pending} and builds its requests with {@link RequestBody}, as a lane does.
  *
  * <p>Like a lane, it has at most {@link LaneSettings#maxConcurrentSends()} requests in flight and
  * coalesces: a fragment that arrives while one of its sends is in flight waits, with the others
