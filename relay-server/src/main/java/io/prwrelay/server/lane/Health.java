@@ -20,21 +20,22 @@ import java.util.concurrent.TimeUnit;
  * is throttled; only a 2xx makes the lane healthy again. In detail:
  *
  * <pre>
- * event        next state    holds back, sync mode        holds back, queue mode       one by one
- * DELIVERED    HEALTHY, n=0  no                           no                           no
- * THROTTLED    THROTTLED     its Retry-After (0 without)  backoff(n+1) ≥ Retry-After   yes
- * FAILED       BACKING_OFF   backoff(n+1) ≥ Retry-After   backoff(n+1) ≥ Retry-After   sync: kept; queue: yes
- * READ_FAILED  BACKING_OFF   -                            backoff(n+1)                 kept
- * UNREADABLE   unchanged     -                            unchanged                    yes
+ * event        next state    held back, sync mode        held back, queue mode     one by one
+ * DELIVERED    HEALTHY, n=0  no                          no                        no
+ * THROTTLED    THROTTLED     its Retry-After (or 0)      backoff(n+1), ≥ R-A       yes
+ * FAILED       BACKING_OFF   backoff(n+1), ≥ R-A         backoff(n+1), ≥ R-A       sync kept, queue yes
+ * READ_FAILED  BACKING_OFF   -                           backoff(n+1)              kept
+ * UNREADABLE   unchanged     -                           unchanged                 yes
  * </pre>
  *
- * ({@code n}: consecutive failures, kept by a sync-mode THROTTLED; backoff: {@link RetryPolicy}).
- * Why the modes differ: in sync mode held-back fragments are answered at once (429 or 503), so a
- * 429 holds back only for as long as the downstream asked and the senders' own retries pace the
- * tenant; in queue mode nothing is answered from the state, the data waits on disk, so the lane
- * itself must wait before it reads again, and a 429 backs off like a failure. Sending one by one
- * keeps merging from making a throttled tenant's request larger than its burst (sync), and keeps a
- * failing tenant's retries from reading and merging a whole batch each time (queue).
+ * ({@code n}: consecutive failures, kept by a sync-mode THROTTLED; R-A: the answer's {@code
+ * Retry-After}; backoff: {@link RetryPolicy}). Why the modes differ: in sync mode held-back
+ * fragments are answered at once (429 or 503), so a 429 holds back only for as long as the
+ * downstream asked and the senders' own retries pace the tenant; in queue mode nothing is answered
+ * from the state, the data waits on disk, so the lane itself must wait before it reads again, and a
+ * 429 backs off like a failure. Sending one by one keeps merging from making a throttled tenant's
+ * request larger than its burst (sync), and keeps a failing tenant's retries from reading and
+ * merging a whole batch each time (queue).
  *
  * <p>Every transition into a state other than HEALTHY is reported ({@link
  * LaneObserver#stateChanged}) and runs {@code onUnhealthy} first (the lane takes back the loops it
