@@ -6,15 +6,15 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Sync mode: a healthy tenant whose lane lives on another event loop, as seen from this one. Its
  * lane allowed this loop to send the tenant's large PRW 1.0 fragments routed here itself ({@link
- * Lane#announceTo}), so that they do not wait for the lane's loop to take them and for this loop to
- * take their outcome back.
+ * Delegations}; the protocol is drawn in the package documentation), so that they do not wait for
+ * the lane's loop to take them and for this loop to take their outcome back. It keeps what waits in
+ * a {@link Pending} and builds its requests with {@link RequestBody}, as a lane does.
  *
  * <p>Like a lane, it has at most {@link LaneSettings#maxConcurrentSends()} requests in flight and
  * coalesces: a fragment that arrives while one of its sends is in flight waits, with the others
@@ -34,8 +34,7 @@ final class Delegate {
   private final SendSlots slots;
   private final Lanes lanes;
   private final int shard;
-  private final List<Fragment> pending = new ArrayList<>(4);
-  private long pendingBytes;
+  private final Pending pending = new Pending();
   private int inFlight;
   private ScheduledFuture<?> linger;
   private boolean withdrawn;
@@ -67,13 +66,11 @@ final class Delegate {
         return false;
       }
       pending.add(f);
-      pendingBytes += f.size();
       send();
       return true;
     }
     pending.add(f);
-    pendingBytes += f.size();
-    if (pendingBytes >= ctx.settings.batchMaxBytes()) {
+    if (pending.bytes() >= ctx.settings.batchMaxBytes()) {
       flush();
     } else if (linger == null) {
       linger = loop.schedule(onLinger, ctx.lingerNanos, TimeUnit.NANOSECONDS);
@@ -86,7 +83,7 @@ final class Delegate {
     withdrawn = true;
     cancelLinger();
     if (!pending.isEmpty()) {
-      lanes.toLane(takePending(), shard);
+      lanes.toLane(pending.takeAll(), shard);
     }
   }
 
@@ -94,8 +91,8 @@ final class Delegate {
   void close() {
     withdrawn = true;
     cancelLinger();
-    for (Fragment f : takePending()) {
-      lanes.finish(f, Lanes.shuttingDown());
+    for (Fragment f : pending.takeAll()) {
+      lanes.finish(f, FragmentOutcome.shuttingDown());
     }
   }
 
@@ -131,30 +128,20 @@ final class Delegate {
     }
     if (withdrawn || inFlight >= ctx.settings.maxConcurrentSends() || !slotFree()) {
       cancelLinger();
-      lanes.toLane(takePending(), shard);
+      lanes.toLane(pending.takeAll(), shard);
       return;
     }
     send();
   }
 
-  private List<Fragment> takePending() {
-    List<Fragment> batch = new ArrayList<>(pending);
-    pending.clear();
-    pendingBytes = 0;
-    return batch;
-  }
-
   private void send() {
     cancelLinger();
-    List<Fragment> batch = takePending();
+    List<Fragment> batch = pending.takeAll();
     long now = now();
-    long left = Long.MAX_VALUE;
-    for (int i = 0; i < batch.size(); i++) {
-      left = Math.min(left, batch.get(i).deadlineNanos() - now);
-    }
+    long left = Pending.timeLeft(batch, now);
     ByteBuf body;
     try {
-      body = left > 0 ? Lane.requestBody(batch, ctx.alloc) : null;
+      body = left > 0 ? RequestBody.of(batch, ctx.alloc) : null;
     } catch (RuntimeException | Error e) {
       body = null;
     }
@@ -206,6 +193,6 @@ final class Delegate {
       cancelLinger();
       lanes.dropDelegate(shard, tenant, this);
     }
-    lanes.failedRemotely(batch, o, takePending(), ending ? shard : -1);
+    lanes.failedRemotely(batch, o, pending.takeAll(), ending ? shard : -1);
   }
 }

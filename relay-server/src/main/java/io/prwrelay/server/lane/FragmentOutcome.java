@@ -1,5 +1,6 @@
 package io.prwrelay.server.lane;
 
+import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.WrittenCounts;
 
 /**
@@ -43,6 +44,147 @@ public record FragmentOutcome(
      * full, or the request's deadline passed first.
      */
     UNAVAILABLE
+  }
+
+  /** Delivered (2xx) or rejected (a non-retriable 4xx) by the downstream's answer {@code o}. */
+  static FragmentOutcome answered(AttemptOutcome o, int attempts, WrittenCounts written) {
+    return o.success()
+        ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, attempts, written)
+        : new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, attempts, written);
+  }
+
+  /** The downstream answered 429 ({@code message}) and the fragment is not retried. */
+  static FragmentOutcome throttled(
+      String message, long retryAfterMillis, int attempts, WrittenCounts written) {
+    return new FragmentOutcome(Kind.THROTTLED, 429, message, retryAfterMillis, attempts, written);
+  }
+
+  /** The downstream failed ({@code status}, 0 for no answer) and the fragment is not retried. */
+  static FragmentOutcome failed(
+      int status, String message, long retryAfterMillis, int attempts, WrittenCounts written) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE, status, message, retryAfterMillis, attempts, written);
+  }
+
+  /**
+   * Answered at once by a lane that holds fragments back for {@code retryAfterMillis}: 429 while
+   * throttled, 503 while backing off.
+   */
+  static FragmentOutcome heldBack(
+      Lane.State state, String reason, long retryAfterMillis, int attempts) {
+    return state == Lane.State.THROTTLED
+        ? new FragmentOutcome(
+            Kind.THROTTLED,
+            429,
+            "the tenant is over its downstream limit (" + reason + ")",
+            retryAfterMillis,
+            attempts)
+        : new FragmentOutcome(
+            Kind.UNAVAILABLE,
+            503,
+            "the tenant's lane is backing off after " + reason,
+            retryAfterMillis,
+            attempts);
+  }
+
+  /** The lane already holds {@code pendingBytes} waiting behind {@code inFlight} sends. */
+  static FragmentOutcome laneFull(
+      long pendingBytes, int inFlight, long retryAfterMillis, int attempts) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        "tenant lane is full: "
+            + pendingBytes
+            + " bytes already wait for "
+            + inFlight
+            + " downstream requests in flight",
+        retryAfterMillis,
+        attempts);
+  }
+
+  /**
+   * The request's deadline passed while the fragment waited in its lane: behind {@code inFlight}
+   * sends, or (when {@code backingOffAfter} is not {@code null}) for a backoff after that.
+   */
+  static FragmentOutcome pastDeadline(
+      int inFlight, String backingOffAfter, long retryAfterMillis, int attempts) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        backingOffAfter == null
+            ? "not sent within the request deadline: "
+                + inFlight
+                + " downstream requests of the tenant still in flight"
+            : "not sent within the request deadline: the tenant lane is backing off after "
+                + backingOffAfter,
+        retryAfterMillis,
+        attempts);
+  }
+
+  /** Written and fsync'd to the tenant's queue. */
+  static FragmentOutcome queued() {
+    return new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0);
+  }
+
+  /** The tenant's queue refused the fragment ({@code cause}): nothing was queued. */
+  static FragmentOutcome notQueued(Throwable cause) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE, 503, "cannot write the tenant's queue: " + cause.getMessage(), 1000, 0);
+  }
+
+  /**
+   * The request body could not be built ({@code e}): 503 (retry later) when memory ran out, else
+   * 500.
+   */
+  static FragmentOutcome cannotCompress(Throwable e, int attempts) {
+    return e instanceof OutOfMemoryError
+        ? new FragmentOutcome(
+            Kind.UNAVAILABLE, 503, "the relay is out of memory for the batch", 5000, attempts)
+        : new FragmentOutcome(
+            Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, attempts);
+  }
+
+  /**
+   * A PRW 2.0 fragment could not be converted to 1.0 for want of memory (503) or for a fault of the
+   * relay (500).
+   */
+  static FragmentOutcome cannotConvert(Throwable e, int attempts) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        e instanceof OutOfMemoryError ? 503 : 500,
+        "cannot convert the batch to Remote Write 1.0: " + e.getMessage(),
+        -1,
+        attempts);
+  }
+
+  /** A PRW 2.0 fragment that has no PRW 1.0 form ({@code problem}): rejected for good. */
+  static FragmentOutcome unconvertible(String problem, int attempts) {
+    return new FragmentOutcome(
+        Kind.REJECTED,
+        400,
+        "cannot convert the batch to Remote Write 1.0: " + problem,
+        -1,
+        attempts);
+  }
+
+  /** Answered by a lane that is closing: no retry hint, the attempts it made. */
+  static FragmentOutcome shuttingDown(int attempts) {
+    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, attempts);
+  }
+
+  /** Answered on its way to a lane, which no loop takes any more: retry in a second. */
+  static FragmentOutcome shuttingDown() {
+    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
+  }
+
+  /** No lane for a new tenant: {@code maxLanes} lanes exist and none is idle. */
+  static FragmentOutcome noRoom(int maxLanes) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        "too many tenants are busy at once (relay.lanes.max=" + maxLanes + ")",
+        1000,
+        0);
   }
 
   /** True when the fragment is safe: delivered, or durably queued. */

@@ -1,98 +1,35 @@
 package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.core.codec.CodecException;
-import io.prwrelay.core.codec.SnappyCodec;
-import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.downstream.WrittenCounts;
-import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.queue.QueuedRecord;
 import io.prwrelay.server.queue.TenantQueue;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Every downstream send of one tenant goes through its lane, so that what the tenant's downstream
- * does changes only this lane and never another tenant's. In sync mode the lane may let another
- * loop send the tenant's large fragments itself while the tenant is healthy ({@link Lanes#submit});
- * what such a send gets back other than a 2xx or a non-retriable 4xx comes to the lane, as if the
- * lane had sent it.
+ * does changes only this lane and never another tenant's. A lane lives on one event loop and is
+ * touched only there. It holds the fragments waiting to be sent ({@link Pending}), at most {@link
+ * LaneSettings#maxConcurrentSends()} downstream requests in flight, and a {@link State} ({@link
+ * Health}); the package documentation draws the states and what each does to a fragment.
  *
- * <p>A lane lives on one event loop and is touched only there. It holds fragments waiting to be
- * sent, at most {@link LaneSettings#maxConcurrentSends()} downstream requests in flight, and a
- * state:
- *
- * <ul>
- *   <li>{@link State#HEALTHY}: fragments are sent when a send slot is free, after the tasks already
- *       waiting on the loop (which may bring more of the tenant's fragments). While a send is
- *       already in flight, waiting fragments are coalesced for up to {@code linger} into one
- *       downstream request of at most {@code batchMaxBytes}. When every connection of the loop is
- *       busy the lane waits in {@link SendSlots} and then sends all it holds in one request;
- *   <li>{@link State#BACKING_OFF} after a 5xx, connect error or timeout: until the backoff ends,
- *       new fragments are answered at once (503 with the time left as {@code Retry-After});
- *       fragments of the failed send are retried after the backoff at most {@link #MAX_RETRIES}
- *       times, and only when the backoff fits well inside their request's deadline (at most a
- *       quarter of the time left), else answered 503;
- *   <li>{@link State#THROTTLED} after a 429, with or without {@code Retry-After} (Cortex sends
- *       none), until a send succeeds: the lane sends fragments one by one (no coalescing), so that
- *       merging never makes a batch larger than the tenant's burst. Only a {@code Retry-After}
- *       holds new fragments back: until it ends they are answered 429 at once. A 429 is retried
- *       inside the request only once, and only when its {@code Retry-After} fits well inside the
- *       deadline.
- * </ul>
- *
- * A state other than HEALTHY lasts until a send succeeds (or the lane is forgotten), in both modes,
- * and is what {@link LaneObserver#stateChanged} reports: the lane state of the metrics and the log.
- *
- * <p>A non-retriable 4xx rejects only the fragments of that send and leaves the state alone; when
- * the send carried several fragments, they are not rejected together but sent again in halves until
- * only the bad ones are ({@link Bisection}).
- *
- * <p>In queue mode a lane that is caught up (its queue empty, nothing being appended or read, no
- * backoff running) sends its fragments directly, as in sync mode: a 2xx answers them {@link
- * Kind#DELIVERED} without touching the disk, a non-retriable 4xx {@link Kind#REJECTED}. Any other
- * answer, or none within the direct timeout ({@link LaneContext#directNanos}), spills the lane: the
- * fragments of its direct sends still out (in the order they went) and every fragment waiting are
- * appended to the queue, and every fragment after them too until the queue is drained empty. No
- * queued record is sent while a direct send is out; once all spilled sends are back, the records of
- * those delivered are acknowledged, in order, up to the first that was not (the rest are sent
- * again: at-least-once). Otherwise every fragment is compressed and appended to the tenant's
- * on-disk {@link TenantQueue}; its outcome is {@link Kind#QUEUED} once the record is fsync'd (or
- * 503 when the disk refuses it). The lane drains its queue in order, one downstream request at a
- * time, merging the records waiting at the head into one request of at most {@code batchMaxBytes}.
- * A 2xx acknowledges the records, a non-retriable 4xx drops a record sent alone (counted) and makes
- * merged records go again in halves ({@link Bisection.Records}), a 429, 5xx or timeout keeps them
- * and backs the lane off; from then until a send succeeds the lane sends one record at a time, so
- * that a failing tenant's retries do not read and merge a whole batch again each time (up to {@code
- * batchMaxBytes} on the queue's I/O thread and on this event loop, which other tenants share). The
- * state never fails a fragment fast in queue mode: a backing-off tenant's data waits on disk,
- * within the queue's bounds.
- *
- * <p>PRW 2.0 fragments (and queued records) each carry their own symbols table, so they are never
- * concatenated: each goes downstream alone, and PRW 1.0 and 2.0 bytes never share a request. When
- * the downstream takes only PRW 1.0 ({@link io.prwrelay.server.downstream.DownstreamProtocol}), a
- * PRW 2.0 fragment is converted just before it is sent; in {@code auto} mode a 415 to a PRW 2.0
- * request switches the relay to 1.0 and the same fragments are sent again, converted.
+ * <p>The lane's story, in this class: a fragment is {@linkplain #offer offered}, and answered at
+ * once when the state holds fragments back or the lane is full; the lane {@linkplain #pump pumps}
+ * after the tasks already waiting on the loop, sending what waits as one request, coalesced, when a
+ * connection is free and no linger holds it; each answer is settled ({@link Settlement}): the
+ * fragments are delivered or rejected, sent again in halves ({@link Bisection}), retried after a
+ * backoff that fits inside their request's deadline, or answered. In sync mode other loops may send
+ * the tenant's large fragments ({@link Delegations}) and hand their failures here ({@link
+ * #remoteFailed}); in queue mode the lane sends directly only while it is caught up, and otherwise
+ * queues and drains ({@link DirectSpill}, {@link QueueDrain}). PRW 2.0 fragments are converted for
+ * a downstream that takes only PRW 1.0 just before they are sent ({@link RequestBody}).
  */
 public final class Lane {
-  /**
-   * Retries of a fragment inside its request after 5xx, connect errors or timeouts: enough to ride
-   * out a blip, few enough that an outage is reported to the sender within a few hundred
-   * milliseconds.
-   */
-  static final int MAX_RETRIES = 2;
-
-  /** What the lane's downstream said last. */
+  /** What the lane's downstream said last ({@link Health}). */
   public enum State {
     HEALTHY,
     BACKING_OFF,
@@ -102,85 +39,36 @@ public final class Lane {
   private final String tenant;
   private final LaneContext ctx;
   private final EventLoop loop;
-  private final ArrayDeque<Fragment> pending = new ArrayDeque<>();
-  private long pendingBytes;
-
-  /**
-   * Sync mode: no fragment in {@link #pending} has a deadline before this ticker time, so {@link
-   * #expire} need not look at them before then. Lowered as fragments are added, recomputed by a
-   * scan.
-   */
-  private long pendingDeadlineFloor;
-
-  private int inFlight;
-  private State state = State.HEALTHY;
-  private long untilNanos;
-  private String reason = "";
-  private int failures;
-  private boolean oneByOne;
-  private long lastActiveNanos;
-  private ScheduledFuture<?> wake;
-  private long wakeAt;
-  private boolean pumpScheduled;
+  private final Lanes lanes;
 
   /** The connections of the lane's loop, shared with the other lanes there. */
   private final SendSlots slots;
 
+  private final Pending pending = new Pending();
+  private final Health health;
+
+  /** Decides the fate of the fragments of each answered send. */
+  private final Settlement settlement;
+
+  /** Sync mode: the other loops that send this tenant's large fragments themselves. */
+  private final Delegations delegations;
+
+  /** Queue mode: where new fragments go, direct sends and the queue; {@code null} in sync mode. */
+  private final DirectSpill direct;
+
+  /** Pumps the lane at a deadline, the end of a linger or a backoff, or to drain after one. */
+  private final LaneTimer wake;
+
+  private final Runnable deferredPump = this::deferredPump;
+  private boolean pumpScheduled;
+  private int inFlight;
+  private long lastActiveNanos;
+
   /** Set while this lane is in {@link SendSlots}' queue. */
   boolean waitingForSlot;
 
-  private final Runnable deferredPump = this::deferredPump;
-
-  private final Runnable onWake = this::onWake;
-
   /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
   private boolean closed;
-
-  /** The tenant's on-disk queue in queue mode, else {@code null}. */
-  private final TenantQueue queue;
-
-  /** Appends not yet fsync'd, and whether a read of the queue is under way (queue mode). */
-  private int appending;
-
-  private boolean reading;
-
-  /**
-   * Queue mode: new fragments go to the queue, because it holds a backlog (or did a moment ago) or
-   * direct delivery is off. False while the lane is caught up and sends fragments directly.
-   */
-  private boolean queueing;
-
-  /**
-   * Queue mode, catching up: the queue's last records are being drained, and new fragments wait in
-   * memory (until their spill time) to be sent directly once it is empty.
-   */
-  private boolean holding;
-
-  /** Queue mode: direct sends not answered yet, in the order they were sent. */
-  private final ArrayDeque<DirectSend> directSends = new ArrayDeque<>();
-
-  /** Queue mode: direct sends spilled to the queue, in the order they went, until all are back. */
-  private final List<DirectSend> spilledSends = new ArrayList<>();
-
-  /** Queue mode: acknowledgements of records that spilled direct sends delivered, under way. */
-  private int acking;
-
-  /** Queue mode: the pieces of a rejected merged read still to send ({@link Bisection}). */
-  private final Bisection.Records split = new Bisection.Records();
-
-  private ScheduledFuture<?> spillTimer;
-  private long spillTimerAt;
-
-  /** The lanes this one belongs to, and the index of its loop among theirs. */
-  private final Lanes lanes;
-
-  private final int shard;
-
-  /**
-   * Sync mode: the loops, by index, told that this tenant is healthy, whose large fragments are
-   * sent from there ({@link Lanes}); {@code null} while none is.
-   */
-  private boolean[] announced;
 
   Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots, Lanes lanes, int shard) {
     this.tenant = tenant;
@@ -188,10 +76,16 @@ public final class Lane {
     this.loop = loop;
     this.slots = slots;
     this.lanes = lanes;
-    this.shard = shard;
+    this.delegations = new Delegations(lanes, tenant, shard);
     this.lastActiveNanos = now();
-    this.queue = ctx.store == null ? null : ctx.store.queue(tenant);
-    this.queueing = queue != null && (ctx.directNanos == 0 || !queue.isEmpty());
+    TenantQueue queue = ctx.store == null ? null : ctx.store.queue(tenant);
+    this.health = new Health(tenant, queue != null, ctx.retryPolicy, ctx.observer, this::withdraw);
+    this.settlement = new Settlement(this, ctx, pending, health, lanes);
+    this.wake = new LaneTimer(loop, this::onWake);
+    this.direct =
+        queue == null
+            ? null
+            : new DirectSpill(this, ctx, loop, slots, queue, pending, health, wake);
   }
 
   public String tenant() {
@@ -199,12 +93,12 @@ public final class Lane {
   }
 
   public State state() {
-    return state;
+    return health.state();
   }
 
   /** Uncompressed bytes waiting to be sent. */
   public long pendingBytes() {
-    return pendingBytes;
+    return pending.bytes();
   }
 
   /** Downstream requests in flight. */
@@ -212,8 +106,12 @@ public final class Lane {
     return inFlight;
   }
 
-  private long now() {
+  long now() {
     return loop.ticker().nanoTime();
+  }
+
+  boolean closed() {
+    return closed;
   }
 
   /** Takes a fragment of this tenant; called on the lane's loop. */
@@ -221,103 +119,48 @@ public final class Lane {
     long now = now();
     lastActiveNanos = now;
     if (closed) {
-      finish(f, shuttingDown(f));
+      finish(f, FragmentOutcome.shuttingDown(f.attempts));
       return;
     }
-    if (queue != null) {
-      offerQueued(f, now);
+    if (direct != null) {
+      direct.offer(f, now);
       return;
     }
-    if (state != State.HEALTHY && now - untilNanos < 0) {
-      long left = TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1;
+    if (health.holdsBack(now)) {
+      finish(f, health.heldBack(now, f.attempts));
+      return;
+    }
+    if (!pending.isEmpty() && pending.bytes() + f.size() > ctx.settings.maxPendingBytes()) {
       finish(
           f,
-          state == State.THROTTLED
-              ? new FragmentOutcome(
-                  Kind.THROTTLED,
-                  429,
-                  "the tenant is over its downstream limit (" + reason + ")",
-                  left,
-                  f.attempts)
-              : new FragmentOutcome(
-                  Kind.UNAVAILABLE,
-                  503,
-                  "the tenant's lane is backing off after " + reason,
-                  left,
-                  f.attempts));
-      return;
-    }
-    if (!pending.isEmpty() && pendingBytes + f.size() > ctx.settings.maxPendingBytes()) {
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              503,
-              "tenant lane is full: "
-                  + pendingBytes
-                  + " bytes already wait for "
-                  + inFlight
-                  + " downstream requests in flight",
-              retryAfterHint(now),
-              f.attempts));
+          FragmentOutcome.laneFull(
+              pending.bytes(), inFlight, health.retryAfterMillis(now), f.attempts));
       return;
     }
     f.queuedNanos = now;
-    lowerDeadlineFloor(f);
     pending.add(f);
-    pendingBytes += f.size();
-    announceTo(f.origin, f);
+    if (health.state() == State.HEALTHY && f.compressed() != null) {
+      // A large fragment of a healthy tenant from another loop: that loop may send such fragments
+      // itself, until this lane backs off or is forgotten (the package documentation).
+      delegations.announce(f.origin);
+    }
     pumpSoon();
   }
 
-  /**
-   * Sync mode: a large fragment of a healthy tenant came from another loop. From now on that loop
-   * sends such fragments itself, until this lane backs off or is forgotten ({@link #withdraw}):
-   * each would otherwise wait for this loop to take it and for the routing loop to take its outcome
-   * back, and coalescing gains little for a fragment that large.
-   */
-  private void announceTo(int origin, Fragment f) {
-    if (origin < 0
-        || origin == shard
-        || state != State.HEALTHY
-        || f.compressed() == null
-        || (announced != null && announced[origin])) {
-      return;
-    }
-    if (announced == null) {
-      announced = new boolean[lanes.loops()];
-    }
-    announced[origin] = true;
-    lanes.announce(origin, tenant);
-  }
-
-  /** Tells every loop told by {@link #announceTo} to hand this tenant's fragments here again. */
+  /** Tells every loop allowed to send for this tenant to hand its fragments here again. */
   void withdraw() {
-    if (announced == null) {
-      return;
-    }
-    for (int i = 0; i < announced.length; i++) {
-      if (announced[i]) {
-        lanes.withdraw(i, tenant);
-      }
-    }
-    announced = null;
+    delegations.withdrawAll();
   }
 
   /**
-   * Sync mode: fragments that another loop sent itself, as one request ({@link Delegate}), and that
-   * came back 429, 5xx or without an answer, with the fragments that waited there for a send:
-   * decided here as if this lane had sent them and the others had come here. That loop no longer
-   * sends for the tenant; the next large fragment from there, once this lane is healthy, allows it
-   * again. Also a request of several fragments rejected as a whole, which this lane sends again in
-   * halves (that loop still sends for the tenant).
+   * Sync mode: a send of another loop's {@link Delegate} failed (429, 5xx, no answer, or a merged
+   * request rejected as a whole): its fragments are decided here as if this lane had sent them, and
+   * those that waited there are offered here.
    *
    * @param origin the loop whose delegate this failure ended, or -1 when it ended none
    */
   void remoteFailed(List<Fragment> batch, AttemptOutcome o, List<Fragment> waiting, int origin) {
-    if (origin >= 0 && announced != null) {
-      announced[origin] = false;
-    }
+    delegations.ended(origin);
     for (int i = 0; i < waiting.size(); i++) {
       Fragment f = waiting.get(i);
       f.origin = -1;
@@ -328,34 +171,7 @@ public final class Lane {
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).queuedNanos = now;
     }
-    settle(batch, Protocol.V1, o, now);
-  }
-
-  private void lowerDeadlineFloor(Fragment f) {
-    if (pending.isEmpty() || f.deadlineNanos() - pendingDeadlineFloor < 0) {
-      pendingDeadlineFloor = f.deadlineNanos();
-    }
-  }
-
-  /**
-   * Queue mode: appends the fragment to the queue while the lane has a backlog; else keeps it for a
-   * direct send (or, catching up, until the queue is empty), and spills everything to the queue
-   * when the lane holds more than {@code maxPendingBytes}.
-   */
-  private void offerQueued(Fragment f, long now) {
-    if (queueing && !holding) {
-      enqueue(f);
-      return;
-    }
-    f.queuedNanos = now;
-    pending.add(f);
-    pendingBytes += f.size();
-    if (pending.size() > 1 && pendingBytes > ctx.settings.maxPendingBytes()) {
-      spill();
-      return;
-    }
-    scheduleSpill(now);
-    pumpSoon();
+    settlement.settle(batch, Protocol.V1, o, now);
   }
 
   /**
@@ -364,7 +180,7 @@ public final class Lane {
    * travel downstream together; when it is not, nothing waits. With many tenants per request this
    * is what keeps the downstream requests per sender request well below one per tenant.
    */
-  private void pumpSoon() {
+  void pumpSoon() {
     if (pumpScheduled) {
       return;
     }
@@ -386,29 +202,25 @@ public final class Lane {
   boolean idleSince(long now, long idleNanos) {
     return pending.isEmpty()
         && inFlight == 0
-        && (queue == null || (appending == 0 && acking == 0 && !reading && queue.isEmpty()))
-        && (state == State.HEALTHY || now - untilNanos >= 0)
+        && (direct == null || direct.idle())
+        && !health.holdsBack(now)
         && now - lastActiveNanos >= idleNanos;
   }
 
-  private void pump(long now) {
+  void pump(long now) {
     pump(now, false);
   }
 
   /** A connection of the loop is free for this lane ({@link SendSlots}): send what it holds. */
   void slotFree() {
-    if (closed) {
-      return;
-    }
-    if (queue != null && queueing) {
-      drain(now(), true);
-    } else {
+    if (!closed) {
       pump(now(), true);
     }
   }
 
   /**
-   * Sends what may be sent now.
+   * Sends what may be sent now: the queue's head while a queue-mode lane is not caught up, else
+   * what waits here.
    *
    * @param granted a connection was set aside for this lane: one send may start without asking
    */
@@ -416,22 +228,15 @@ public final class Lane {
     if (closed) {
       return;
     }
-    if (queue != null && queueing) {
-      drain(now, granted);
+    if (direct != null && direct.route() != DirectSpill.Route.DIRECT) {
+      direct.drain(now, granted);
       return;
     }
-    if (queue == null) {
-      expire(now); // queue mode spills a fragment long before its deadline instead
+    if (direct == null) {
+      settlement.expire(now, inFlight); // queue mode spills a fragment long before its deadline
     }
     while (!pending.isEmpty() && inFlight < ctx.settings.maxConcurrentSends()) {
-      if (state != State.HEALTHY && now - untilNanos < 0) {
-        break;
-      }
-      if (inFlight > 0
-          && !oneByOne
-          && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
-          && pendingBytes < ctx.settings.batchMaxBytes()
-          && now - pending.peek().queuedNanos < ctx.lingerNanos) {
+      if (health.holdsBack(now) || lingers(now)) {
         break;
       }
       if (!granted && !slots.free()) {
@@ -444,85 +249,45 @@ public final class Lane {
       send(now);
     }
     scheduleWake(now);
-    if (queue != null) {
-      scheduleSpill(now);
+    if (direct != null) {
+      direct.schedule(now);
     }
   }
 
-  /** Answers every waiting fragment whose request deadline has passed. */
-  private void expire(long now) {
-    if (pending.isEmpty() || pendingDeadlineFloor - now > 0) {
-      return;
-    }
-    int n = pending.size();
-    boolean first = true;
-    for (int i = 0; i < n; i++) {
-      Fragment f = pending.poll();
-      if (f.deadlineNanos() - now > 0) {
-        if (first || f.deadlineNanos() - pendingDeadlineFloor < 0) {
-          pendingDeadlineFloor = f.deadlineNanos();
-          first = false;
-        }
-        pending.add(f);
-        continue;
-      }
-      pendingBytes -= f.size();
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              503,
-              state == State.HEALTHY
-                  ? "not sent within the request deadline: "
-                      + inFlight
-                      + " downstream requests of the tenant still in flight"
-                  : "not sent within the request deadline: the tenant lane is backing off after "
-                      + reason,
-              retryAfterHint(now),
-              f.attempts));
-    }
+  /**
+   * True while the fragments waiting may wait for more to join them: a send is in flight, they are
+   * fewer than {@code batchMaxBytes} and have not waited {@code linger} yet.
+   */
+  private boolean lingers(long now) {
+    return inFlight > 0
+        && !health.oneByOne()
+        && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
+        && pending.bytes() < ctx.settings.batchMaxBytes()
+        && now - pending.peek().queuedNanos < ctx.lingerNanos;
   }
 
-  private long retryAfterHint(long now) {
-    return state != State.HEALTHY && now - untilNanos < 0
-        ? TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1
-        : -1;
-  }
-
+  /** Sends the fragment at the head, with those that may travel with it, as one request. */
   private void send(long now) {
     Fragment head = pending.poll();
-    pendingBytes -= head.size();
-    if (!inDownstreamProtocol(head)) {
+    FragmentOutcome unsendable =
+        RequestBody.inDownstreamProtocol(
+            head, ctx.protocol.forV2Input(), ctx.alloc, ctx.settings.maxConvertedBytes());
+    if (unsendable != null) {
+      finish(head, unsendable);
       return;
     }
     List<Fragment> batch = new ArrayList<>(Math.min(pending.size() + 1, 16));
     batch.add(head);
-    long bytes = head.size();
-    long left = head.deadlineNanos() - now;
-    // A PRW 2.0 fragment's series refer to its own symbols table: it travels alone. The fragments
-    // of a piece of a rejected request travel together and with no others (Bisection).
-    while (head.protocol() == Protocol.V1
-        && !oneByOne
-        && !pending.isEmpty()
-        && pending.peek().protocol() == Protocol.V1
-        && pending.peek().piece == head.piece
-        && bytes + pending.peek().size() <= ctx.settings.batchMaxBytes()) {
-      Fragment f = pending.poll();
-      pendingBytes -= f.size();
-      batch.add(f);
-      bytes += f.size();
-      left = Math.min(left, f.deadlineNanos() - now);
+    if (head.protocol() == Protocol.V1 && !health.oneByOne()) {
+      pending.joinTo(batch, ctx.settings.batchMaxBytes());
     }
     Protocol protocol = head.protocol();
-    long timeout = Math.min(ctx.attemptTimeoutNanos, left);
+    long timeout = Math.min(ctx.attemptTimeoutNanos, Pending.timeLeft(batch, now));
     ByteBuf compressed;
     try {
-      compressed = requestBody(batch, ctx.alloc);
+      compressed = RequestBody.of(batch, ctx.alloc);
     } catch (RuntimeException | Error e) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(f, Lanes.cannotCompress(e, f.attempts));
-      }
+      settlement.cannotCompress(batch, e);
       return;
     }
     // Indexed loops over batches here and below: an iterator per loop and send showed in the
@@ -533,22 +298,18 @@ public final class Lane {
     if (head.piece != null) {
       ctx.observer.splitSend(tenant, batch.size());
     }
-    inFlight++;
     slots.take();
-    long started = now;
-    DirectSend direct = queue == null ? null : new DirectSend(batch, spillAt(batch, now));
-    if (direct != null) {
-      directSends.add(direct);
-    }
+    sendStarted(now);
+    DirectSpill.Send d = direct == null ? null : direct.sent(batch, now);
     Future<AttemptOutcome> result = ctx.sender.send(loop, tenant, protocol, compressed, timeout);
     result.addListener(
         x -> {
           compressed.release();
           try {
-            if (direct == null) {
-              outcome(batch, protocol, result.getNow(), started);
+            if (d == null) {
+              outcome(batch, protocol, result.getNow(), now);
             } else {
-              directOutcome(direct, protocol, result.getNow(), started);
+              direct.answered(d, protocol, result.getNow(), now);
             }
           } finally {
             slots.release();
@@ -556,828 +317,41 @@ public final class Lane {
         });
   }
 
-  /**
-   * Converts a PRW 2.0 fragment to 1.0 when the downstream takes only 1.0. False when it cannot be
-   * converted; the fragment is answered (400) then.
-   */
-  private boolean inDownstreamProtocol(Fragment f) {
-    if (f.protocol() == Protocol.V1 || ctx.protocol.forV2Input() == Protocol.V2) {
-      return true;
-    }
-    int max = ctx.settings.maxConvertedBytes();
-    V2ToV1Converter.Conversion c;
-    try {
-      c =
-          f.body() != null
-              ? V1Conversion.of(f.body(), ctx.alloc, max)
-              : V1Conversion.ofBlock(f.compressed(), ctx.alloc, f.size(), max); // our own block
-    } catch (RuntimeException | Error | CodecException e) {
-      // The converter releases what it allocated before anything escapes it; an Error (memory
-      // running out) must still answer the fragment rather than leave its sender waiting.
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              e instanceof OutOfMemoryError ? 503 : 500,
-              "cannot convert the batch to Remote Write 1.0: " + e.getMessage(),
-              -1,
-              f.attempts));
-      return false;
-    }
-    if (c.error() != null) {
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.REJECTED,
-              400,
-              "cannot convert the batch to Remote Write 1.0: " + c.error().message(),
-              -1,
-              f.attempts));
-      return false;
-    }
-    f.convertedToV1(c.content());
-    return true;
-  }
-
-  /**
-   * The request body of a batch: its one block, or the blocks of its fragments joined. Fragments
-   * that arrived uncompressed (small ones, see {@link Lanes#COMPRESS_IN_LANE_BELOW}) are compressed
-   * here, each run of them next to each other as one block.
-   */
-  static ByteBuf requestBody(List<Fragment> batch, ByteBufAllocator alloc) {
-    if (batch.size() == 1) {
-      Fragment f = batch.get(0);
-      f.compress(alloc);
-      return f.compressed().retainedDuplicate();
-    }
-    // A concatenation of WriteRequests is itself a WriteRequest holding all their series, and
-    // joined snappy blocks decompress to the concatenation of their contents.
-    List<ByteBuf> blocks = new ArrayList<>(batch.size());
-    ByteBuf[] made = new ByteBuf[batch.size()];
-    int madeCount = 0;
-    try {
-      int j = 0;
-      while (j < batch.size()) {
-        Fragment f = batch.get(j);
-        int end = j;
-        long runBytes = 0;
-        while (end < batch.size() && batch.get(end).body() != null) {
-          runBytes += batch.get(end).size();
-          end++;
-        }
-        if (end - j < 2) {
-          f.compress(alloc); // a no-op for a fragment compressed before
-          blocks.add(f.compressed());
-          j++;
-          continue;
-        }
-        ByteBuf block = compressTogether(batch, j, end, (int) runBytes, alloc);
-        made[madeCount++] = block;
-        blocks.add(block);
-        j = end;
-      }
-      if (blocks.size() == 1 && madeCount == 1) {
-        madeCount = 0; // handed to the caller
-        return made[0];
-      }
-      return SnappyCodec.concat(blocks, alloc);
-    } catch (CodecException e) {
-      throw new IllegalStateException("cannot join the batch's snappy blocks", e);
-    } finally {
-      for (int k = 0; k < madeCount; k++) {
-        made[k].release();
-      }
-    }
-  }
-
-  /** One snappy block of the bodies of {@code batch[from, to)}, which are all uncompressed. */
-  private static ByteBuf compressTogether(
-      List<Fragment> batch, int from, int to, int bytes, ByteBufAllocator alloc) {
-    ByteBuf joined = alloc.directBuffer(bytes, bytes);
-    try {
-      for (int k = from; k < to; k++) {
-        ByteBuf body = batch.get(k).body();
-        joined.writeBytes(body, body.readerIndex(), body.readableBytes());
-      }
-      return SnappyCodec.encode(joined, alloc);
-    } finally {
-      joined.release();
-    }
+  /** A downstream request of the lane (from memory or from the queue) goes out at {@code now}. */
+  void sendStarted(long now) {
+    inFlight++;
+    lastActiveNanos = now;
   }
 
   /**
    * What every finished downstream request does, whichever mode sent it: frees its slot, tells the
    * observer, and after a 2xx makes the lane healthy again. Returns the time.
    */
-  private long ended(int items, AttemptOutcome o, long started) {
+  long ended(int items, AttemptOutcome o, long started) {
     inFlight--;
     long now = now();
     lastActiveNanos = now;
     ctx.observer.attempt(tenant, items, o, now - started);
     if (o.success()) {
-      failures = 0;
-      oneByOne = false;
-      if (state != State.HEALTHY) {
-        enter(State.HEALTHY, "", 0, now);
-      }
+      health.on(Health.Event.DELIVERED, "", -1, now);
     }
     return now;
   }
 
-  private void outcome(List<Fragment> batch, Protocol sent, AttemptOutcome o, long started) {
-    settle(batch, sent, o, ended(batch.size(), o, started));
+  /** Settles a send of fragments held in memory (sync mode, or a direct send in queue mode). */
+  void outcome(List<Fragment> batch, Protocol sent, AttemptOutcome o, long started) {
+    settlement.settle(batch, sent, o, ended(batch.size(), o, started));
   }
 
-  /** Answers, retries or requeues the fragments of a sync-mode send after its outcome. */
-  private void settle(List<Fragment> batch, Protocol sent, AttemptOutcome o, long now) {
-    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
-      // The downstream takes only PRW 1.0: the same fragments go again, converted.
-      ctx.protocol.fallBack(o);
-      for (int i = batch.size() - 1; i >= 0; i--) {
-        requeue(batch.get(i));
-      }
-      pump(now);
-      return;
-    }
-    // The downstream's own written counts belong to a fragment only when it travelled alone.
-    WrittenCounts written = batch.size() == 1 ? o.written() : null;
-    if (closed && !o.success() && o.retriable()) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(f, shuttingDown(f));
-      }
-      return;
-    }
-    if (!o.success() && !o.retriable() && batch.size() > 1) {
-      resendHalves(batch);
-    } else if (o.success() || !o.retriable()) {
-      lanes.answer(batch, o);
-    } else if (o.status() == 429) {
-      oneByOne = true;
-      long retryAfter = o.retryAfterMillis();
-      long delay = TimeUnit.MILLISECONDS.toNanos(Math.max(0, retryAfter));
-      // Throttled also without Retry-After (delay 0: new fragments are still sent).
-      enter(State.THROTTLED, o.describe(), delay, now);
-      for (int i = batch.size() - 1; i >= 0; i--) {
-        Fragment f = batch.get(i);
-        if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
-          requeue(f);
-        } else {
-          finish(
-              f,
-              new FragmentOutcome(
-                  Kind.THROTTLED, 429, o.describe(), retryAfter, f.attempts, written));
-        }
-      }
-    } else {
-      failures++;
-      long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
-      enter(State.BACKING_OFF, o.describe(), delay, now);
-      long retryAfter = TimeUnit.NANOSECONDS.toMillis(delay) + 1;
-      for (int i = batch.size() - 1; i >= 0; i--) {
-        Fragment f = batch.get(i);
-        if (f.attempts <= MAX_RETRIES && fitsWellInside(delay, f, now)) {
-          requeue(f);
-        } else {
-          finish(
-              f,
-              new FragmentOutcome(
-                  Kind.UNAVAILABLE, o.status(), o.describe(), retryAfter, f.attempts, written));
-        }
-      }
-    }
-    pump(now);
-  }
-
-  /**
-   * A send of several fragments was rejected as a whole (a non-retriable 4xx): one sender's bad
-   * series may have failed the others'. Its two halves go again ahead of what waits, each as a
-   * request of its own ({@link Bisection}); fragments that arrive meanwhile wait behind them and
-   * are never merged with them. A closed lane cannot send again: its fragments get 503, for their
-   * senders to retry.
-   */
-  private void resendHalves(List<Fragment> batch) {
-    if (closed) {
-      for (int j = 0; j < batch.size(); j++) {
-        Fragment f = batch.get(j);
-        finish(f, shuttingDown(f));
-      }
-      return;
-    }
-    Bisection.halve(batch);
-    for (int i = batch.size() - 1; i >= 0; i--) {
-      requeue(batch.get(i));
-    }
-  }
-
-  /** A retry after {@code delay} fits when it takes at most a quarter of the time left. */
-  private static boolean fitsWellInside(long delay, Fragment f, long now) {
-    return delay <= (f.deadlineNanos() - now) / 4;
-  }
-
-  private void requeue(Fragment f) {
-    lowerDeadlineFloor(f);
-    pending.addFirst(f);
-    pendingBytes += f.size();
-  }
-
-  private void enter(State next, String why, long delayNanos, long now) {
-    boolean changed = next != state;
-    if (next != State.HEALTHY) {
-      withdraw();
-    }
-    state = next;
-    reason = why;
-    untilNanos = now + delayNanos;
-    if (changed || next != State.HEALTHY) {
-      ctx.observer.stateChanged(tenant, next, why, delayNanos);
-    }
-  }
-
-  private void finish(Fragment f, FragmentOutcome outcome) {
+  void finish(Fragment f, FragmentOutcome outcome) {
     lanes.finish(f, outcome);
-  }
-
-  /**
-   * Queue mode: appends the fragment's snappy block to the tenant's queue, as it will be sent (or
-   * joined with the blocks next to it).
-   */
-  private CompletableFuture<TenantQueue.Position> enqueue(Fragment f) {
-    try {
-      f.compress(ctx.alloc); // a no-op for fragments that came through Lanes
-    } catch (RuntimeException | Error e) {
-      finish(f, Lanes.cannotCompress(e, 0));
-      return CompletableFuture.failedFuture(e);
-    }
-    appending++;
-    // The fragment keeps its block until appended() completes it, after the queue is done with it.
-    CompletableFuture<TenantQueue.Position> appended =
-        queue.appendAt(
-            f.compressed(),
-            f.counts().series(),
-            f.protocol() == Protocol.V2,
-            ctx.wallMillis.getAsLong());
-    appended.whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
-    return appended;
-  }
-
-  private void appended(Fragment f, Throwable error) {
-    appending--;
-    if (error == null) {
-      finish(f, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0));
-    } else {
-      Throwable cause = error.getCause() != null ? error.getCause() : error;
-      finish(
-          f,
-          new FragmentOutcome(
-              Kind.UNAVAILABLE,
-              503,
-              "cannot write the tenant's queue: " + cause.getMessage(),
-              1000,
-              0));
-    }
-    drain(now());
-  }
-
-  /** Queue mode: sends the records at the head of the queue, one request at a time. */
-  private void drain(long now) {
-    drain(now, false);
-  }
-
-  /**
-   * @param granted a connection was set aside for this lane ({@link SendSlots})
-   */
-  private void drain(long now, boolean granted) {
-    if (closed || !queueing || reading || inFlight > 0 || acking > 0) {
-      return; // no queued record goes while a direct send of the lane is still out
-    }
-    if (queue.isEmpty()) {
-      split.clear(); // records dropped by the queue's bounds meanwhile
-      caughtUp(now);
-      return;
-    }
-    if (state != State.HEALTHY && now - untilNanos < 0) {
-      scheduleDrain(untilNanos - now);
-      return;
-    }
-    if (!granted && !slots.free()) {
-      slots.await(this);
-      return;
-    }
-    // The connection is counted from the read on, so that lanes reading at once stay within them.
-    slots.take();
-    reading = true;
-    queue
-        .read(split.limit(oneByOne ? 1 : 4096), ctx.settings.batchMaxBytes(), ctx.alloc)
-        .whenComplete((records, error) -> loop.execute(() -> read(records, error)));
-  }
-
-  private void read(List<QueuedRecord> records, Throwable error) {
-    reading = false;
-    boolean sending = false;
-    try {
-      sending = readAndSend(records, error);
-    } finally {
-      if (!sending) {
-        slots.release();
-      }
-    }
-  }
-
-  /** Sends what a queue read returned; false when nothing was sent. */
-  private boolean readAndSend(List<QueuedRecord> records, Throwable error) {
-    if (closed) {
-      if (records != null) {
-        release(records);
-      }
-      return false;
-    }
-    long now = now();
-    if (error != null) {
-      Throwable cause = error.getCause() != null ? error.getCause() : error;
-      failures++;
-      enter(
-          State.BACKING_OFF,
-          "cannot read the tenant's queue: " + cause.getMessage(),
-          ctx.retryPolicy.delayNanos(failures, -1),
-          now);
-      scheduleDrain(untilNanos - now);
-      return false;
-    }
-    if (records.isEmpty()) {
-      caughtUp(now);
-      return false;
-    }
-    List<QueuedRecord> batch = records;
-    QueuedRecord first = records.get(0);
-    Protocol protocol = Protocol.V1;
-    ByteBuf body;
-    try {
-      if (first.remoteWrite2()) {
-        // A PRW 2.0 record has its own symbols table: it goes alone, converted if need be.
-        batch = records.subList(0, 1);
-        if (ctx.protocol.forV2Input() == Protocol.V2) {
-          protocol = Protocol.V2;
-          body = first.payload().retainedDuplicate();
-        } else {
-          V2ToV1Converter.Conversion c = convertedRecord(first);
-          if (c.error() != null) {
-            release(records);
-            split.consumed(1);
-            queue.ack(batch);
-            ctx.observer.drained(
-                tenant,
-                1,
-                first.series(),
-                new AttemptOutcome(
-                    400,
-                    "queued PRW 2.0 batch cannot be converted to 1.0: " + c.error().message(),
-                    -1));
-            // Hands the connection on before looking at the queue again.
-            loop.execute(this::resume);
-            return false;
-          }
-          body = c.content();
-        }
-      } else if (records.size() == 1 || records.get(1).remoteWrite2()) {
-        batch = records.subList(0, 1);
-        body = first.payload().retainedDuplicate();
-      } else {
-        body = joined(records);
-        batch = records.subList(0, joinedCount);
-      }
-    } catch (CodecException | RuntimeException e) {
-      // Records pass their CRC, so this is a record the relay itself could not have written. Only
-      // that record is dropped: when several were read, they are read again one at a time first.
-      release(records);
-      if (!oneByOne && records.size() > 1) {
-        oneByOne = true;
-      } else {
-        List<QueuedRecord> bad = records.subList(0, 1);
-        split.consumed(1);
-        queue.ack(bad);
-        ctx.observer.drained(
-            tenant,
-            1,
-            series(bad),
-            new AttemptOutcome(400, "queued batch cannot be sent: " + e.getMessage(), -1));
-      }
-      // Hands the connection on before looking at the queue again.
-      loop.execute(this::resume);
-      return false;
-    }
-    List<QueuedRecord> sent = batch;
-    Protocol sentProtocol = protocol;
-    if (ctx.directNanos > 0 && !holding && queue.records() <= batch.size()) {
-      // This send carries all that is queued: new fragments wait in memory for it rather than
-      // join a queue that would never be empty under a steady flow, and go directly once it is.
-      holding = true;
-    }
-    if (split.active()) {
-      ctx.observer.splitSend(tenant, batch.size());
-    }
-    inFlight++;
-    lastActiveNanos = now;
-    long started = now;
-    Future<AttemptOutcome> result =
-        ctx.sender.send(loop, tenant, protocol, body, ctx.attemptTimeoutNanos);
-    result.addListener(
-        x -> {
-          body.release();
-          release(records);
-          try {
-            sentQueued(sent, sentProtocol, result.getNow(), started);
-          } finally {
-            slots.release();
-          }
-        });
-    return true;
-  }
-
-  /**
-   * A queued PRW 2.0 record converted to PRW 1.0, its content snappy-compressed and owned by the
-   * caller; or the conversion's error (not valid, or larger than {@link
-   * LaneSettings#maxConvertedBytes()}) and no content.
-   */
-  private V2ToV1Converter.Conversion convertedRecord(QueuedRecord record) throws CodecException {
-    V2ToV1Converter.Conversion c =
-        V1Conversion.ofBlock(
-            record.payload(),
-            ctx.alloc,
-            ctx.maxDecompressedBytes,
-            ctx.settings.maxConvertedBytes());
-    if (c.error() != null) {
-      return c;
-    }
-    try {
-      ByteBuf compressed = SnappyCodec.encode(c.content(), ctx.alloc);
-      return new V2ToV1Converter.Conversion(compressed, c.counts(), c.metadata(), null);
-    } finally {
-      c.content().release();
-    }
-  }
-
-  /** Records merged by the last {@link #joined} call. */
-  private int joinedCount;
-
-  /**
-   * Joins the snappy blocks of records from the head while their contents fit in {@code
-   * batchMaxBytes} (at least one), without decompressing them ({@link SnappyCodec#concat}): a
-   * concatenation of WriteRequests is a WriteRequest.
-   */
-  private ByteBuf joined(List<QueuedRecord> records) throws CodecException {
-    List<ByteBuf> blocks = new ArrayList<>(records.size());
-    long plain = 0;
-    for (QueuedRecord r : records) {
-      if (r.remoteWrite2()) {
-        break; // never merged with PRW 1.0 records
-      }
-      long size;
-      try {
-        size = SnappyCodec.declaredLength(r.payload());
-      } catch (CodecException e) {
-        if (!blocks.isEmpty()) {
-          break; // the bad record comes first in the next read, alone
-        }
-        throw e;
-      }
-      if (!blocks.isEmpty()
-          && (plain + size > ctx.settings.batchMaxBytes() || size > ctx.maxDecompressedBytes)) {
-        break;
-      }
-      if (size > ctx.maxDecompressedBytes) {
-        throw new CodecException(
-            CodecException.Problem.TOO_LARGE,
-            "record declares " + size + " decompressed bytes, more than the limit");
-      }
-      plain += size;
-      blocks.add(r.payload());
-    }
-    joinedCount = blocks.size();
-    return SnappyCodec.concat(blocks, ctx.alloc);
-  }
-
-  private void sentQueued(
-      List<QueuedRecord> records, Protocol sent, AttemptOutcome o, long started) {
-    long now = ended(records.size(), o, started);
-    if (!closed && ctx.protocol.fallsBackOn(sent, o)) {
-      // The records stay at the head and are read again, converted to PRW 1.0.
-      ctx.protocol.fallBack(o);
-      drain(now);
-      return;
-    }
-    if (!o.success() && !o.retriable() && records.size() > 1) {
-      // Rejected as a whole: the records stay, read again in halves, and only one rejected alone
-      // is dropped (Bisection). After a shutdown they wait for the next start, merged again.
-      split.rejected(records.size());
-      drain(now);
-      return;
-    }
-    if (o.success() || !o.retriable()) {
-      split.consumed(records.size());
-      queue.ack(records);
-      ctx.observer.drained(tenant, records.size(), series(records), o);
-      drain(now);
-      return;
-    }
-    if (closed) {
-      return; // the records stay queued for the next start
-    }
-    if (holding) {
-      spill(); // what waits in memory for the queue to empty goes behind its records
-    }
-    backOff(o, series(records), now);
-  }
-
-  /**
-   * Queue mode, after a 429, 5xx or timeout to a send of {@code series} series: backs the lane off
-   * (throttled for a 429, those series counted as throttled), sends one record per request until a
-   * send succeeds, and drains again once the backoff ends.
-   */
-  private void backOff(AttemptOutcome o, long series, long now) {
-    failures++;
-    long delay = ctx.retryPolicy.delayNanos(failures, o.retryAfterMillis());
-    oneByOne = true;
-    if (o.status() == 429) {
-      ctx.observer.throttledQueued(tenant, series, o);
-      enter(State.THROTTLED, o.describe(), delay, now);
-    } else {
-      enter(State.BACKING_OFF, o.describe(), delay, now);
-    }
-    scheduleDrain(delay);
-  }
-
-  /**
-   * Queue mode, a direct send came back. Not spilled yet: a 2xx, a non-retriable 4xx, a fall-back
-   * to PRW 1.0 or a shutdown is answered as in sync mode ({@link #outcome}); anything else spills
-   * it (with every other direct send and fragment waiting) to the queue and backs the lane off.
-   * Spilled already: its fragments are answered by their appends, and once every spilled send is
-   * back the records of those answered 2xx are acknowledged ({@link #settleSpilled}), so that they
-   * are not sent a second time.
-   */
-  private void directOutcome(DirectSend d, Protocol sent, AttemptOutcome o, long started) {
-    if (!d.spilled
-        && (o.success() || !o.retriable() || closed || ctx.protocol.fallsBackOn(sent, o))) {
-      directSends.remove(d);
-      outcome(d.batch, sent, o, started);
-      return;
-    }
-    long now = ended(d.batch.size(), o, started);
-    if (d.spilled) {
-      directSends.remove(d);
-      spilledOutcome(d, o, now);
-      return;
-    }
-    spill(); // every direct send still out, this one included, in the order they went
-    directSends.remove(d);
-    d.back(o);
-    backOff(o, fragmentSeries(d.batch), now);
-    settleSpilled(now);
-  }
-
-  /** A spilled direct send came back; its fragments are answered by their appends. */
-  private void spilledOutcome(DirectSend d, AttemptOutcome o, long now) {
-    if (closed) {
-      return; // its records stay queued for the next start (at-least-once)
-    }
-    d.back(o);
-    if (!o.success() && o.retriable()) {
-      backOff(o, fragmentSeries(d.batch), now);
-    }
-    // A rejected spilled send's records are sent again from the queue and dropped if rejected
-    // again (counted), like any queued record.
-    settleSpilled(now);
-  }
-
-  /**
-   * Once every spilled direct send is back: acknowledges the records of those delivered (2xx) up to
-   * the first that was not, in the order they went, since acknowledgement is cumulative; from that
-   * one on, records are sent again from the queue (at-least-once).
-   */
-  private void settleSpilled(long now) {
-    for (DirectSend d : spilledSends) {
-      if (d.outcome == null) {
-        return; // the queue waits for it: nothing queued goes while a direct send is out
-      }
-    }
-    List<DirectSend> delivered = new ArrayList<>(spilledSends.size());
-    for (DirectSend d : spilledSends) {
-      if (!d.outcome.success()) {
-        break;
-      }
-      delivered.add(d);
-    }
-    spilledSends.clear();
-    if (delivered.isEmpty()) {
-      drain(now);
-      return;
-    }
-    acking++;
-    List<CompletableFuture<TenantQueue.Position>> appends = new ArrayList<>();
-    for (DirectSend d : delivered) {
-      appends.addAll(d.appends);
-    }
-    CompletableFuture.allOf(appends.toArray(new CompletableFuture<?>[0]))
-        .whenComplete((x, e) -> loop.execute(() -> ackSpilled(delivered)));
-  }
-
-  /**
-   * Acknowledges the records of spilled direct sends that were delivered, unless an older record of
-   * the tenant is still queued: then they are sent again (at-least-once).
-   *
-   * @param delivered consecutive spilled sends, in the order they went, every append done
-   */
-  private void ackSpilled(List<DirectSend> delivered) {
-    TenantQueue.Position first = null;
-    TenantQueue.Position last = null;
-    long records = 0;
-    long series = 0;
-    for (DirectSend d : delivered) {
-      for (int i = 0; i < d.appends.size(); i++) {
-        CompletableFuture<TenantQueue.Position> a = d.appends.get(i);
-        if (a.isCompletedExceptionally()) {
-          continue; // nothing was queued for that fragment
-        }
-        last = a.join();
-        if (first == null) {
-          first = last;
-        }
-        records++;
-        series += d.batch.get(i).counts().series();
-      }
-    }
-    if (closed || first == null) {
-      acking--;
-      drain(now());
-      return;
-    }
-    long n = records;
-    long s = series;
-    AttemptOutcome o = delivered.get(0).outcome;
-    queue
-        .ackFrom(first, last)
-        .whenComplete(
-            (acked, error) ->
-                loop.execute(
-                    () -> {
-                      acking--;
-                      if (error == null && acked) {
-                        ctx.observer.drained(tenant, n, s, o);
-                      }
-                      drain(now());
-                    }));
-  }
-
-  /**
-   * Queue mode: from now on the lane queues. Appends, in this order, the fragments of the direct
-   * sends still out (in the order they went; their outcomes no longer answer them) and every
-   * fragment waiting in memory; each is answered once fsync'd.
-   */
-  private void spill() {
-    queueing = true;
-    holding = false;
-    for (DirectSend d : directSends) {
-      if (!d.spilled) {
-        d.spilled = true;
-        spilledSends.add(d);
-        d.appends = new ArrayList<>(d.batch.size());
-        for (Fragment f : d.batch) {
-          d.appends.add(enqueue(f));
-        }
-      }
-    }
-    while (!pending.isEmpty()) {
-      Fragment f = pending.poll();
-      pendingBytes -= f.size();
-      enqueue(f);
-    }
-  }
-
-  /**
-   * Queue mode: the queue is empty and nothing of the lane is out. Once the last appends are done
-   * (meanwhile new fragments wait in memory) and no backoff is running, the lane sends directly
-   * again.
-   */
-  private void caughtUp(long now) {
-    if (ctx.directNanos == 0 || closed || !queueing) {
-      return;
-    }
-    if (state != State.HEALTHY && now - untilNanos < 0) {
-      return;
-    }
-    if (appending > 0) {
-      holding = true; // appended() drains again once they are on disk
-      scheduleSpill(now);
-      return;
-    }
-    queueing = false;
-    holding = false;
-    if (!pending.isEmpty()) {
-      pump(now);
-    }
-  }
-
-  /**
-   * When a fragment waiting in memory goes to the queue instead: half-way to its request's deadline
-   * while it waits for a connection, as sync mode's fragments do (only the downstream's answer is
-   * timed); while the lane catches up, after the direct timeout, since it waits only for the queue.
-   */
-  private long spillAt(Fragment f) {
-    long halfway = halfwayToDeadline(f);
-    return holding ? Math.min(halfway, f.queuedNanos + ctx.directNanos) : halfway;
-  }
-
-  /** When a direct send that went out at {@code now} spills if not answered 2xx by then. */
-  private long spillAt(List<Fragment> batch, long now) {
-    long at = now + ctx.directNanos;
-    for (Fragment f : batch) {
-      at = Math.min(at, halfwayToDeadline(f));
-    }
-    return at;
-  }
-
-  /** Half-way from when the fragment began to wait in the lane to its request's deadline. */
-  private static long halfwayToDeadline(Fragment f) {
-    return f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2;
-  }
-
-  /** Queue mode: times the spill of the oldest direct send or waiting fragment. */
-  private void scheduleSpill(long now) {
-    if (ctx.directNanos == 0 || (queueing && !holding) || closed) {
-      return;
-    }
-    long at = nextSpill();
-    if (at == Long.MAX_VALUE) {
-      return;
-    }
-    if (spillTimer != null && !spillTimer.isDone()) {
-      if (spillTimerAt - at <= 0) {
-        return; // it fires first, and looks again then
-      }
-      spillTimer.cancel(false);
-    }
-    spillTimerAt = at;
-    spillTimer = loop.schedule(this::onSpillTimer, Math.max(0, at - now), TimeUnit.NANOSECONDS);
-  }
-
-  /** Spill time of the oldest direct send not spilled or fragment waiting, or MAX_VALUE. */
-  private long nextSpill() {
-    long at = Long.MAX_VALUE;
-    DirectSend first = directSends.peekFirst();
-    if (first != null && !first.spilled) {
-      at = first.spillAt;
-    }
-    if (!pending.isEmpty()) {
-      at = Math.min(at, spillAt(pending.peek()));
-    }
-    return at;
-  }
-
-  private void onSpillTimer() {
-    spillTimer = null;
-    if (closed || (queueing && !holding)) {
-      return;
-    }
-    long now = now();
-    long at = nextSpill();
-    if (at != Long.MAX_VALUE && now - at >= 0) {
-      spill(); // no answer within the spill delay: the sender gets its answer from the disk
-    } else {
-      scheduleSpill(now);
-    }
-  }
-
-  private static long series(List<QueuedRecord> records) {
-    long n = 0;
-    for (QueuedRecord r : records) {
-      n += r.series();
-    }
-    return n;
-  }
-
-  private static long fragmentSeries(List<Fragment> batch) {
-    long n = 0;
-    for (int i = 0; i < batch.size(); i++) {
-      n += batch.get(i).counts().series();
-    }
-    return n;
-  }
-
-  private static void release(List<QueuedRecord> records) {
-    for (QueuedRecord r : records) {
-      r.payload().release();
-    }
-  }
-
-  private void scheduleDrain(long delayNanos) {
-    cancelWake();
-    wakeAt = now() + delayNanos;
-    wake = loop.schedule(onWake, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
   }
 
   /** Queue mode, after a restart: starts sending what the queue holds. */
   void resume() {
-    drain(now());
+    if (direct != null) {
+      direct.drain(now());
+    }
   }
 
   private void scheduleWake(long now) {
@@ -1386,40 +360,23 @@ public final class Lane {
       // fragments wait again (with many tenants, that was one timer per downstream request).
       return;
     }
-    long at = Long.MAX_VALUE;
-    for (Fragment f : pending) {
-      at = Math.min(at, f.deadlineNanos() - now);
-    }
-    if (state != State.HEALTHY && untilNanos - now > 0) {
-      at = Math.min(at, untilNanos - now);
+    long at = pending.timeLeft(now);
+    if (health.holdsBack(now)) {
+      at = Math.min(at, health.heldUntil() - now);
     } else if (inFlight > 0
         && inFlight < ctx.settings.maxConcurrentSends()
-        && !oneByOne
+        && !health.oneByOne()
         && !waitingForSlot) {
       // While the lane waits in SendSlots, the end of the linger could not send anything: the
       // free connection it waits for pumps it. With many tenants most lanes wait there, and
       // this was one timer per downstream request.
       at = Math.min(at, pending.peek().queuedNanos + ctx.lingerNanos - now);
     }
-    at = Math.max(at, 0) + now;
-    if (wake != null && !wake.isDone() && wakeAt - at <= 0) {
-      return;
-    }
-    cancelWake();
-    wakeAt = at;
-    wake = loop.schedule(onWake, at - now, TimeUnit.NANOSECONDS);
+    wake.atMost(Math.max(at, 0) + now, now);
   }
 
   private void onWake() {
-    wake = null;
     pump(now());
-  }
-
-  private void cancelWake() {
-    if (wake != null) {
-      wake.cancel(false);
-      wake = null;
-    }
   }
 
   /**
@@ -1429,44 +386,13 @@ public final class Lane {
    */
   void close() {
     closed = true;
-    cancelWake();
-    if (spillTimer != null) {
-      spillTimer.cancel(false);
-      spillTimer = null;
+    wake.cancel();
+    if (direct != null) {
+      direct.close();
     }
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
-      pendingBytes -= f.size();
-      finish(f, shuttingDown(f));
-    }
-  }
-
-  private static FragmentOutcome shuttingDown(Fragment f) {
-    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", -1, f.attempts);
-  }
-
-  /** Queue mode: a direct send of the lane, from the moment it goes until its answer. */
-  private static final class DirectSend {
-    final List<Fragment> batch;
-
-    /** When it spills if not answered 2xx by then. */
-    final long spillAt;
-
-    /** Its fragments were appended to the queue; their appends, in batch order. */
-    boolean spilled;
-
-    List<CompletableFuture<TenantQueue.Position>> appends = List.of();
-
-    /** Its downstream answer once back, else {@code null}. */
-    AttemptOutcome outcome;
-
-    DirectSend(List<Fragment> batch, long spillAt) {
-      this.batch = batch;
-      this.spillAt = spillAt;
-    }
-
-    void back(AttemptOutcome o) {
-      outcome = o;
+      finish(f, FragmentOutcome.shuttingDown(f.attempts));
     }
   }
 }

@@ -8,18 +8,13 @@ import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
-import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.TenantSender;
 import io.prwrelay.server.downstream.WrittenCounts;
-import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.queue.TenantQueue;
 import io.prwrelay.server.queue.TenantQueues;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,7 +36,7 @@ import java.util.function.LongSupplier;
  */
 public final class Lanes implements AutoCloseable {
   private final LaneContext ctx;
-  private final Shard[] shards;
+  private final LaneShard[] shards;
   private final AtomicInteger count = new AtomicInteger();
   private final ScheduledFuture<?> expirer;
 
@@ -50,28 +45,6 @@ public final class Lanes implements AutoCloseable {
 
   /** How often queued records past their age bound are dropped (queue mode). */
   static final long EXPIRE_INTERVAL_SECONDS = 10;
-
-  /** The lanes of one event loop; touched only on that loop. */
-  private final class Shard {
-    final int index;
-    final EventLoop loop;
-    final Map<String, Lane> lanes = new HashMap<>();
-    final SendSlots slots;
-
-    /**
-     * Sync mode: tenants whose lane lives on another loop and said they are healthy ({@link
-     * Lane#announceTo}): their large fragments routed on this loop are sent from here.
-     */
-    final Map<String, Delegate> remotes = new HashMap<>();
-
-    ScheduledFuture<?> sweeper;
-
-    Shard(int index, EventLoop loop, int connections) {
-      this.index = index;
-      this.loop = loop;
-      this.slots = new SendSlots(connections);
-    }
-  }
 
   /**
    * The queue side of queue mode.
@@ -125,36 +98,34 @@ public final class Lanes implements AutoCloseable {
       Queues queues,
       DownstreamProtocol protocol) {
     this.ctx = new LaneContext(settings, sender, alloc, observer, queues, protocol);
-    List<Shard> list = new ArrayList<>();
+    List<LaneShard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
       EventLoop loop = (EventLoop) e;
-      list.add(new Shard(list.size(), loop, sender.connections(loop)));
+      list.add(new LaneShard(list.size(), loop, sender.connections(loop), ctx, this, count));
     }
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no event loop for the lanes");
     }
-    this.shards = list.toArray(new Shard[0]);
+    this.shards = list.toArray(new LaneShard[0]);
     long sweepNanos = Math.max(TimeUnit.SECONDS.toNanos(1), settings.idleTimeout().toNanos() / 2);
-    for (Shard s : shards) {
-      s.sweeper =
-          s.loop.scheduleWithFixedDelay(
-              () -> sweep(s), sweepNanos, sweepNanos, TimeUnit.NANOSECONDS);
+    for (LaneShard s : shards) {
+      s.sweepEvery(sweepNanos);
     }
     if (queues != null) {
       TenantQueues store = queues.store();
       for (TenantQueue q : store.queues()) {
         if (!q.isEmpty()) {
-          Shard s = shards[shardOf(q.tenant())];
+          LaneShard s = shards[shardOf(q.tenant())];
           s.loop.execute(
               () -> {
-                Lane lane = lane(s, q.tenant());
+                Lane lane = s.lane(q.tenant());
                 if (lane != null) {
                   lane.resume();
                 }
               });
         }
       }
-      Shard first = shards[0];
+      LaneShard first = shards[0];
       expirer =
           first.loop.scheduleWithFixedDelay(
               () -> store.expire(queues.wallMillis().getAsLong()),
@@ -177,7 +148,7 @@ public final class Lanes implements AutoCloseable {
    *
    * <p>In sync mode, a large fragment routed on one of the lanes' loops whose tenant's lane lives
    * on another loop is sent from the routing loop, over its own connections, while that lane says
-   * the tenant is healthy ({@link Lane#announceTo}) and the tenant has fewer than {@link
+   * the tenant is healthy ({@link Delegations}) and the tenant has fewer than {@link
    * LaneSettings#maxConcurrentSends()} such sends from this loop on the wire: a 2xx or a
    * non-retriable 4xx answers it here; anything else hands it to the lane, which retries or answers
    * it as if it had sent it. Small fragments always go to their lane, where they are coalesced.
@@ -193,13 +164,13 @@ public final class Lanes implements AutoCloseable {
       hand(shards[0], fragments);
       return;
     }
-    Shard from = ctx.store == null ? callingShard() : null;
+    LaneShard from = ctx.store == null ? callingShard() : null;
     @SuppressWarnings("unchecked")
     List<Fragment>[] byShard = new List[shards.length];
     for (Fragment f : fragments) {
       int i = shardOf(f.tenant());
       if (from != null && i != from.index) {
-        if (sentFrom(from, f)) {
+        if (from.sentFromHere(f)) {
           continue;
         }
         f.origin = from.index;
@@ -217,25 +188,13 @@ public final class Lanes implements AutoCloseable {
   }
 
   /** The shard whose loop runs the caller, or {@code null}. */
-  private Shard callingShard() {
-    for (Shard s : shards) {
+  private LaneShard callingShard() {
+    for (LaneShard s : shards) {
       if (s.loop.inEventLoop()) {
         return s;
       }
     }
     return null;
-  }
-
-  /**
-   * Sends a large fragment of a tenant whose lane lives on another loop from {@code s}, when that
-   * lane said it may be ({@link Delegate}); false when it goes to its lane.
-   */
-  private static boolean sentFrom(Shard s, Fragment f) {
-    if (f.compressed() == null || f.protocol() != Protocol.V1) {
-      return false;
-    }
-    Delegate d = s.remotes.get(f.tenant());
-    return d != null && d.take(f);
   }
 
   /**
@@ -259,33 +218,32 @@ public final class Lanes implements AutoCloseable {
    */
   void failedRemotely(
       List<Fragment> fragments, AttemptOutcome o, List<Fragment> waiting, int origin) {
-    Shard home = shards[shardOf(fragments.get(0).tenant())];
+    LaneShard home = shards[shardOf(fragments.get(0).tenant())];
     Runnable decide =
         () -> {
-          Lane lane = closed ? null : lane(home, fragments.get(0).tenant());
+          Lane lane = closed ? null : home.lane(fragments.get(0).tenant());
           if (lane != null) {
             lane.remoteFailed(fragments, o, waiting, origin);
             return;
           }
-          FragmentOutcome answer = closed ? shuttingDown() : noRoom();
+          FragmentOutcome answer =
+              closed
+                  ? FragmentOutcome.shuttingDown()
+                  : FragmentOutcome.noRoom(ctx.settings.maxLanes());
           fragments.forEach(f -> finish(f, answer));
           waiting.forEach(f -> finish(f, answer));
         };
     try {
       home.loop.execute(decide);
     } catch (RejectedExecutionException shuttingDown) {
-      fragments.forEach(f -> finish(f, shuttingDown()));
-      waiting.forEach(f -> finish(f, shuttingDown()));
+      fragments.forEach(f -> finish(f, FragmentOutcome.shuttingDown()));
+      waiting.forEach(f -> finish(f, FragmentOutcome.shuttingDown()));
     }
   }
 
   /** A delegate of loop {@code shard} that ended itself; called on that loop. */
   void dropDelegate(int shard, String tenant, Delegate d) {
-    shards[shard].remotes.remove(tenant, d);
-  }
-
-  static FragmentOutcome shuttingDown() {
-    return new FragmentOutcome(Kind.UNAVAILABLE, 503, "the relay is shutting down", 1000, 0);
+    shards[shard].dropDelegate(tenant, d);
   }
 
   /** Tells the observer a fragment's outcome, then the fragment's listener. */
@@ -303,12 +261,7 @@ public final class Lanes implements AutoCloseable {
     WrittenCounts written = batch.size() == 1 ? o.written() : null;
     for (int i = 0; i < batch.size(); i++) {
       Fragment f = batch.get(i);
-      finish(
-          f,
-          o.success()
-              ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
-              : new FragmentOutcome(
-                  Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
+      finish(f, FragmentOutcome.answered(o, f.attempts, written));
     }
   }
 
@@ -322,13 +275,12 @@ public final class Lanes implements AutoCloseable {
    * large fragments itself.
    */
   void announce(int shard, String tenant) {
-    Shard s = shards[shard];
+    LaneShard s = shards[shard];
     try {
       s.loop.execute(
           () -> {
             if (!closed) {
-              s.remotes.computeIfAbsent(
-                  tenant, t -> new Delegate(t, ctx, s.loop, s.slots, this, s.index));
+              s.announced(tenant);
             }
           });
     } catch (RejectedExecutionException shuttingDown) {
@@ -340,15 +292,9 @@ public final class Lanes implements AutoCloseable {
    * Called by a tenant's lane on its loop: the loop of index {@code shard} hands them over again.
    */
   void withdraw(int shard, String tenant) {
-    Shard s = shards[shard];
+    LaneShard s = shards[shard];
     try {
-      s.loop.execute(
-          () -> {
-            Delegate d = s.remotes.remove(tenant);
-            if (d != null) {
-              d.withdraw();
-            }
-          });
+      s.loop.execute(() -> s.withdrawn(tenant));
     } catch (RejectedExecutionException shuttingDown) {
       // Nothing is sent from a loop that is shutting down.
     }
@@ -381,7 +327,7 @@ public final class Lanes implements AutoCloseable {
         if (out == null) {
           out = new ArrayList<>(fragments.subList(0, i));
         }
-        FragmentOutcome o = cannotCompress(e, 0);
+        FragmentOutcome o = FragmentOutcome.cannotCompress(e, 0);
         ctx.observer.finished(f, o);
         f.complete(o);
         continue;
@@ -393,103 +339,23 @@ public final class Lanes implements AutoCloseable {
     return out == null ? fragments : out;
   }
 
-  /**
-   * The outcome of a fragment whose request body could not be built: 503 (retry later) when memory
-   * ran out, else 500.
-   */
-  static FragmentOutcome cannotCompress(Throwable e, int attempts) {
-    return e instanceof OutOfMemoryError
-        ? new FragmentOutcome(
-            Kind.UNAVAILABLE, 503, "the relay is out of memory for the batch", 5000, attempts)
-        : new FragmentOutcome(
-            Kind.UNAVAILABLE, 500, "cannot compress the batch: " + e.getMessage(), -1, attempts);
-  }
-
   /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */
-  private void hand(Shard s, List<Fragment> fragments) {
+  private void hand(LaneShard s, List<Fragment> fragments) {
     if (s.loop.inEventLoop()) {
-      offerAll(s, fragments);
+      s.offerAll(fragments);
       return;
     }
     try {
-      s.loop.execute(() -> offerAll(s, fragments));
+      s.loop.execute(() -> s.offerAll(fragments));
     } catch (RejectedExecutionException shuttingDown) {
       for (Fragment f : fragments) {
-        finish(f, shuttingDown());
+        finish(f, FragmentOutcome.shuttingDown());
       }
     }
   }
 
   private int shardOf(String tenant) {
     return (tenant.hashCode() & 0x7FFF_FFFF) % shards.length;
-  }
-
-  private void offerAll(Shard s, List<Fragment> fragments) {
-    for (Fragment f : fragments) {
-      Lane lane = lane(s, f.tenant());
-      if (lane == null) {
-        finish(f, noRoom());
-      } else {
-        lane.offer(f);
-      }
-    }
-  }
-
-  private FragmentOutcome noRoom() {
-    return new FragmentOutcome(
-        Kind.UNAVAILABLE,
-        503,
-        "too many tenants are busy at once (relay.lanes.max=" + ctx.settings.maxLanes() + ")",
-        1000,
-        0);
-  }
-
-  private Lane lane(Shard s, String tenant) {
-    Lane lane = s.lanes.get(tenant);
-    if (lane != null) {
-      return lane;
-    }
-    if (count.get() >= ctx.settings.maxLanes() && !evictOne(s)) {
-      return null;
-    }
-    lane = new Lane(tenant, ctx, s.loop, s.slots, this, s.index);
-    s.lanes.put(tenant, lane);
-    count.incrementAndGet();
-    ctx.observer.laneCreated(tenant);
-    return lane;
-  }
-
-  /** Forgets the longest-idle lane of this loop that holds nothing; false when there is none. */
-  private boolean evictOne(Shard s) {
-    long now = s.loop.ticker().nanoTime();
-    String victim = null;
-    for (Lane l : s.lanes.values()) {
-      if (l.idleSince(now, 0)) {
-        victim = l.tenant();
-        break;
-      }
-    }
-    if (victim == null) {
-      return false;
-    }
-    s.lanes.remove(victim).withdraw();
-    count.decrementAndGet();
-    ctx.observer.laneForgotten(victim);
-    return true;
-  }
-
-  private void sweep(Shard s) {
-    long now = s.loop.ticker().nanoTime();
-    long idle = ctx.settings.idleTimeout().toNanos();
-    for (Iterator<Lane> it = s.lanes.values().iterator(); it.hasNext(); ) {
-      Lane lane = it.next();
-      if (lane.idleSince(now, idle)) {
-        it.remove();
-        lane.withdraw();
-        count.decrementAndGet();
-        ctx.observer.laneForgotten(lane.tenant());
-      }
-    }
   }
 
   /**
@@ -502,25 +368,14 @@ public final class Lanes implements AutoCloseable {
     if (expirer != null) {
       expirer.cancel(false);
     }
-    for (Shard s : shards) {
+    for (LaneShard s : shards) {
       if (s.loop.isShuttingDown()) {
         continue;
       }
-      Runnable closeAll =
-          () -> {
-            s.sweeper.cancel(false);
-            for (Delegate d : s.remotes.values()) {
-              d.close();
-            }
-            s.remotes.clear();
-            for (Lane l : s.lanes.values()) {
-              l.close();
-            }
-          };
       if (s.loop.inEventLoop()) {
-        closeAll.run();
+        s.close();
       } else {
-        s.loop.submit(closeAll).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        s.loop.submit(s::close).awaitUninterruptibly(5, TimeUnit.SECONDS);
       }
     }
   }

@@ -319,7 +319,7 @@ class LaneTest {
     assertEquals(Kind.UNAVAILABLE, o.kind());
     assertEquals(500, o.status());
     assertTrue(o.retryAfterMillis() > 0);
-    assertEquals(1 + Lane.MAX_RETRIES, o.attempts());
+    assertEquals(1 + Settlement.MAX_RETRIES, o.attempts());
     assertTrue(elapsed <= 400, "an outage is reported within the first backoffs, was " + elapsed);
   }
 

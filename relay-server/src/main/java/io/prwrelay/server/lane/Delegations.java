@@ -1,0 +1,60 @@
+package io.prwrelay.server.lane;
+
+/**
+ * Sync mode: the loops a lane told that its tenant is healthy, each of which then sends the
+ * tenant's large fragments routed there itself ({@link Delegate}) instead of handing them to the
+ * lane's loop. The lane's side of the protocol between loops drawn in the package documentation:
+ * {@link #announce}, then the delegate's own end after a failure ({@link #ended}), or the lane's
+ * {@link #withdrawAll}. Touched only on the lane's loop.
+ */
+final class Delegations {
+  private final Lanes lanes;
+  private final String tenant;
+
+  /** Index of the lane's own loop. */
+  private final int home;
+
+  /** The loops told, by index; {@code null} while none is. */
+  private boolean[] announced;
+
+  Delegations(Lanes lanes, String tenant, int home) {
+    this.lanes = lanes;
+    this.tenant = tenant;
+    this.home = home;
+  }
+
+  /** Tells loop {@code origin} (another loop than the lane's, or -1 for none) that it may send. */
+  void announce(int origin) {
+    if (origin < 0 || origin == home || (announced != null && announced[origin])) {
+      return;
+    }
+    if (announced == null) {
+      announced = new boolean[lanes.loops()];
+    }
+    announced[origin] = true;
+    lanes.announce(origin, tenant);
+  }
+
+  /**
+   * The delegate of loop {@code origin} ended itself after a failure it handed to the lane (-1: the
+   * failure ended none): the next large fragment from there may announce again.
+   */
+  void ended(int origin) {
+    if (origin >= 0 && announced != null) {
+      announced[origin] = false;
+    }
+  }
+
+  /** Tells every loop told to hand the tenant's fragments to the lane again. */
+  void withdrawAll() {
+    if (announced == null) {
+      return;
+    }
+    for (int i = 0; i < announced.length; i++) {
+      if (announced[i]) {
+        lanes.withdraw(i, tenant);
+      }
+    }
+    announced = null;
+  }
+}

@@ -1,0 +1,192 @@
+package io.prwrelay.server.lane;
+
+import io.prwrelay.server.downstream.RetryPolicy;
+import io.prwrelay.server.lane.Lane.State;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A lane's health: what its tenant's downstream said last, as a state machine with one transition
+ * method ({@link #on}). The state says whether the lane holds new fragments back and for how long,
+ * and whether it merges fragments (or queued records) into one request or sends them one by one.
+ *
+ * <pre>
+ *   any state ── 2xx ──────────────────────────────────▶ HEALTHY
+ *   any state ── 429 ──────────────────────────────────▶ THROTTLED     held back, one by one
+ *   any state ── 5xx, no answer, queue not readable ───▶ BACKING_OFF   held back
+ * </pre>
+ *
+ * The next state depends on the event alone: a failure enters its state anew from any state (a new
+ * reason, a new hold), so a throttled lane that fails backs off and a backing-off lane answered 429
+ * is throttled; only a 2xx makes the lane healthy again. In detail:
+ *
+ * <pre>
+ * event        next state    held back, sync mode        held back, queue mode     one by one
+ * DELIVERED    HEALTHY, n=0  no                          no                        no
+ * THROTTLED    THROTTLED     its Retry-After (or 0)      backoff(n+1), ≥ R-A       yes
+ * FAILED       BACKING_OFF   backoff(n+1), ≥ R-A         backoff(n+1), ≥ R-A       sync kept, queue yes
+ * READ_FAILED  BACKING_OFF   -                           backoff(n+1)              kept
+ * UNREADABLE   unchanged     -                           unchanged                 yes
+ * </pre>
+ *
+ * ({@code n}: consecutive failures, kept by a sync-mode THROTTLED; R-A: the answer's {@code
+ * Retry-After}; backoff: {@link RetryPolicy}). Why the modes differ: in sync mode held-back
+ * fragments are answered at once (429 or 503), so a 429 holds back only for as long as the
+ * downstream asked and the senders' own retries pace the tenant; in queue mode nothing is answered
+ * from the state, the data waits on disk, so the lane itself must wait before it reads again, and a
+ * 429 backs off like a failure. Sending one by one keeps merging from making a throttled tenant's
+ * request larger than its burst (sync), and keeps a failing tenant's retries from reading and
+ * merging a whole batch each time (queue).
+ *
+ * <p>Every transition into a state other than HEALTHY is reported ({@link
+ * LaneObserver#stateChanged}) and runs {@code onUnhealthy} first (the lane takes back the loops it
+ * let send for it, {@link Delegations}); the return to HEALTHY is reported once. Touched only on
+ * the lane's loop; times are the loop's ticker.
+ */
+final class Health {
+  /** What the downstream (or the queue) said; see the table of {@link Health}. */
+  enum Event {
+    /** A send was answered 2xx. */
+    DELIVERED,
+    /** A send was answered 429. */
+    THROTTLED,
+    /** A send was answered 5xx, or not at all (connect error, timeout). */
+    FAILED,
+    /** Queue mode: the tenant's queue could not be read. */
+    READ_FAILED,
+    /**
+     * Queue mode: records read together could not be made into one request; they are read again one
+     * at a time, so that only the bad one is dropped.
+     */
+    UNREADABLE
+  }
+
+  private final String tenant;
+  private final boolean queueMode;
+  private final RetryPolicy retryPolicy;
+  private final LaneObserver observer;
+  private final Runnable onUnhealthy;
+
+  private State state = State.HEALTHY;
+  private String reason = "";
+
+  /** Ticker time until which a state other than HEALTHY holds new fragments (or reads) back. */
+  private long untilNanos;
+
+  /** Consecutive failures, for the backoff. */
+  private int failures;
+
+  private boolean oneByOne;
+
+  /**
+   * @param queueMode whether the lane queues on disk (the holds of the two modes differ)
+   * @param onUnhealthy run before each transition into a state other than HEALTHY
+   */
+  Health(
+      String tenant,
+      boolean queueMode,
+      RetryPolicy retryPolicy,
+      LaneObserver observer,
+      Runnable onUnhealthy) {
+    this.tenant = tenant;
+    this.queueMode = queueMode;
+    this.retryPolicy = retryPolicy;
+    this.observer = observer;
+    this.onUnhealthy = onUnhealthy;
+  }
+
+  /**
+   * The one transition: moves the state machine on {@code event} at ticker time {@code now}.
+   *
+   * @param why the reason reported and told to held-back senders (the downstream's answer)
+   * @param retryAfterMillis the downstream's {@code Retry-After}, or -1
+   * @return how long the lane now holds back, in nanoseconds (0 for none)
+   */
+  long on(Event event, String why, long retryAfterMillis, long now) {
+    switch (event) {
+      case DELIVERED:
+        failures = 0;
+        oneByOne = false;
+        if (state != State.HEALTHY) {
+          enter(State.HEALTHY, "", 0, now);
+        }
+        return 0;
+      case THROTTLED:
+        {
+          oneByOne = true;
+          long delay;
+          if (queueMode) {
+            failures++;
+            delay = retryPolicy.delayNanos(failures, retryAfterMillis);
+          } else {
+            delay = TimeUnit.MILLISECONDS.toNanos(Math.max(0, retryAfterMillis));
+          }
+          enter(State.THROTTLED, why, delay, now);
+          return delay;
+        }
+      case FAILED:
+      case READ_FAILED:
+        {
+          failures++;
+          if (queueMode && event == Event.FAILED) {
+            oneByOne = true;
+          }
+          long delay =
+              retryPolicy.delayNanos(failures, event == Event.FAILED ? retryAfterMillis : -1);
+          enter(State.BACKING_OFF, why, delay, now);
+          return delay;
+        }
+      case UNREADABLE:
+        oneByOne = true;
+        return 0;
+      default:
+        throw new IllegalArgumentException("no transition for " + event);
+    }
+  }
+
+  private void enter(State next, String why, long delayNanos, long now) {
+    boolean changed = next != state;
+    if (next != State.HEALTHY) {
+      onUnhealthy.run();
+    }
+    state = next;
+    reason = why;
+    untilNanos = now + delayNanos;
+    if (changed || next != State.HEALTHY) {
+      observer.stateChanged(tenant, next, why, delayNanos);
+    }
+  }
+
+  State state() {
+    return state;
+  }
+
+  /** Why the lane is not healthy ({@code ""} when it is). */
+  String reason() {
+    return reason;
+  }
+
+  /** True while the state holds new fragments (sync mode) or reads of the queue back. */
+  boolean holdsBack(long now) {
+    return state != State.HEALTHY && now - untilNanos < 0;
+  }
+
+  /** Ticker time the current hold ends (meaningful while {@link #holdsBack}). */
+  long heldUntil() {
+    return untilNanos;
+  }
+
+  /** The {@code Retry-After} for a sender while the lane holds back: the time left, else -1. */
+  long retryAfterMillis(long now) {
+    return holdsBack(now) ? TimeUnit.NANOSECONDS.toMillis(untilNanos - now) + 1 : -1;
+  }
+
+  /** The answer to a fragment offered while the state holds fragments back (sync mode). */
+  FragmentOutcome heldBack(long now, int attempts) {
+    return FragmentOutcome.heldBack(state, reason, retryAfterMillis(now), attempts);
+  }
+
+  /** True until a send succeeds after a 429 (or, in queue mode, any failure): no merging. */
+  boolean oneByOne() {
+    return oneByOne;
+  }
+}

@@ -1,0 +1,173 @@
+package io.prwrelay.server.lane;
+
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.server.downstream.Protocol;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The lanes of one event loop, created on a tenant's first fragment and forgotten when idle, and
+ * (sync mode) the {@link Delegate}s of tenants whose lanes live on other loops and let this one
+ * send for them. Touched only on its loop.
+ */
+final class LaneShard {
+  /** Index of the loop among the lanes' loops. */
+  final int index;
+
+  final EventLoop loop;
+
+  /** The loop's connections, shared by its lanes and delegates. */
+  final SendSlots slots;
+
+  private final LaneContext ctx;
+  private final Lanes lanes;
+
+  /** Lanes of every loop, bounded by {@link LaneSettings#maxLanes()}. */
+  private final AtomicInteger count;
+
+  private final Map<String, Lane> byTenant = new HashMap<>();
+
+  /**
+   * Sync mode: tenants whose lane lives on another loop and said they are healthy ({@link
+   * Delegations}): their large fragments routed on this loop are sent from here.
+   */
+  private final Map<String, Delegate> remotes = new HashMap<>();
+
+  private ScheduledFuture<?> sweeper;
+
+  /**
+   * @param connections sends this loop can have on the wire at once
+   * @param count the lanes of every loop
+   */
+  LaneShard(
+      int index,
+      EventLoop loop,
+      int connections,
+      LaneContext ctx,
+      Lanes lanes,
+      AtomicInteger count) {
+    this.index = index;
+    this.loop = loop;
+    this.slots = new SendSlots(connections);
+    this.ctx = ctx;
+    this.lanes = lanes;
+    this.count = count;
+  }
+
+  /** Forgets idle lanes every {@code everyNanos}. */
+  void sweepEvery(long everyNanos) {
+    sweeper =
+        loop.scheduleWithFixedDelay(this::sweep, everyNanos, everyNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Hands each fragment to its tenant's lane; one without a lane (no room) is answered 503. */
+  void offerAll(List<Fragment> fragments) {
+    for (Fragment f : fragments) {
+      Lane lane = lane(f.tenant());
+      if (lane == null) {
+        lanes.finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));
+      } else {
+        lane.offer(f);
+      }
+    }
+  }
+
+  /**
+   * The tenant's lane, created when it has none; {@code null} when {@code maxLanes} lanes exist and
+   * none of this loop is idle.
+   */
+  Lane lane(String tenant) {
+    Lane lane = byTenant.get(tenant);
+    if (lane != null) {
+      return lane;
+    }
+    if (count.get() >= ctx.settings.maxLanes() && !evictOne()) {
+      return null;
+    }
+    lane = new Lane(tenant, ctx, loop, slots, lanes, index);
+    byTenant.put(tenant, lane);
+    count.incrementAndGet();
+    ctx.observer.laneCreated(tenant);
+    return lane;
+  }
+
+  /** Forgets the longest-idle lane of this loop that holds nothing; false when there is none. */
+  private boolean evictOne() {
+    long now = loop.ticker().nanoTime();
+    String victim = null;
+    for (Lane l : byTenant.values()) {
+      if (l.idleSince(now, 0)) {
+        victim = l.tenant();
+        break;
+      }
+    }
+    if (victim == null) {
+      return false;
+    }
+    byTenant.remove(victim).withdraw();
+    count.decrementAndGet();
+    ctx.observer.laneForgotten(victim);
+    return true;
+  }
+
+  private void sweep() {
+    long now = loop.ticker().nanoTime();
+    long idle = ctx.settings.idleTimeout().toNanos();
+    for (Iterator<Lane> it = byTenant.values().iterator(); it.hasNext(); ) {
+      Lane lane = it.next();
+      if (lane.idleSince(now, idle)) {
+        it.remove();
+        lane.withdraw();
+        count.decrementAndGet();
+        ctx.observer.laneForgotten(lane.tenant());
+      }
+    }
+  }
+
+  /**
+   * Sends a large fragment of a tenant whose lane lives on another loop from here, when that lane
+   * said it may be ({@link Delegate}); false when it goes to its lane.
+   */
+  boolean sentFromHere(Fragment f) {
+    if (f.compressed() == null || f.protocol() != Protocol.V1) {
+      return false;
+    }
+    Delegate d = remotes.get(f.tenant());
+    return d != null && d.take(f);
+  }
+
+  /** The tenant's lane said this loop may send its large fragments (announce). */
+  void announced(String tenant) {
+    remotes.computeIfAbsent(tenant, t -> new Delegate(t, ctx, loop, slots, lanes, index));
+  }
+
+  /** The tenant's lane takes its fragments back (withdraw). */
+  void withdrawn(String tenant) {
+    Delegate d = remotes.remove(tenant);
+    if (d != null) {
+      d.withdraw();
+    }
+  }
+
+  /** A delegate that ended itself after a failure (fail). */
+  void dropDelegate(String tenant, Delegate d) {
+    remotes.remove(tenant, d);
+  }
+
+  /** Stops sweeping and closes every delegate and lane (shutdown). */
+  void close() {
+    sweeper.cancel(false);
+    for (Delegate d : remotes.values()) {
+      d.close();
+    }
+    remotes.clear();
+    for (Lane l : byTenant.values()) {
+      l.close();
+    }
+  }
+}
