@@ -256,6 +256,14 @@ final class QueueDrain {
       }
       loop.execute(resume); // hands the connection on before looking at the queue again
       return false;
+    } catch (Error e) {
+      // Memory ran out building the body (what was allocated for it is released): nothing is
+      // dropped, and the records are read again once the lane's backoff is over.
+      release(records);
+      health.on(
+          Health.Event.READ_FAILED, "cannot build a request of the tenant's queue: " + e, -1, now);
+      wake.set(health.heldUntil(), now);
+      return false;
     }
     List<QueuedRecord> batch = records.subList(0, body.records());
     if (body.unconvertible() != null) {

@@ -2,6 +2,7 @@ package io.prwrelay.server.lane;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
@@ -45,6 +46,9 @@ abstract class SimulatedQueueLanesFixture {
 
   Lanes lanes;
 
+  /** The allocator of the lanes {@link #open} opens. */
+  ByteBufAllocator alloc = QueueLanesFixture.ALLOC;
+
   /**
    * Opens lanes over {@link #queues}; those of tenants whose queue holds records start draining
    * once the loop runs.
@@ -58,7 +62,7 @@ abstract class SimulatedQueueLanesFixture {
             List.of(sim.loop()),
             QueueLanesFixture.SETTINGS,
             downstream,
-            QueueLanesFixture.ALLOC,
+            alloc,
             new LaneObserver() {
               @Override
               public void drained(String tenant, long records, long series, AttemptOutcome o) {
