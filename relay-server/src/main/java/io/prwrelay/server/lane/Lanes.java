@@ -231,7 +231,11 @@ public final class Lanes implements AutoCloseable {
    * lane said it may be ({@link Delegate}); false when it goes to its lane.
    */
   private static boolean sentFrom(Shard s, Fragment f) {
-    if (f.compressed() == null || f.protocol() != Protocol.V1) {
+    // Large means compressed on the calling thread; a small body forwarded as it came is a block
+    // too, and goes to its lane like any small batch.
+    if (f.compressed() == null
+        || f.size() < COMPRESS_IN_LANE_BELOW
+        || f.protocol() != Protocol.V1) {
       return false;
     }
     Delegate d = s.remotes.get(f.tenant());

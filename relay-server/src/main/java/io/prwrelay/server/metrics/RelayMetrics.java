@@ -97,6 +97,7 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
   private volatile ToDoubleFunction<String> activeSeries;
   private final Timer downstreamLatency;
   private final Counter receivedBytes;
+  private final Counter forwardedWhole;
   private final TenantLabelWatch tenantLabels = new TenantLabelWatch();
 
   public RelayMetrics(int maxTenants, ByteBufAllocator allocator) {
@@ -134,6 +135,12 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
     receivedBytes =
         Counter.builder("relay.received.bytes")
             .description("compressed request bytes received")
+            .register(registry);
+    forwardedWhole =
+        Counter.builder("relay.requests.forwarded.whole")
+            .description(
+                "write requests whose compressed body went downstream as received: one tenant,"
+                    + " nothing to change")
             .register(registry);
     ledgerSkipped =
         Counter.builder("relay.ledger.skipped.series")
@@ -226,6 +233,14 @@ public final class RelayMetrics implements LaneObserver, QueueListener {
 
   public void received(int compressedBytes) {
     receivedBytes.increment(compressedBytes);
+  }
+
+  /**
+   * A request was its own tenant batch and its compressed body was handed to the lane as received
+   * (no re-encode, no re-compress).
+   */
+  public void forwardedWhole() {
+    forwardedWhole.increment();
   }
 
   /**
