@@ -310,7 +310,7 @@ public final class Lanes implements AutoCloseable {
       finish(
           f,
           o.success()
-              ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, f.attempts, written)
+              ? FragmentOutcome.delivered(o.status(), f.attempts, written)
               : new FragmentOutcome(
                   Kind.REJECTED, o.status(), o.describe(), -1, f.attempts, written));
     }
