@@ -122,7 +122,12 @@ public final class Payloads {
       List<Label> labels = new ArrayList<>();
       labels.add(label("__name__", "http_requests_total"));
       labels.add(label("code", Integer.toString(200 + (i % 5) * 100)));
-      labels.add(label("instance", "10.0." + (i % 250) + "." + (i % 7) + ":8080"));
+      if (!tenantLabel.equals("instance")) {
+        // Not when the tenant is read from instance: the first instance label would decide it,
+        // and its value (with a ':') is no valid tenant, so every series would go to the default
+        // tenant.
+        labels.add(label("instance", "10.0." + (i % 250) + "." + (i % 7) + ":8080"));
+      }
       labels.add(label("job", "api"));
       labels.add(label("method", i % 2 == 0 ? "GET" : "POST"));
       labels.add(label("pod", "api-" + Integer.toHexString(i * 7919)));
