@@ -25,6 +25,8 @@ import java.util.UUID;
  *       series together (as one scrape produces them);
  *   <li>{@code batch-2000x10}: 2,000 series from 10 tenants interleaved (a typical Prometheus batch
  *       mixing many targets);
+ *   <li>{@code single-2000}: the same 2,000 series, all of one tenant (a Prometheus whose targets
+ *       all carry one team's label): a request the relay forwards as it came;
  *   <li>{@code tenants-1000x5}: 1,000 tenants with 5 series each, interleaved;
  *   <li>{@code long-values}: 2,000 series from 10 tenants whose label values are 100-200 characters
  *       (high-cardinality IDs).
@@ -33,7 +35,7 @@ import java.util.UUID;
 public final class Payloads {
   /** Every generated shape. */
   public static final List<String> SHAPES =
-      List.of("node-exporter-10k", "batch-2000x10", "tenants-1000x5", "long-values");
+      List.of("node-exporter-10k", "batch-2000x10", "single-2000", "tenants-1000x5", "long-values");
 
   /** The real payload the design targets refer to (1.69 MB, 10,000 series, 14 instances). */
   public static final String REAL = "file:../shared/testdata/1709380533560664458.data";
@@ -60,6 +62,8 @@ public final class Payloads {
         return nodeExporter(r, tenantLabel, 10_000, 14);
       case "batch-2000x10":
         return interleaved(r, tenantLabel, 2000, 10, 0);
+      case "single-2000":
+        return interleaved(r, tenantLabel, 2000, 1, 0);
       case "tenants-1000x5":
         return interleaved(r, tenantLabel, 5000, 1000, 0);
       case "long-values":
@@ -118,7 +122,12 @@ public final class Payloads {
       List<Label> labels = new ArrayList<>();
       labels.add(label("__name__", "http_requests_total"));
       labels.add(label("code", Integer.toString(200 + (i % 5) * 100)));
-      labels.add(label("instance", "10.0." + (i % 250) + "." + (i % 7) + ":8080"));
+      if (!tenantLabel.equals("instance")) {
+        // Not when the tenant is read from instance: the first instance label would decide it,
+        // and its value (with a ':') is no valid tenant, so every series would go to the default
+        // tenant.
+        labels.add(label("instance", "10.0." + (i % 250) + "." + (i % 7) + ":8080"));
+      }
       labels.add(label("job", "api"));
       labels.add(label("method", i % 2 == 0 ? "GET" : "POST"));
       labels.add(label("pod", "api-" + Integer.toHexString(i * 7919)));

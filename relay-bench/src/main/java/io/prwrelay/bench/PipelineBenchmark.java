@@ -3,8 +3,10 @@ package io.prwrelay.bench;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.prwrelay.bench.RouteBenchmark.SeriesCounter;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
@@ -20,14 +22,20 @@ import org.xerial.snappy.Snappy;
 
 /**
  * The whole per-request CPU work: snappy body → decompress → route → snappy-compress every tenant
- * batch. {@code relay} is what the relay does (body in a pooled direct buffer, as received from the
- * network); {@code baseline} decompresses to a byte[], splits with protobuf-java and compresses
- * each batch. {@code floor} is the codec work alone on the same bytes: decompress the body and
- * compress the tenant batches, split beforehand (what the relay's output holds, in the same kind of
- * buffer); {@code relay / floor} is what routing adds to the codecs.
+ * batch. {@code relay} is what the relay does with its default settings (body in a pooled direct
+ * buffer, as received from the network; every series digested for the tenant insight, which is on
+ * by default; a request that is its own batch not compressed again, since the relay forwards its
+ * body as it came). {@code relayInsightOff} is the same with {@code relay.insight.enabled=false}.
+ * {@code baseline} decompresses to a byte[], splits with protobuf-java and compresses each batch.
+ *
+ * <p>{@code floor} is the work no relay can avoid on the same bytes: decompress the body, and then
+ * either compress the tenant batches, split beforehand (what the relay's output holds, in the same
+ * kind of buffer), or, for a request of one tenant that goes on as it came, scan its labels up to
+ * each series' tenant (the reader alone, no digest). {@code relay / floor} is what routing (and the
+ * insight's digest) adds.
  */
 public class PipelineBenchmark extends RelayBenchmark {
-  @Param({"file:../shared/testdata/1709380533560664458.data", "batch-2000x10"})
+  @Param({"file:../shared/testdata/1709380533560664458.data", "batch-2000x10", "single-2000"})
   public String payload;
 
   @Param("instance")
@@ -36,6 +44,10 @@ public class PipelineBenchmark extends RelayBenchmark {
   private byte[] compressed;
   private ByteBuf body;
   private TenantRouter router;
+  private TenantRouter routerInsightOff;
+  private WriteRequestReader reader;
+  private final SeriesCounter counter = new SeriesCounter();
+  private boolean whole;
   private final List<ByteBuf> batches = new ArrayList<>();
 
   /** The relay's allocator (see RelayServer). */
@@ -45,9 +57,13 @@ public class PipelineBenchmark extends RelayBenchmark {
   public void setUp() throws Exception {
     compressed = Snappy.compress(Payloads.load(payload, tenantLabel));
     body = alloc.directBuffer(compressed.length).writeBytes(compressed);
-    router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
+    TenantRules rules = TenantRules.builder().labels(tenantLabel).build();
+    router = new TenantRouter(rules, true);
+    routerInsightOff = new TenantRouter(rules, false);
+    reader = new WriteRequestReader(List.of(tenantLabel), false);
     ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
-    RouteResult result = router.route(decoded, alloc);
+    RouteResult result = routerInsightOff.route(decoded, alloc);
+    whole = result.whole();
     for (TenantBatch b : result.batches()) {
       batches.add(b.takeContent());
     }
@@ -64,14 +80,27 @@ public class PipelineBenchmark extends RelayBenchmark {
 
   @Benchmark
   public long relay() throws Exception {
+    return relay(router);
+  }
+
+  @Benchmark
+  public long relayInsightOff() throws Exception {
+    return relay(routerInsightOff);
+  }
+
+  private long relay(TenantRouter r) throws Exception {
     ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
     long out = 0;
     try {
-      RouteResult result = router.route(decoded, alloc);
-      for (TenantBatch b : result.batches()) {
-        ByteBuf c = SnappyCodec.encode(b.content(), alloc);
-        out += c.readableBytes();
-        c.release();
+      RouteResult result = r.route(decoded, alloc);
+      if (result.whole()) {
+        out = body.readableBytes(); // the body goes downstream as it came
+      } else {
+        for (TenantBatch b : result.batches()) {
+          ByteBuf c = SnappyCodec.encode(b.content(), alloc);
+          out += c.readableBytes();
+          c.release();
+        }
       }
       result.clear();
     } finally {
@@ -80,16 +109,30 @@ public class PipelineBenchmark extends RelayBenchmark {
     return out;
   }
 
-  /** The codec floor of {@code relay}: decompress the body, compress the pre-split batches. */
+  /**
+   * The floor of {@code relay}: decompress the body, then compress the pre-split batches, or scan
+   * the labels of a request forwarded as it came.
+   */
   @Benchmark
   public long floor() throws Exception {
     ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
     long out = decoded.readableBytes();
+    if (whole) {
+      counter.series = 0;
+      reader.read(
+          decoded.array(),
+          decoded.arrayOffset() + decoded.readerIndex(),
+          decoded.readableBytes(),
+          counter);
+      out += counter.series;
+    }
     decoded.release();
-    for (int i = 0; i < batches.size(); i++) {
-      ByteBuf c = SnappyCodec.encode(batches.get(i), alloc);
-      out += c.readableBytes();
-      c.release();
+    if (!whole) {
+      for (int i = 0; i < batches.size(); i++) {
+        ByteBuf c = SnappyCodec.encode(batches.get(i), alloc);
+        out += c.readableBytes();
+        c.release();
+      }
     }
     return out;
   }

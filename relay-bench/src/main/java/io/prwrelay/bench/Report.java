@@ -57,7 +57,7 @@ public final class Report {
     ChainedOptionsBuilder pipeline =
         options(quick)
             .include(PipelineBenchmark.class.getSimpleName())
-            .param("payload", Payloads.REAL, "batch-2000x10");
+            .param("payload", Payloads.REAL, "batch-2000x10", "single-2000");
     print(
         "Whole request: snappy decode + route + snappy encode per tenant",
         run(pipeline),

@@ -109,9 +109,15 @@ public final class ScriptedDownstream implements AutoCloseable {
    * One request as received.
    *
    * @param body the decompressed body; the body as received when it could not be decompressed
+   * @param compressed the body as received, compressed
    */
   public record Received(
-      String method, String uri, Map<String, String> headers, byte[] body, long atNanos) {
+      String method,
+      String uri,
+      Map<String, String> headers,
+      byte[] body,
+      long atNanos,
+      byte[] compressed) {
     /** The value of header {@code name} (any case), or {@code null}. */
     public String header(String name) {
       for (Map.Entry<String, String> e : headers.entrySet()) {
@@ -398,7 +404,7 @@ public final class ScriptedDownstream implements AutoCloseable {
           boolean v2 = type != null && type.contains("io.prometheus.write.v2.Request");
           if (v2 && refusesRemoteWrite2) {
             if (recording) {
-              record(request, ByteBufUtil.getBytes(body));
+              record(request, ByteBufUtil.getBytes(body), content);
             }
             body.release();
             tenant.answered(415);
@@ -416,7 +422,7 @@ public final class ScriptedDownstream implements AutoCloseable {
       }
       try {
         if (recording) {
-          record(request, ByteBufUtil.getBytes(body == null ? content : body));
+          record(request, ByteBufUtil.getBytes(body == null ? content : body), content);
         }
         if (problem != null) {
           errors.increment();
@@ -452,11 +458,20 @@ public final class ScriptedDownstream implements AutoCloseable {
       }
     }
 
-    private void record(FullHttpRequest request, byte[] body) {
+    /**
+     * @param content borrowed; the body as received
+     */
+    private void record(FullHttpRequest request, byte[] body, ByteBuf content) {
       Map<String, String> headers = new LinkedHashMap<>();
       request.headers().forEach(e -> headers.put(e.getKey(), e.getValue()));
       Received r =
-          new Received(request.method().name(), request.uri(), headers, body, System.nanoTime());
+          new Received(
+              request.method().name(),
+              request.uri(),
+              headers,
+              body,
+              System.nanoTime(),
+              ByteBufUtil.getBytes(content));
       synchronized (received) {
         received.add(r);
       }

@@ -26,6 +26,7 @@ import picocli.CommandLine.TypeConversionException;
  * @param relayUrl the running relay's write URL, or {@code null} when a relay is spawned
  * @param spawnRelay the relay jar to spawn, or {@code null} with {@link #relayUrl()}
  * @param relayArgs {@code key=value} settings of a spawned relay, passed as {@code -Dkey=value}
+ * @param shape which tenants each generated body carries
  * @param sinkPort port of the sink on 127.0.0.1; 0 for any free port
  * @param retries how often a body answered 429 or 5xx is sent again, at most
  * @param badTenant the misbehaving tenant, if any
@@ -48,6 +49,7 @@ public record Options(
     int threads,
     int seriesPerRequest,
     int tenants,
+    Shape shape,
     int labels,
     String tenantLabel,
     Encoding encoding,
@@ -80,6 +82,29 @@ public record Options(
 
     /** The {@code Content-Encoding} header value. */
     public String header() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** Which tenants the series of a generated body belong to. */
+  public enum Shape {
+    /** Every body: each series of a tenant chosen at random among {@code --tenants}. */
+    INTERLEAVED,
+    /**
+     * Every body of one tenant, the bodies taking the tenants in turn: a sender whose targets all
+     * carry one team's label.
+     */
+    SINGLE,
+    /** Four bodies in five of one tenant ({@link #SINGLE}), the fifth {@link #INTERLEAVED}. */
+    MIX;
+
+    /** Whether body number {@code body} has its series' tenants chosen at random. */
+    public boolean interleaves(int body) {
+      return this == INTERLEAVED || (this == MIX && body % 5 == 4);
+    }
+
+    /** The option's value. */
+    public String value() {
       return name().toLowerCase(Locale.ROOT);
     }
   }
@@ -184,25 +209,28 @@ public record Options(
     @Option(names = "--tenants", paramLabel = "N", order = 2)
     int tenants = 10;
 
-    @Option(names = "--labels", paramLabel = "N", order = 3)
+    @Option(names = "--shape", paramLabel = "interleaved|single|mix", order = 3)
+    Shape shape = Shape.INTERLEAVED;
+
+    @Option(names = "--labels", paramLabel = "N", order = 4)
     int labels = 8;
 
-    @Option(names = "--tenant-label", paramLabel = "NAME", order = 4)
+    @Option(names = "--tenant-label", paramLabel = "NAME", order = 5)
     String tenantLabel = "service_id";
 
-    @Option(names = "--encoding", paramLabel = "snappy|zstd", order = 5)
+    @Option(names = "--encoding", paramLabel = "snappy|zstd", order = 6)
     Encoding encoding = Encoding.SNAPPY;
 
-    @Option(names = "--protocol", paramLabel = "v1", order = 6)
+    @Option(names = "--protocol", paramLabel = "v1", order = 7)
     String protocol = "v1";
 
-    @Option(names = "--pool", paramLabel = "N", order = 7)
+    @Option(names = "--pool", paramLabel = "N", order = 8)
     int poolSize = 64;
 
-    @Option(names = "--seed", paramLabel = "N", order = 8)
+    @Option(names = "--seed", paramLabel = "N", order = 9)
     long seed = 42;
 
-    @Option(names = "--exploding-tenant", paramLabel = "N", order = 9)
+    @Option(names = "--exploding-tenant", paramLabel = "N", order = 10)
     int explodingSeries = 0;
   }
 
@@ -333,6 +361,7 @@ public record Options(
         l.threads,
         q.seriesPerRequest,
         q.tenants,
+        q.shape,
         q.labels,
         q.tenantLabel,
         q.encoding,
@@ -420,6 +449,7 @@ public record Options(
         threads,
         seriesPerRequest,
         tenants,
+        shape,
         labels,
         tenantLabel,
         encoding,
@@ -449,7 +479,7 @@ public record Options(
   /** The options as they would be typed, for the report header. */
   public String describe() {
     return String.format(
-        "%d connections, %s, %d series/request over %d tenants (%s), %d labels/series, %s,"
+        "%d connections, %s, %d series/request over %d tenants (%s, %s), %d labels/series, %s,"
             + " %d generated bodies%s%s%s",
         connections,
         rate == 0
@@ -457,6 +487,7 @@ public record Options(
             : "rate " + (rate == Math.rint(rate) ? "" + (long) rate : rate) + "/s",
         seriesPerRequest,
         tenants,
+        shape.value(),
         tenantLabel,
         labels,
         encoding.header(),

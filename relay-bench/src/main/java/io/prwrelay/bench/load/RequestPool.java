@@ -23,33 +23,38 @@ import java.util.stream.Stream;
  * each body. Each is held once in direct memory and sent through views that cannot be released, so
  * any number of connections can send it concurrently without copying. {@link #close()} frees them.
  *
- * <p>Each series carries {@code __name__}, the tenant label (value {@code tenant-<i>}, the tenant
- * chosen at random per series) and {@code labels - 2} further labels, sorted by name as Prometheus
- * sends them, and one sample. From three labels on, the {@code instance} label is unique per body
- * and series. With a {@link BadTenant}, a second set of bodies also carries {@value
+ * <p>Each series carries {@code __name__}, the tenant label (value {@code tenant-<i>}) and {@code
+ * labels - 2} further labels, sorted by name as Prometheus sends them, and one sample. From three
+ * labels on, the {@code instance} label is unique per body and series. Which tenants a body carries
+ * is the {@link Options.Shape}: every tenant, chosen at random per series ({@code interleaved});
+ * one tenant per body, the bodies taking the tenants in turn ({@code single}, as a Prometheus whose
+ * targets all carry one team's label sends); or four bodies in five of one tenant and the fifth
+ * interleaved ({@code mix}). With a {@link BadTenant}, a second set of bodies also carries {@value
  * BadTenant#TENANT}; {@link #next()} hands those out for the configured share of the requests,
  * evenly spread, and the other bodies round-robin otherwise.
  *
  * <p><b>Every request is a distinct body</b>, as Prometheus's are (their samples differ): the relay
  * recognises a retry by the hash of the body's bytes, so a body sent again as a new request would
- * look like a retry. A snappy body starts with a 10-byte unknown field (number 15, eight bytes, a
- * number unique to the request), which every reader skips. The snappy block is built so that those
- * bytes can be patched without recompressing: the rest of the request is compressed on its own and
- * its elements follow one literal holding the field, so no copy refers back into it:
+ * look like a retry. In a snappy body the first series' sample value is the request's number (as a
+ * double), and the block is built so that those eight bytes can be patched without recompressing:
+ * the rest of the request is compressed on its own and its elements follow one literal holding the
+ * first series, so no copy refers back into it:
  *
  * <pre>
- *   varint(10 + n) | 0x24 (literal, 10 bytes) | 0x7A 0x08 nonce[8] | elements of snappy(rest, n bytes)
- *   \______________________ per request, 12-15 bytes _____________/ \_______ shared, read-only ______/
+ *   varint(f + n) | literal head | first series (f bytes, value = nonce) | elements of snappy(rest, n bytes)
+ *   \______________________ per request, f + 3-8 bytes _____________/ \_______ shared, read-only ______/
  * </pre>
  *
  * A snappy block's copies count back from where they are written, so the elements of the rest stay
- * valid behind the literal. Zstd bodies are sent as generated (the same bytes again each round).
+ * valid behind the literal. The body holds nothing but series, as a Prometheus request does, so a
+ * body of one tenant is one the relay forwards as it came. Zstd bodies are sent as generated (the
+ * same bytes again each round).
  *
- * <p>With an exploding tenant ({@code --exploding-tenant N}), a second literal after the nonce
- * holds {@code N} series of {@value #EXPLODING_TENANT}, metric {@value #EXPLODING_METRIC}, whose
- * {@code request_id} label is the request number in 16 hex digits: every request brings {@code N}
- * series never sent before, as a crash-looping pod or a UUID label value does. They are written
- * into the per-request prefix, so the rest is still shared.
+ * <p>With an exploding tenant ({@code --exploding-tenant N}), a second literal after the first
+ * series holds {@code N} series of {@value #EXPLODING_TENANT}, metric {@value #EXPLODING_METRIC},
+ * whose {@code request_id} label is the request number in 16 hex digits: every request brings
+ * {@code N} series never sent before, as a crash-looping pod or a UUID label value does. They are
+ * written into the per-request prefix, so the rest is still shared.
  */
 public final class RequestPool implements AutoCloseable {
   private static final String[] METRICS = {
@@ -72,21 +77,18 @@ public final class RequestPool implements AutoCloseable {
   /** The metric name of every series of {@value #EXPLODING_TENANT}. */
   public static final String EXPLODING_METRIC = "exploding_requests_total";
 
-  /** {@code WriteRequest} field 15 (unused by PRW 1.0), length-delimited, eight bytes. */
-  private static final byte[] NONCE_FIELD_HEAD = {(byte) (15 << 3 | 2), 8};
-
-  private static final int NONCE_FIELD_BYTES = NONCE_FIELD_HEAD.length + Long.BYTES;
-
   /**
-   * A snappy literal element of {@link #NONCE_FIELD_BYTES} bytes: tag {@code (length - 1) << 2}.
+   * The first series' sample value while a body is generated: its eight bytes are found in the
+   * series and replaced by each request's number.
    */
-  private static final byte NONCE_LITERAL_TAG = (byte) ((NONCE_FIELD_BYTES - 1) << 2);
+  private static final double NONCE_PLACEHOLDER = -1.2345678901234567e-300;
 
   /** One generated body. */
   public static final class Body {
     private final ByteBuf direct;
     private final ByteBuf content;
     private final byte[] prefix;
+    private final int nonceAt;
     private final int[] requestIdAt;
     private final int uncompressedBytes;
     private final int series;
@@ -96,24 +98,22 @@ public final class RequestPool implements AutoCloseable {
 
     /**
      * Takes ownership of {@code direct}: the whole compressed body when {@code prefix} is empty,
-     * else the snappy elements that follow {@code prefix}, whose last eight bytes are the nonce.
-     */
-    Body(ByteBuf direct, byte[] prefix, int uncompressedBytes, int[] seriesPerTenant, boolean bad) {
-      this(direct, prefix, new int[0], uncompressedBytes, seriesPerTenant, bad);
-    }
-
-    /**
+     * else the snappy elements that follow {@code prefix}.
+     *
+     * @param nonceAt where in {@code prefix} the eight bytes of the request's number go
      * @param requestIdAt where in {@code prefix} each exploding series' 16-digit {@code request_id}
      *     value starts
      */
     Body(
         ByteBuf direct,
         byte[] prefix,
+        int nonceAt,
         int[] requestIdAt,
         int uncompressedBytes,
         int[] seriesPerTenant,
         boolean bad) {
       this.direct = direct;
+      this.nonceAt = nonceAt;
       this.requestIdAt = requestIdAt;
       this.content = Unpooled.unreleasableBuffer(direct);
       this.prefix = prefix;
@@ -140,9 +140,9 @@ public final class RequestPool implements AutoCloseable {
         return content.duplicate();
       }
       byte[] head = prefix.clone();
-      int nonceEnd = requestIdAt.length == 0 ? head.length : nonceEnd(head);
+      long value = Double.doubleToRawLongBits(nonce);
       for (int i = 0; i < Long.BYTES; i++) {
-        head[nonceEnd - 1 - i] = (byte) (nonce >>> (8 * i));
+        head[nonceAt + i] = (byte) (value >>> (8 * i)); // a double is little-endian on the wire
       }
       for (int at : requestIdAt) {
         for (int i = 0; i < 16; i++) {
@@ -150,15 +150,6 @@ public final class RequestPool implements AutoCloseable {
         }
       }
       return Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(head), content.duplicate());
-    }
-
-    /** Index one past the nonce in a prefix: after the length varint and the nonce literal. */
-    private static int nonceEnd(byte[] head) {
-      int i = 0;
-      while (head[i] < 0) {
-        i++;
-      }
-      return i + 2 + NONCE_FIELD_BYTES;
     }
 
     public int compressedBytes() {
@@ -299,9 +290,14 @@ public final class RequestPool implements AutoCloseable {
     int[] perTenant = new int[tenants.size()];
     long timestamp = 1_700_000_000_000L + b * 15_000L;
     boolean[] badSeries = bad ? badSeries(options.seriesPerRequest(), healthy, random) : null;
+    // The body's one tenant, or -1 when every series picks one at random.
+    int only = options.shape().interleaves(b) ? -1 : b % healthy;
+    boolean snappy = options.encoding() == Options.Encoding.SNAPPY;
+    byte[] first = null;
     encoder.reset();
     for (int i = 0; i < options.seriesPerRequest(); i++) {
-      int tenant = bad && badSeries[i] ? healthy : random.nextInt(healthy);
+      int pick = random.nextInt(healthy);
+      int tenant = bad && badSeries[i] ? healthy : only >= 0 ? only : pick;
       perTenant[tenant]++;
       labels.values[Labels.NAME] = METRICS[i % METRICS.length];
       labels.values[Labels.TENANT] = tenants.get(tenant);
@@ -312,12 +308,17 @@ public final class RequestPool implements AutoCloseable {
       for (int l : labels.sorted) {
         encoder.label(labels.names[l], labels.values[l]);
       }
-      encoder.sample(random.nextInt(1_000_000) / 8.0, timestamp).endSeries();
+      double value = random.nextInt(1_000_000) / 8.0;
+      encoder.sample(snappy && i == 0 ? NONCE_PLACEHOLDER : value, timestamp).endSeries();
+      if (snappy && i == 0) {
+        first = encoder.toByteArray(); // the per-request literal; the rest is compressed once
+        encoder.reset();
+      }
     }
-    if (options.encoding() == Options.Encoding.ZSTD) {
+    if (!snappy) {
       byte[] zstd = Zstd.compress(encoder.toByteArray(), 3);
       ByteBuf direct = Unpooled.directBuffer(zstd.length).writeBytes(zstd);
-      return new Body(direct, new byte[0], encoder.size(), perTenant, bad);
+      return new Body(direct, new byte[0], -1, new int[0], encoder.size(), perTenant, bad);
     }
     ByteBuf block = encoder.snappy(UnpooledByteBufAllocator.DEFAULT);
     // Drop the block's own length varint: the prefix carries the length of the whole request.
@@ -330,8 +331,8 @@ public final class RequestPool implements AutoCloseable {
       exploding = explodingSeries(options, requestIds);
       perTenant[tenants.indexOf(EXPLODING_TENANT)] = options.explodingSeries();
     }
-    int total = NONCE_FIELD_BYTES + exploding.length + encoder.size();
-    ByteBuf prefix = Unpooled.buffer(32 + exploding.length);
+    int total = first.length + exploding.length + encoder.size();
+    ByteBuf prefix = Unpooled.buffer(32 + first.length + exploding.length);
     for (int v = total; ; v >>>= 7) {
       if ((v & ~0x7f) == 0) {
         prefix.writeByte(v);
@@ -339,7 +340,9 @@ public final class RequestPool implements AutoCloseable {
       }
       prefix.writeByte(v & 0x7f | 0x80);
     }
-    prefix.writeByte(NONCE_LITERAL_TAG).writeBytes(NONCE_FIELD_HEAD).writeLong(0);
+    literalHead(prefix, first.length);
+    int nonceAt = prefix.writerIndex() + placeholderAt(first);
+    prefix.writeBytes(first);
     int[] requestIdAt = new int[requestIds.size()];
     if (exploding.length > 0) {
       literalHead(prefix, exploding.length);
@@ -350,7 +353,23 @@ public final class RequestPool implements AutoCloseable {
     }
     ByteBuf elements = Unpooled.directBuffer(block.readableBytes()).writeBytes(block);
     block.release();
-    return new Body(elements, ByteBufUtil.getBytes(prefix), requestIdAt, total, perTenant, bad);
+    return new Body(
+        elements, ByteBufUtil.getBytes(prefix), nonceAt, requestIdAt, total, perTenant, bad);
+  }
+
+  /** Where the eight bytes of {@link #NONCE_PLACEHOLDER} start in a series: its last sample. */
+  private static int placeholderAt(byte[] series) {
+    long bits = Double.doubleToRawLongBits(NONCE_PLACEHOLDER);
+    for (int at = series.length - Long.BYTES; at >= 0; at--) {
+      long v = 0;
+      for (int i = Long.BYTES - 1; i >= 0; i--) {
+        v = v << 8 | (series[at + i] & 0xFF);
+      }
+      if (v == bits) {
+        return at;
+      }
+    }
+    throw new IllegalStateException("the first series lacks its placeholder value");
   }
 
   /** The tag and length bytes of a snappy literal element of {@code length} bytes. */

@@ -7,7 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.prwrelay.oracle.v1.Label;
+import io.prwrelay.oracle.v1.TimeSeries;
+import io.prwrelay.oracle.v1.WriteRequest;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.xerial.snappy.Snappy;
 
@@ -35,13 +41,72 @@ class RequestPoolTest {
       assertFalse(Arrays.equals(a, b));
       assertArrayEquals(a, bytes(first), "a retry sends the same bytes");
       byte[] plainA = Snappy.uncompress(a);
-      byte[] plainB = Snappy.uncompress(b);
       assertEquals(first.body.uncompressedBytes(), plainA.length);
-      assertArrayEquals(new byte[] {0x7A, 8}, Arrays.copyOf(plainA, 2), "field 15, 8 bytes");
-      assertArrayEquals(
-          Arrays.copyOfRange(plainA, 10, plainA.length),
-          Arrays.copyOfRange(plainB, 10, plainB.length));
-      assertFalse(Arrays.equals(Arrays.copyOf(plainA, 10), Arrays.copyOf(plainB, 10)));
+      WriteRequest requestA = WriteRequest.parseFrom(plainA);
+      WriteRequest requestB = WriteRequest.parseFrom(Snappy.uncompress(b));
+      assertTrue(requestA.getUnknownFields().asMap().isEmpty(), "nothing but series");
+      assertEquals(first.body.series(), requestA.getTimeseriesCount());
+      // The request's number is the first series' sample value; every other byte is shared.
+      assertEquals(0.0, requestA.getTimeseries(0).getSamples(0).getValue());
+      assertEquals(1.0, requestB.getTimeseries(0).getSamples(0).getValue());
+      assertEquals(
+          requestA.getTimeseries(0).getLabelsList(), requestB.getTimeseries(0).getLabelsList());
+      assertEquals(
+          requestA.getTimeseriesList().subList(1, requestA.getTimeseriesCount()),
+          requestB.getTimeseriesList().subList(1, requestB.getTimeseriesCount()));
+    }
+  }
+
+  /** Tenants of the series of the body of {@code w}, in order. */
+  private static List<String> tenants(Write w) throws Exception {
+    WriteRequest r = WriteRequest.parseFrom(Snappy.uncompress(bytes(w)));
+    List<String> out = new ArrayList<>();
+    for (TimeSeries s : r.getTimeseriesList()) {
+      for (Label l : s.getLabelsList()) {
+        if (l.getName().equals("service_id")) {
+          out.add(l.getValue());
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void singleShapeGivesEachRequestOneTenantInTurnAndMixInterleavesOneInFive() throws Exception {
+    try (RequestPool pool =
+        RequestPool.generate(
+            Options.parse(
+                URL,
+                "--pool",
+                "10",
+                "--tenants",
+                "3",
+                "--series-per-request",
+                "60",
+                "--shape",
+                "single"))) {
+      for (int i = 0; i < 10; i++) {
+        List<String> tenants = tenants(pool.next());
+        assertEquals(60, tenants.size());
+        assertEquals(Set.of("tenant-" + i % 3), Set.copyOf(tenants));
+      }
+    }
+    try (RequestPool pool =
+        RequestPool.generate(
+            Options.parse(
+                URL,
+                "--pool",
+                "10",
+                "--tenants",
+                "3",
+                "--series-per-request",
+                "60",
+                "--shape",
+                "mix"))) {
+      for (int i = 0; i < 10; i++) {
+        int distinct = Set.copyOf(tenants(pool.next())).size();
+        assertEquals(i % 5 == 4 ? 3 : 1, distinct, "body " + i);
+      }
     }
   }
 

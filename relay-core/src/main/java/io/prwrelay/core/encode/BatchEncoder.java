@@ -55,6 +55,10 @@ public final class BatchEncoder {
   private int[] metaEnd = new int[16];
 
   private int slotCount;
+
+  /** Series added with their tenant label cut out, in this request. */
+  private int rewrites;
+
   private int[] slotBytes = new int[16];
   private int[] slotSeries = new int[16];
   private int[] slotMetadata = new int[16];
@@ -77,6 +81,7 @@ public final class BatchEncoder {
     metaFields = 0;
     metaBytes = 0;
     slotCount = 0;
+    rewrites = 0;
     lastSlot = -1;
   }
 
@@ -128,6 +133,7 @@ public final class BatchEncoder {
       addSegment(slot, start, end, start, NO_CUT, NO_CUT);
       return;
     }
+    rewrites++;
     int contentLength = end - series.contentStart() - (series.labelEnd() - series.labelStart());
     slotBytes[slot] += 1 + WireTags.varint32Size(contentLength) + contentLength;
     addSegment(slot, start, end, series.contentStart(), series.labelStart(), series.labelEnd());
@@ -177,6 +183,16 @@ public final class BatchEncoder {
       return;
     }
     addSegment(slot, start, end, start, NO_CUT, NO_CUT);
+  }
+
+  /** Series added to {@code slot} in this request. */
+  public int series(int slot) {
+    return slotSeries[slot];
+  }
+
+  /** Series added with their tenant label removed in this request: each is written anew. */
+  public int rewrites() {
+    return rewrites;
   }
 
   /**
@@ -265,6 +281,31 @@ public final class BatchEncoder {
         }
       }
     }
+  }
+
+  /**
+   * Writes the batch of a request whose only slot holds every series unchanged: the request itself,
+   * without a copy, metadata where the sender put it. Call only when {@link #slots()} is 1, {@link
+   * #rewrites()} is 0 and the request holds nothing but its series and the metadata the batch
+   * keeps.
+   *
+   * @param request borrowed; the request every offset of this encoder refers to, between its reader
+   *     and writer index
+   * @param withMetadata whether the request's metadata counts as the batch's (else it has none)
+   * @param out receives one {@link TenantBatch} whose content is a retained slice of {@code
+   *     request}, owned by the batch
+   */
+  public void encodeWhole(
+      String tenant, ByteBuf request, boolean withMetadata, List<TenantBatch> out) {
+    TenantBatch b = batch(out.size());
+    b.tenant = tenant;
+    b.series = slotSeries[0];
+    b.samples = slotSamples[0];
+    b.exemplars = slotExemplars[0];
+    b.histograms = slotHistograms[0];
+    b.metadata = withMetadata ? metaFields : 0;
+    b.content = request.retainedSlice(request.readerIndex(), request.readableBytes());
+    out.add(b);
   }
 
   /**

@@ -160,6 +160,41 @@ public final class V2BatchEncoder {
     return null;
   }
 
+  /**
+   * Whether the request is its own PRW 2.0 batch: one slot holds all of the request's {@code
+   * seriesRead} series, none with a label left out, and they use every symbol of the table (which a
+   * batch would otherwise carry only the used part of).
+   */
+  public boolean keepsWholeRequest(int seriesRead) {
+    if (records.slots != 1 || records.slotSeries[0] != seriesRead || records.cuts != 0) {
+      return false;
+    }
+    markUsed(0);
+    return usedCount == records.symbols.count();
+  }
+
+  /**
+   * Writes the PRW 2.0 batch of a request that {@link #keepsWholeRequest} says is its own batch:
+   * the request itself, without a copy.
+   *
+   * @param request borrowed; the request every offset of this encoder refers to, between its reader
+   *     and writer index
+   * @param out receives one {@link TenantBatch} whose content is a retained slice of {@code
+   *     request}, owned by the batch
+   */
+  public void encodeWhole(String tenant, ByteBuf request, List<TenantBatch> out) {
+    V2SeriesRecords r = records;
+    TenantBatch b = batch(out.size());
+    b.tenant = tenant;
+    b.series = r.slotSeries[0];
+    b.samples = r.slotSamples[0];
+    b.exemplars = r.slotExemplars[0];
+    b.histograms = r.slotHistograms[0];
+    b.metadata = r.slotMetadata[0];
+    b.content = request.retainedSlice(request.readerIndex(), request.readableBytes());
+    out.add(b);
+  }
+
   /** Releases and removes the batches this call added to {@code out}. */
   private static void releaseFrom(int first, List<TenantBatch> out) {
     for (int i = out.size() - 1; i >= first; i--) {
@@ -222,6 +257,26 @@ public final class V2BatchEncoder {
    *     received (a rewritten series is never longer: every new ref is at most its old ref)
    */
   private int collect(int slot) {
+    int bound = markUsed(slot);
+    Arrays.sort(used, 0, usedCount);
+    identity = usedCount == records.symbols.count();
+    int[] map = newRef;
+    int[] u = used;
+    SymbolTable symbols = records.symbols;
+    for (int j = 0; j < usedCount; j++) {
+      map[u[j]] = j;
+      int length = symbols.length(u[j]);
+      bound += 1 + Varints.size32(length) + length;
+    }
+    return bound;
+  }
+
+  /**
+   * Marks the symbols the slot uses ({@link #used}, {@link #usedCount}, unsorted).
+   *
+   * @return the bytes of the slot's series as received
+   */
+  private int markUsed(int slot) {
     V2SeriesRecords r = records;
     SymbolTable symbols = r.symbols;
     int symbolCount = symbols.count();
@@ -255,15 +310,6 @@ public final class V2BatchEncoder {
       for (int k = labelsEnd, to = labelsEnd + r.nestedCount[i]; k < to; k++) {
         mark(refs[k]);
       }
-    }
-    Arrays.sort(used, 0, usedCount);
-    identity = usedCount == symbolCount;
-    int[] map = newRef;
-    int[] u = used;
-    for (int j = 0; j < usedCount; j++) {
-      map[u[j]] = j;
-      int length = symbols.length(u[j]);
-      bound += 1 + Varints.size32(length) + length;
     }
     return bound;
   }

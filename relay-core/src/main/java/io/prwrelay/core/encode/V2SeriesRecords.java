@@ -40,6 +40,10 @@ final class V2SeriesRecords {
   int refSize;
 
   int slots;
+
+  /** Series added with a label pair to leave out, in this request. */
+  int cuts;
+
   int[] head = new int[16];
   int[] tail = new int[16];
   int[] slotSeries = new int[16];
@@ -54,6 +58,7 @@ final class V2SeriesRecords {
     count = 0;
     refSize = 0;
     slots = 0;
+    cuts = 0;
   }
 
   int openSlot() {
@@ -102,6 +107,9 @@ final class V2SeriesRecords {
         removeTenantLabel && series.tenantLabel() != V2SeriesView.NO_TENANT_LABEL
             ? series.tenantPair()
             : -1;
+    if (cut[i] >= 0) {
+      cuts++;
+    }
     exemplars[i] = series.exemplars();
     histograms[i] = series.histograms();
     next[i] = -1;

@@ -58,6 +58,7 @@ public final class V2RequestReader {
   private final V2SeriesView series = new V2SeriesView();
 
   private int seriesCount;
+  private int otherFields;
   private int[] seriesStart = new int[64];
   private int[] seriesContent = new int[64];
   private int[] seriesEnd = new int[64];
@@ -103,6 +104,15 @@ public final class V2RequestReader {
   }
 
   /**
+   * Top-level fields of the last request read other than symbols and series (fields PRW 2.0 does
+   * not define, skipped): a request with any is never forwarded as it came, since a downstream may
+   * give such a field a meaning.
+   */
+  public int otherFields() {
+    return otherFields;
+  }
+
+  /**
    * The symbols table of the last request read: valid after {@link #read} (also after an error in
    * the series, once the table was complete) until the next {@code read}.
    */
@@ -129,6 +139,7 @@ public final class V2RequestReader {
     refIndex = -1;
     symbols.reset(array);
     seriesCount = 0;
+    otherFields = 0;
     try {
       frame(array);
       checkSymbols();
@@ -169,6 +180,7 @@ public final class V2RequestReader {
           throw wrongWireType(tag, "length-delimited");
         }
         skipField(a, tag, end);
+        otherFields++;
       }
     }
   }

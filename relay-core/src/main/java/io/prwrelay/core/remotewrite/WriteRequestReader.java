@@ -57,6 +57,7 @@ public final class WriteRequestReader {
 
   // Where reading is, kept only to name the field in an error; plain int writes on the hot path.
   private int seriesIndex;
+  private int otherFields;
   private int labelIndex;
   private int where;
 
@@ -99,6 +100,15 @@ public final class WriteRequestReader {
   }
 
   /**
+   * Top-level fields of the last request read that are neither series nor metadata (fields PRW 1.0
+   * does not define, skipped): a request with any is never forwarded as it came, since a downstream
+   * may give such a field a meaning (Cortex's field 1000 skips label name validation).
+   */
+  public int otherFields() {
+    return otherFields;
+  }
+
+  /**
    * Reads one request and reports every series and metadata field to {@code visitor}, in order.
    *
    * @param array borrowed; holds the decompressed request
@@ -113,6 +123,7 @@ public final class WriteRequestReader {
     }
     seriesIndex = -1;
     labelIndex = -1;
+    otherFields = 0;
     where = AT_REQUEST;
     int end = offset + length;
     int pos = offset;
@@ -172,6 +183,7 @@ public final class WriteRequestReader {
             throw wrongWireType(in, tag);
           }
           skipUnknown(in, tag);
+          otherFields++;
           pos = offset + in.getTotalBytesRead();
         }
       }

@@ -81,6 +81,20 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
   abstract RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches);
 
   /**
+   * Whether the request just read is its own batch: every series went to one tenant and nothing in
+   * the request has to change for it (no series dropped, no label removed, what the version's
+   * policy keeps of the rest kept as it is).
+   */
+  abstract boolean whole();
+
+  /**
+   * Adds the one batch of a request that {@link #whole()} said is its own: a retained slice of it.
+   *
+   * @param request borrowed
+   */
+  abstract void encodeWhole(String tenant, ByteBuf request, List<TenantBatch> batches);
+
+  /**
    * Routes one request.
    *
    * @param request borrowed; the decompressed request between its reader and writer index. Read in
@@ -109,7 +123,14 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
         return result;
       }
       try {
-        result.error = encode(slots.tenants(), alloc, result.batches);
+        if (whole()) {
+          // Nothing to splice: the batch is the request (no copy), and a caller holding the
+          // request's compressed body may send that as it came (RouteResult#whole()).
+          result.whole = true;
+          encodeWhole(slots.tenants()[0], request, result.batches);
+        } else {
+          result.error = encode(slots.tenants(), alloc, result.batches);
+        }
       } catch (RuntimeException | Error e) {
         result.clear();
         throw e;

@@ -24,6 +24,7 @@ public final class RouteResult {
   final int[] dropped = new int[TenantProblem.values().length];
   final SeriesDigests digests = new SeriesDigests();
   RequestError error;
+  boolean whole;
   int seriesIn;
   int metadataIn;
   final int[] metadataRouted = new int[MetadataRoute.values().length];
@@ -47,6 +48,17 @@ public final class RouteResult {
    */
   public SeriesDigests digests() {
     return digests;
+  }
+
+  /**
+   * Whether the request was its own batch: every series went to one tenant and nothing had to
+   * change (no series dropped, no label removed, PRW 1.0 metadata kept as the policy says, no field
+   * the protocol does not define). The one batch's content is then the request itself (a retained
+   * slice of it, no copy, in the sender's field order), so a caller that holds the request's
+   * compressed body may send that body as it came instead of compressing the batch again.
+   */
+  public boolean whole() {
+    return whole;
   }
 
   /** Series read from the request. */
@@ -113,6 +125,7 @@ public final class RouteResult {
     Arrays.fill(dropped, 0);
     digests.clear();
     error = null;
+    whole = false;
     seriesIn = 0;
     metadataIn = 0;
     Arrays.fill(metadataRouted, 0);

@@ -28,10 +28,11 @@ import java.util.List;
  * <p><b>Allocation:</b> once a tenant value has been seen (and the scratch arrays have grown to the
  * request size), routing allocates nothing per series or per label; per request it allocates one
  * pooled buffer per large tenant batch and one shared by the small ones ({@link
- * io.prwrelay.core.encode.BatchEncoder#encode}), and the reader's {@code CodedInputStream} when a
- * field is not encoded the usual way. A new tenant value costs one {@code byte[]} and one {@code
- * String}, once; at most {@link TenantRules#maxCachedTenants()} values are remembered before the
- * table starts over.
+ * io.prwrelay.core.encode.BatchEncoder#encode}), none for a request that is its own batch (a slice
+ * of it: {@link RouteResult#whole()}), and the reader's {@code CodedInputStream} when a field is
+ * not encoded the usual way. A new tenant value costs one {@code byte[]} and one {@code String},
+ * once; at most {@link TenantRules#maxCachedTenants()} values are remembered before the table
+ * starts over.
  *
  * <p><b>Metadata.</b> Under {@link TenantRules.MetadataPolicy#BROADCAST} the request's {@code
  * metadata} fields are copied into every tenant batch, within {@link
@@ -148,6 +149,30 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
     encoder.encode(tenants, broadcast, alloc, batches);
     // Splicing copies each series once: only metadata grows, under its own bound above.
     return null;
+  }
+
+  @Override
+  boolean whole() {
+    // Metadata is kept when it is broadcast within its cap (for one tenant: its own bytes).
+    return encoder.slots() == 1
+        && encoder.series(0) == result.seriesIn
+        && encoder.rewrites() == 0
+        && reader.otherFields() == 0
+        && (result.metadataIn == 0
+            || (withMetadata && encoder.metadataBytes() <= rules.maxBroadcastMetadataBytes()));
+  }
+
+  @Override
+  void encodeWhole(String tenant, ByteBuf request, List<TenantBatch> batches) {
+    if (learner != null) {
+      learner.finish(slots.tenants());
+    }
+    int entries = metadata.count();
+    if (entries > 0) {
+      // whole() keeps metadata only when it is broadcast within its cap: to this one tenant.
+      result.metadataRouted[MetadataRoute.BROADCAST.ordinal()] += entries;
+    }
+    encoder.encodeWhole(tenant, request, withMetadata, batches);
   }
 
   @Override

@@ -132,6 +132,19 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   }
 
   @Override
+  boolean whole() {
+    // A PRW 1.0 batch is a conversion: never the request itself.
+    return format == V2BatchEncoder.Format.V2
+        && reader.otherFields() == 0
+        && encoder.keepsWholeRequest(result.seriesIn);
+  }
+
+  @Override
+  void encodeWhole(String tenant, ByteBuf request, List<TenantBatch> batches) {
+    encoder.encodeWhole(tenant, request, batches);
+  }
+
+  @Override
   public boolean onSeries(V2SeriesView series) {
     result.seriesIn++;
     result.metadataIn += series.metadata();

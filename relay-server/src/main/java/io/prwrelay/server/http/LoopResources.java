@@ -12,7 +12,7 @@ import io.prwrelay.core.route.V2TenantRouter;
 /**
  * What one event loop thread reuses for every request it processes: tenant routers for PRW 1.0 and
  * for PRW 2.0 (writing 2.0, or 1.0 for a downstream that takes only 1.0), the checks of a PRW 2.0
- * request sent whole to a trusted tenant, a counter for PRW 1.0 requests forwarded whole, a zstd
+ * request sent whole to a trusted tenant, a counter for PRW 1.0 requests sent whole to one, a zstd
  * decompression context, and the memory grant of the request being decompressed. Flyweights, not
  * thread-safe.
  *

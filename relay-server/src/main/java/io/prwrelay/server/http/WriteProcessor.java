@@ -44,6 +44,11 @@ import java.util.logging.Logger;
  * ledger under the body's hash, so the retry sends only the rest. Decompression and routing run on
  * the connection's event loop, which owns a {@link LoopResources}.
  *
+ * <p>A request that is its own tenant batch (every series to one tenant and nothing to change:
+ * {@link RouteResult#whole()}, or a trusted tenant header) is still read in full, but its batch is
+ * the decompressed request itself, and when its body is snappy that body goes to the lane as it
+ * came: nothing is encoded or compressed again ({@code relay_requests_forwarded_whole_total}).
+ *
  * <p>A PRW 2.0 request is routed into PRW 2.0 tenant requests (each with its own symbols table) or
  * straight into PRW 1.0 ones, as {@link DownstreamProtocol} says the downstream takes; an invalid
  * one is answered 400 with the reader's message. Every answer to a PRW 2.0 sender carries the
@@ -113,8 +118,14 @@ final class WriteProcessor {
         };
   }
 
-  /** One tenant's uncompressed batch of {@code protocol}, before it becomes a fragment. */
-  private record Batch(String tenant, Protocol protocol, ByteBuf content, SeriesCounts counts) {}
+  /**
+   * One tenant's uncompressed batch of {@code protocol}, before it becomes a fragment.
+   *
+   * @param whole whether the batch is the request itself, unchanged: its compressed body, when it
+   *     is snappy, is the batch's snappy block
+   */
+  private record Batch(
+      String tenant, Protocol protocol, ByteBuf content, SeriesCounts counts, boolean whole) {}
 
   /**
    * Processes one request.
@@ -232,7 +243,7 @@ final class WriteProcessor {
             done.accept(Answer.of(400, error.message()));
             return;
           }
-          batches.add(new Batch(tenant, Protocol.V1, decoded, res.counter.counts()));
+          batches.add(new Batch(tenant, Protocol.V1, decoded, res.counter.counts(), true));
           insight.recordWhole(tenant, res.counter.counts().series(), decoded.readableBytes());
         } else {
           RequestError error = wholeV2(res, alloc, tenant, decoded, batches);
@@ -273,7 +284,7 @@ final class WriteProcessor {
             if (v2 == null) {
               metrics.tenantMetadataIn(b.tenant(), b.metadata());
             }
-            batches.add(new Batch(b.tenant(), output, b.takeContent(), b.counts()));
+            batches.add(new Batch(b.tenant(), output, b.takeContent(), b.counts(), result.whole()));
           }
         } finally {
           if (result != null) {
@@ -296,7 +307,7 @@ final class WriteProcessor {
     if (refusedTenant(allowed, body, batches, done)) {
       return;
     }
-    deliver(loop, body, input, batches, startNanos, done);
+    deliver(loop, body, encoding, input, batches, startNanos, done);
   }
 
   /**
@@ -377,14 +388,14 @@ final class WriteProcessor {
         if (c.error() != null) {
           return c.error();
         }
-        out.add(new Batch(tenant, Protocol.V1, c.content(), c.counts()));
+        out.add(new Batch(tenant, Protocol.V1, c.content(), c.counts(), false));
         return null;
       }
       V2Check check = res.v2Check.check(decoded, alloc);
       if (check.error() != null) {
         return check.error();
       }
-      out.add(new Batch(tenant, Protocol.V2, decoded.retain(), check.counts()));
+      out.add(new Batch(tenant, Protocol.V2, decoded.retain(), check.counts(), true));
       return null;
     } finally {
       decoded.release();
@@ -429,14 +440,18 @@ final class WriteProcessor {
   }
 
   /**
-   * Hands every batch to its lane and answers once all have their outcome.
+   * Hands every batch to its lane and answers once all have their outcome. A request that is its
+   * own batch, received as snappy, goes to its lane as the body it came in ({@link
+   * Fragment#ofBlock}): the downstream is sent the sender's bytes, and nothing is compressed again.
    *
-   * @param body takes ownership: kept until the answer when the ledger may need its hash
+   * @param body takes ownership: kept until the answer when the ledger may need its hash, and
+   *     handed to the lane when it is forwarded as it came
    * @param batches takes ownership of every batch's content
    */
   private void deliver(
       EventLoop loop,
       ByteBuf body,
+      BodyEncoding encoding,
       Protocol input,
       List<Batch> batches,
       long startNanos,
@@ -451,6 +466,11 @@ final class WriteProcessor {
     // answer turns out to ask for a retry, which needs the body kept until then.
     LedgerKey known = null;
     ByteBuf kept = null;
+    // The fragment's own reference to the body it forwards, taken before the body may be released.
+    ByteBuf forwarded =
+        batches.size() == 1 && batches.get(0).whole() && encoding == BodyEncoding.SNAPPY
+            ? body.retain()
+            : null;
     boolean several = ledger.enabled() && batches.size() > 1;
     if (several && !ledger.isEmpty()) {
       known = LedgerKey.of(body);
@@ -512,13 +532,26 @@ final class WriteProcessor {
           b.content().release();
           continue;
         }
+        if (forwarded != null) {
+          b.content().release();
+          fragments.add(
+              Fragment.ofBlock(
+                  b.tenant(), b.protocol(), forwarded, size, b.counts(), deadline, request));
+          forwarded = null;
+          metrics.forwardedWhole();
+          continue;
+        }
         fragments.add(
             new Fragment(b.tenant(), b.protocol(), b.content(), b.counts(), deadline, request));
       }
     } catch (RuntimeException | Error e) {
       // Nothing was handed to a lane yet: every batch not released above is released here.
+      // (A forwarded body is the request's only fragment, added last: never among them.)
       for (int j = 0; j < fragments.size(); j++) {
         fragments.get(j).body().release();
+      }
+      if (forwarded != null) {
+        forwarded.release();
       }
       for (int j = i; j < batches.size(); j++) {
         batches.get(j).content().release();

@@ -12,9 +12,11 @@ import io.prwrelay.server.downstream.Protocol;
  * <p>Owns {@link #body()}, an uncompressed request of {@link #protocol()} (a PRW 1.0 {@code
  * WriteRequest}, or a PRW 2.0 {@code Request} with its own symbols table) holding only this
  * tenant's series, until {@link Lanes} compresses it into one snappy block on the thread that built
- * it; owns that block until the fragment's outcome is known. The lane releases it then, exactly
- * once, before telling the {@link Listener}. Fragments of the same tenant may travel downstream
- * together in one coalesced request, but each fragment's outcome is reported to its own listener.
+ * it; owns that block until the fragment's outcome is known. A fragment made {@link #ofBlock} holds
+ * the sender's own snappy body from the start and is never compressed. The lane releases it then,
+ * exactly once, before telling the {@link Listener}. Fragments of the same tenant may travel
+ * downstream together in one coalesced request, but each fragment's outcome is reported to its own
+ * listener.
  */
 public final class Fragment {
   /** Told the outcome of a fragment, once, on the lane's event loop. */
@@ -68,13 +70,46 @@ public final class Fragment {
       SeriesCounts counts,
       long deadlineNanos,
       Listener listener) {
+    this(tenant, protocol, body, null, body.readableBytes(), counts, deadlineNanos, listener);
+  }
+
+  private Fragment(
+      String tenant,
+      Protocol protocol,
+      ByteBuf body,
+      ByteBuf compressed,
+      int size,
+      SeriesCounts counts,
+      long deadlineNanos,
+      Listener listener) {
     this.tenant = tenant;
     this.protocol = protocol;
     this.body = body;
-    this.size = body.readableBytes();
+    this.compressed = compressed;
+    this.size = size;
     this.counts = counts;
     this.deadlineNanos = deadlineNanos;
     this.listener = listener;
+  }
+
+  /**
+   * A batch that is one snappy block already: a sender's request body forwarded as it came, because
+   * the request was its own batch. Lanes send, join and queue it like a block they compressed.
+   *
+   * @param protocol the message the block decompresses to
+   * @param block takes ownership; a valid snappy block (it was decompressed once, in full)
+   * @param size the bytes the block decompresses to
+   * @param deadlineNanos ticker time by which the outcome must be known
+   */
+  public static Fragment ofBlock(
+      String tenant,
+      Protocol protocol,
+      ByteBuf block,
+      int size,
+      SeriesCounts counts,
+      long deadlineNanos,
+      Listener listener) {
+    return new Fragment(tenant, protocol, null, block, size, counts, deadlineNanos, listener);
   }
 
   public String tenant() {

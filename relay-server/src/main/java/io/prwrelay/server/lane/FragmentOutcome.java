@@ -49,7 +49,7 @@ public record FragmentOutcome(
   /** Delivered (2xx) or rejected (a non-retriable 4xx) by the downstream's answer {@code o}. */
   static FragmentOutcome answered(AttemptOutcome o, int attempts, WrittenCounts written) {
     return o.success()
-        ? new FragmentOutcome(Kind.DELIVERED, o.status(), "", -1, attempts, written)
+        ? delivered(o.status(), attempts, written)
         : new FragmentOutcome(Kind.REJECTED, o.status(), o.describe(), -1, attempts, written);
   }
 
@@ -185,6 +185,30 @@ public record FragmentOutcome(
         "too many tenants are busy at once (relay.lanes.max=" + maxLanes + ")",
         1000,
         0);
+  }
+
+  /** {@link #delivered}'s outcomes of the common first attempts, made once. */
+  private static final FragmentOutcome DELIVERED_200 =
+      new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1, null);
+
+  private static final FragmentOutcome DELIVERED_204 =
+      new FragmentOutcome(Kind.DELIVERED, 204, "", -1, 1, null);
+
+  /**
+   * A fragment accepted downstream with {@code status} (a 2xx) after {@code attempts}: one shared
+   * outcome for the usual answers (200 or 204 to the first attempt, no written counts), as an
+   * outcome per fragment showed in the allocation profile.
+   */
+  public static FragmentOutcome delivered(int status, int attempts, WrittenCounts written) {
+    if (attempts == 1 && written == null) {
+      if (status == 200) {
+        return DELIVERED_200;
+      }
+      if (status == 204) {
+        return DELIVERED_204;
+      }
+    }
+    return new FragmentOutcome(Kind.DELIVERED, status, "", -1, attempts, written);
   }
 
   /** True when the fragment is safe: delivered, or durably queued. */

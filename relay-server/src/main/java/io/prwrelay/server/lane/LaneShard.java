@@ -134,7 +134,11 @@ final class LaneShard {
    * said it may be ({@link Delegate}); false when it goes to its lane.
    */
   boolean sentFromHere(Fragment f) {
-    if (f.compressed() == null || f.protocol() != Protocol.V1) {
+    // Large means compressed on the calling thread; a small body forwarded as it came is a block
+    // too, and goes to its lane like any small batch.
+    if (f.compressed() == null
+        || f.size() < Lanes.COMPRESS_IN_LANE_BELOW
+        || f.protocol() != Protocol.V1) {
       return false;
     }
     Delegate d = remotes.get(f.tenant());

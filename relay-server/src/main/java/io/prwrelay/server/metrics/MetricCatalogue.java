@@ -31,6 +31,11 @@ public final class MetricCatalogue {
           "relay.request.duration",
           Duration.ofSeconds(60),
           "time from a request's headers to its answer");
+  public static final Metric REQUESTS_FORWARDED_WHOLE =
+      counter(
+          "relay.requests.forwarded.whole",
+          "write requests whose compressed body went downstream as received: one tenant, nothing"
+              + " to change");
   public static final Metric INFLIGHT_REQUESTS =
       gauge("relay.inflight.requests", null, "sender requests being received, routed or delivered");
   public static final Metric RECEIVED_BYTES =
@@ -292,6 +297,7 @@ public final class MetricCatalogue {
       List.of(
           REQUESTS,
           REQUEST_DURATION,
+          REQUESTS_FORWARDED_WHOLE,
           INFLIGHT_REQUESTS,
           RECEIVED_BYTES,
           HTTP_REQUESTS,

@@ -1,5 +1,6 @@
 package io.prwrelay.server.lane;
 
+import static io.prwrelay.server.lane.LaneTesting.forwardedFragment;
 import static io.prwrelay.server.lane.LaneTesting.settings;
 import static io.prwrelay.server.lane.LaneTesting.statesInto;
 import static io.prwrelay.server.lane.LaneTesting.textFragment;
@@ -119,6 +120,25 @@ class LaneTest {
     assertEquals(2, sent.size());
     assertEquals("a1a2" + large + "a3" + large + "2", sent.get(1).text());
     assertEquals(6, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
+  void forwardedBodiesJoinTheOtherFragmentsBlockToBlock() {
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    downstream.script("a", Reply.status(200).after(Duration.ofMillis(50)));
+    long deadline = sim.now() + 10 * SECOND;
+    submit(forwardedFragment("f0", "a", "f0", deadline, outcomes));
+    submit(fragment("a1", "a", 10 * SECOND));
+    submit(forwardedFragment("f1", "a", "f1", deadline, outcomes));
+    submit(forwardedFragment("f2", "a", "f2", deadline, outcomes));
+    submit(fragment("a2", "a", 10 * SECOND));
+    advance(50);
+    List<ScriptedSender.Call> sent = downstream.callsTo("a");
+    assertEquals(2, sent.size());
+    assertEquals("f0", sent.get(0).text(), "a body forwarded alone is sent as it is");
+    assertEquals("a1f1f2a2", sent.get(1).text(), "one request, in order");
+    assertEquals(5, outcomes.size());
     outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
   }
 

@@ -86,6 +86,37 @@ final class LaneTesting {
         answeredOnce(outcomes, id));
   }
 
+  /**
+   * A PRW 1.0 fragment as a forwarded sender body ({@link Fragment#ofBlock}): one series whose
+   * bytes are {@code text}, held as a snappy block of one literal (in a pooled heap buffer),
+   * answered once into {@code outcomes} under {@code id}.
+   */
+  static Fragment forwardedFragment(
+      String id,
+      String tenant,
+      String text,
+      long deadlineNanos,
+      Map<String, FragmentOutcome> outcomes) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    if (bytes.length > 60) {
+      throw new IllegalArgumentException("one short literal: at most 60 bytes");
+    }
+    io.netty.buffer.ByteBuf block =
+        PooledByteBufAllocator.DEFAULT
+            .heapBuffer(bytes.length + 2)
+            .writeByte(bytes.length) // the length preamble
+            .writeByte((bytes.length - 1) << 2) // a literal of that many bytes
+            .writeBytes(bytes);
+    return Fragment.ofBlock(
+        tenant,
+        io.prwrelay.server.downstream.Protocol.V1,
+        block,
+        bytes.length,
+        new SeriesCounts(1, 1, 0, 0),
+        deadlineNanos,
+        answeredOnce(outcomes, id));
+  }
+
   /** An observer that adds "tenant STATE" to {@code events} at each lane state change. */
   static LaneObserver statesInto(List<String> events) {
     return new LaneObserver() {

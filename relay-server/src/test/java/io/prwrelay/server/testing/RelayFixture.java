@@ -93,6 +93,28 @@ public final class RelayFixture implements AutoCloseable {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /**
+   * POSTs a body compressed by the caller ({@code contentEncoding}: {@code snappy} or {@code zstd})
+   * with the headers a PRW 1.0 sender sends.
+   *
+   * @param extraHeaders name, value, name, value...
+   */
+  public HttpResponse<String> writeCompressed(
+      byte[] compressed, String contentEncoding, String... extraHeaders) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri("/api/v1/write"))
+            .timeout(Duration.ofSeconds(30))
+            .header("Content-Type", "application/x-protobuf")
+            .header("Content-Encoding", contentEncoding)
+            .header("X-Prometheus-Remote-Write-Version", "0.1.0")
+            .header("User-Agent", "test-sender");
+    for (int i = 0; i < extraHeaders.length; i += 2) {
+      b.header(extraHeaders[i], extraHeaders[i + 1]);
+    }
+    b.POST(HttpRequest.BodyPublishers.ofByteArray(compressed));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
   /** {@link #write} on another thread; the future fails with what {@code write} threw. */
   public CompletableFuture<HttpResponse<String>> writeAsync(byte[] request) {
     return async(() -> write(request));
