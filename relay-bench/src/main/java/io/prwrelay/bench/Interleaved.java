@@ -57,6 +57,7 @@ public final class Interleaved {
     rows.put("RouteBenchmark.copy", route::copy);
     rows.put("RouteBenchmark.baseline", () -> route.baseline(bh));
     rows.put("PipelineBenchmark.relay", pipeline::relay);
+    rows.put("PipelineBenchmark.relayWithoutFamilies", pipeline::relayWithoutFamilies);
     rows.put("PipelineBenchmark.floor", pipeline::floor);
     rows.put("CodecBenchmark.snappyDecode", codec::snappyDecode);
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -107,6 +108,11 @@ public final class Interleaved {
         "RouteBenchmark.routeV2",
         "routeV2Digesting / routeV2");
     ratio(median, "PipelineBenchmark.relay", "PipelineBenchmark.floor", "relay / floor");
+    ratio(
+        median,
+        "PipelineBenchmark.relay",
+        "PipelineBenchmark.relayWithoutFamilies",
+        "relay / relayWithoutFamilies");
   }
 
   private static void ratio(Map<String, Double> median, String a, String b, String name) {

@@ -36,6 +36,7 @@ public class PipelineBenchmark extends RelayBenchmark {
   private byte[] compressed;
   private ByteBuf body;
   private TenantRouter router;
+  private TenantRouter routerWithoutFamilies;
   private final List<ByteBuf> batches = new ArrayList<>();
 
   /** The relay's allocator (see RelayServer). */
@@ -46,6 +47,8 @@ public class PipelineBenchmark extends RelayBenchmark {
     compressed = Snappy.compress(Payloads.load(payload, tenantLabel));
     body = alloc.directBuffer(compressed.length).writeBytes(compressed);
     router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
+    routerWithoutFamilies =
+        new TenantRouter(TenantRules.builder().labels(tenantLabel).maxFamilyTenants(0).build());
     ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
     RouteResult result = router.route(decoded, alloc);
     for (TenantBatch b : result.batches()) {
@@ -64,6 +67,19 @@ public class PipelineBenchmark extends RelayBenchmark {
 
   @Benchmark
   public long relay() throws Exception {
+    return relay(router);
+  }
+
+  /**
+   * {@code relay} without learning metric families ({@code relay.metadata.max-family-tenants=0}):
+   * the difference is what routing metadata-only requests by family costs a whole request.
+   */
+  @Benchmark
+  public long relayWithoutFamilies() throws Exception {
+    return relay(routerWithoutFamilies);
+  }
+
+  private long relay(TenantRouter router) throws Exception {
     ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
     long out = 0;
     try {
