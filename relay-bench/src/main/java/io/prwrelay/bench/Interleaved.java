@@ -58,6 +58,7 @@ public final class Interleaved {
     rows.put("RouteBenchmark.baseline", () -> route.baseline(bh));
     rows.put("PipelineBenchmark.relay", pipeline::relay);
     rows.put("PipelineBenchmark.relayInsightOff", pipeline::relayInsightOff);
+    rows.put("PipelineBenchmark.relayWithoutFamilies", pipeline::relayWithoutFamilies);
     rows.put("PipelineBenchmark.floor", pipeline::floor);
     rows.put("CodecBenchmark.snappyDecode", codec::snappyDecode);
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -113,6 +114,11 @@ public final class Interleaved {
         "PipelineBenchmark.relayInsightOff",
         "PipelineBenchmark.floor",
         "relayInsightOff / floor");
+    ratio(
+        median,
+        "PipelineBenchmark.relay",
+        "PipelineBenchmark.relayWithoutFamilies",
+        "relay / relayWithoutFamilies");
   }
 
   private static void ratio(Map<String, Double> median, String a, String b, String name) {

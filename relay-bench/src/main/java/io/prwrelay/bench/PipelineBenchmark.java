@@ -45,6 +45,7 @@ public class PipelineBenchmark extends RelayBenchmark {
   private ByteBuf body;
   private TenantRouter router;
   private TenantRouter routerInsightOff;
+  private TenantRouter routerWithoutFamilies;
   private WriteRequestReader reader;
   private final SeriesCounter counter = new SeriesCounter();
   private boolean whole;
@@ -60,6 +61,9 @@ public class PipelineBenchmark extends RelayBenchmark {
     TenantRules rules = TenantRules.builder().labels(tenantLabel).build();
     router = new TenantRouter(rules, true);
     routerInsightOff = new TenantRouter(rules, false);
+    routerWithoutFamilies =
+        new TenantRouter(
+            TenantRules.builder().labels(tenantLabel).maxFamilyTenants(0).build(), true);
     reader = new WriteRequestReader(List.of(tenantLabel), false);
     ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
     RouteResult result = routerInsightOff.route(decoded, alloc);
@@ -86,6 +90,15 @@ public class PipelineBenchmark extends RelayBenchmark {
   @Benchmark
   public long relayInsightOff() throws Exception {
     return relay(routerInsightOff);
+  }
+
+  /**
+   * {@code relay} without learning metric families ({@code relay.metadata.max-family-tenants=0}):
+   * the difference is what routing metadata-only requests by family costs a whole request.
+   */
+  @Benchmark
+  public long relayWithoutFamilies() throws Exception {
+    return relay(routerWithoutFamilies);
   }
 
   private long relay(TenantRouter r) throws Exception {

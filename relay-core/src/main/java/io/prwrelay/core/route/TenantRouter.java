@@ -177,6 +177,24 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   @Override
   public boolean onSeries(SeriesView series) {
+    int slot = place(series);
+    if (slot >= 0) {
+      if (digest) {
+        digest(slot, series);
+      }
+      if (learner != null) {
+        learner.see(slot, series);
+      }
+    }
+    return slot != REJECT;
+  }
+
+  /**
+   * Adds a series to its tenant's batch.
+   *
+   * @return the batch slot, {@link #DROP} or {@link #REJECT}
+   */
+  private int place(SeriesView series) {
     result.seriesIn++;
     int problem;
     if (series.tenantLabel() == SeriesView.NO_TENANT_LABEL) {
@@ -188,45 +206,27 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       // Series of one target arrive together: the previous series' value is the likeliest match.
       if (lastSlot >= 0 && Bytes.equalsAt(a, at, length, a, lastValueOffset, lastValueLength)) {
         encoder.addSeries(lastSlot, series, removeLabel);
-        if (digest) {
-          digest(lastSlot, series);
-        }
-        if (learner != null) {
-          learner.see(lastSlot, series);
-        }
-        return true;
+        return lastSlot;
       }
       int resolved = slots.resolve(a, at, length);
       if (TenantTable.isEntry(resolved)) {
         int slot = slotOf(resolved, series);
         if (slot == REJECT) {
-          return false;
+          return REJECT;
         }
         lastSlot = slot;
         lastValueOffset = at;
         lastValueLength = length;
         encoder.addSeries(slot, series, removeLabel);
-        if (digest) {
-          digest(slot, series);
-        }
-        if (learner != null) {
-          learner.see(slot, series);
-        }
-        return true;
+        return slot;
       }
       problem = TenantTable.problemOf(resolved);
     }
     int slot = unresolved(problem, series);
     if (slot >= 0) {
       encoder.addSeries(slot, series, false);
-      if (digest) {
-        digest(slot, series);
-      }
-      if (learner != null) {
-        learner.see(slot, series);
-      }
     }
-    return slot != REJECT;
+    return slot;
   }
 
   private void digest(int slot, SeriesView series) {
