@@ -1,6 +1,6 @@
 #!/bin/sh
 # Starts prw-relay with its memory sized from the container's memory limit, so that heap and direct
-# memory stay inside the limit together (README, "Sizing"):
+# memory stay inside the limit together (docs/operations.md, "Sizing"):
 #   heap    PRW_RELAY_HEAP_PERCENT   (default 40) of the limit, -Xmx
 #   direct  PRW_RELAY_DIRECT_PERCENT (default 30) of the limit, -XX:MaxDirectMemorySize
 # The bodies admitted at once (relay.server.max-inflight-bytes, default auto) are half of the direct

@@ -9,7 +9,7 @@
 #   image      builds; its size
 #   ready      /-/ready answers 200 within 30 s of `podman run`; the time it took
 #   user       the relay runs as uid 65532, the root file system is read-only
-#   sizing     heap + direct memory fit the limit; the request budget fits both (README, "Sizing")
+#   sizing     heap + direct memory fit the limit; the request budget fits both (docs/operations.md, "Sizing")
 #   health     the image's HEALTHCHECK passes
 #   load       mixed-tenant load at full speed (the load generator): every tenant receives exactly its
 #              series; the container is not OOM-killed and its peak memory stays below the limit

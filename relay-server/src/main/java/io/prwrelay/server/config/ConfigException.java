@@ -86,8 +86,8 @@ public final class ConfigException extends Exception {
             + ": '"
             + text.strip()
             + "'); the file must be Java properties, one key=value per line (relay.server.port=8080)."
-            + " The README's table 'Migrating from cortex-tenant' names the relay key for each"
-            + " cortex-tenant setting";
+            + " The table 'Migrating from cortex-tenant' (docs/migrating-from-cortex-tenant.md) names"
+            + " the relay key for each cortex-tenant setting";
     return new ConfigException("--config " + file + " " + problem, "--config", file, problem, null);
   }
 

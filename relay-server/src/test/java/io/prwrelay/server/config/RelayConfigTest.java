@@ -324,8 +324,9 @@ class RelayConfigTest {
         "--config "
             + yaml
             + " looks like YAML (line 2: 'listen: 0.0.0.0:8080'); the file must be Java properties,"
-            + " one key=value per line (relay.server.port=8080). The README's table 'Migrating"
-            + " from cortex-tenant' names the relay key for each cortex-tenant setting",
+            + " one key=value per line (relay.server.port=8080). The table 'Migrating from"
+            + " cortex-tenant' (docs/migrating-from-cortex-tenant.md) names the relay key for each"
+            + " cortex-tenant setting",
         e.getMessage());
     Files.writeString(yaml, "---\nrelay.server.port=1\n");
     assertTrue(

@@ -303,8 +303,8 @@ class HostileInputTest {
         Arguments.of("WriteRequest.timeseries as varint", bytes(0x08, 0x01), "WriteRequest"),
         Arguments.of("WriteRequest.metadata as fixed32", bytes(0x1D, 0, 0, 0, 0), "WriteRequest"),
         Arguments.of("TimeSeries.labels as varint", series(bytes(0x08, 0x01)), "timeseries[0]"),
-        // Inside a series, fields after the tenant label are forwarded unread (README, "How a
-        // request is routed"): these come before it.
+        // Inside a series, fields after the tenant label are forwarded unread
+        // (docs/ARCHITECTURE.md, "The data path"): these come before it.
         Arguments.of(
             "TimeSeries.samples as fixed64",
             series(bytes(0x11, 0, 0, 0, 0, 0, 0, 0, 0), tenant),
