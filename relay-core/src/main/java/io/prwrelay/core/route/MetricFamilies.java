@@ -35,8 +35,8 @@ import java.util.function.LongSupplier;
  * <p><b>Bounds.</b> At most {@code capacity} family–tenant associations (a family sent by three
  * tenants takes three); a new one beyond that evicts the least recently seen. An association not
  * seen for {@code ttl} is no longer used and is removed on the next update. Each association takes
- * about 64 bytes of arrays and tables; each distinct tenant ID is held once, with a count of its
- * associations.
+ * about 60 bytes of arrays and tables (58.6 measured at 500,000); each distinct tenant ID is held
+ * once, with a count of its associations.
  *
  * <p>Thread-safe: one lock, taken once per routed request that has something new to teach (the
  * learners call at most once per family, tenant and refresh interval) and once per metadata-only
