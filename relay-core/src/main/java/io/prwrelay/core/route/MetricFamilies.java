@@ -35,8 +35,8 @@ import java.util.function.LongSupplier;
  * <p><b>Bounds.</b> At most {@code capacity} family–tenant associations (a family sent by three
  * tenants takes three); a new one beyond that evicts the least recently seen. An association not
  * seen for {@code ttl} is no longer used and is removed on the next update. Each association takes
- * about 64 bytes of arrays and tables; each distinct tenant ID is held once, with a count of its
- * associations.
+ * about 60 bytes of arrays and tables (58.6 measured at 500,000); each distinct tenant ID is held
+ * once, with a count of its associations.
  *
  * <p>Thread-safe: one lock, taken once per routed request that has something new to teach (the
  * learners call at most once per family, tenant and refresh interval) and once per metadata-only
@@ -45,6 +45,7 @@ import java.util.function.LongSupplier;
 public final class MetricFamilies {
   private static final int NONE = -1;
   private static final int INITIAL = 1024;
+  private static final int LEARN_CHUNK = 256;
   private static final VarHandle LONG =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   private static final long[] TOTAL = suffix("_total");
@@ -89,6 +90,7 @@ public final class MetricFamilies {
   private int families;
 
   private final Map<String, Interned> tenantIds = new HashMap<>();
+  private long lessons;
 
   /**
    * @param capacity most family–tenant associations kept; 0 learns nothing
@@ -266,10 +268,15 @@ public final class MetricFamilies {
       return;
     }
     long now = now();
-    synchronized (this) {
-      expire(now);
-      for (int i = 0; i < count; i++) {
-        learn(keys[i], tenants[i], now);
+    // In chunks, so that a large request's lesson holds the lock from other loops only briefly.
+    for (int from = 0; from < count; from += LEARN_CHUNK) {
+      int to = Math.min(count, from + LEARN_CHUNK);
+      synchronized (this) {
+        expire(now);
+        for (int i = from; i < to; i++) {
+          learn(keys[i], tenants[i], now);
+        }
+        lessons += to - from;
       }
     }
   }
@@ -536,6 +543,11 @@ public final class MetricFamilies {
       }
     }
     table[hole] = 0;
+  }
+
+  /** Pairs taught so far, repeats included: what the learners' filters did not hold back. */
+  synchronized long lessons() {
+    return lessons;
   }
 
   /** Distinct families held now. */

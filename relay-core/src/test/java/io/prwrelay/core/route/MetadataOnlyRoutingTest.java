@@ -10,6 +10,7 @@ import static io.prwrelay.testing.RawProto.varintField;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -134,6 +135,27 @@ class MetadataOnlyRoutingTest {
     for (byte[] batch : out.values()) {
       assertArrayEquals(all, batch);
     }
+  }
+
+  @Test
+  void aLoopThatSeesManyPairsStopsTeachingThemAgainWithinTheRefreshInterval() {
+    MetricFamilies families = new MetricFamilies(1_000_000, TTL, clock::get);
+    TenantRouter router = new TenantRouter(TenantRules.builder().build(), false, families);
+    // 60,000 (family, tenant) pairs, far more than the learner's first filter (16,384).
+    byte[][] parts = new byte[60_000][];
+    for (int i = 0; i < parts.length; i++) {
+      parts[i] = seriesOf("f" + (i / 3), "t" + (i % 3));
+    }
+    byte[] request = cat(parts);
+    route(router, request);
+    assertEquals(60_000, families.size());
+    for (int round = 0; round < 6; round++) {
+      route(router, request); // the filter grows while it pushes out pairs still fresh
+    }
+    long before = families.lessons();
+    route(router, request);
+    long taughtAgain = families.lessons() - before;
+    assertTrue(taughtAgain < 600, "pairs taught again: " + taughtAgain);
   }
 
   @Test

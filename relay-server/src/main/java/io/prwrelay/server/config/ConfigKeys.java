@@ -349,7 +349,7 @@ public final class ConfigKeys {
           "relay.metadata.max-family-tenants",
           String.valueOf(TenantRules.DEFAULT_MAX_FAMILY_TENANTS),
           "metric family → tenant associations remembered to route metadata-only requests (a"
-              + " family sent by 3 tenants counts 3; about 64 bytes each); the least recently seen"
+              + " family sent by 3 tenants counts 3; about 60 bytes each); the least recently seen"
               + " is forgotten first (0 = learn nothing: such metadata goes to the default tenant)");
   public static final ConfigKey METADATA_FAMILY_TTL =
       key(
