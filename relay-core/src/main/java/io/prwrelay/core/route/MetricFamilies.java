@@ -38,9 +38,9 @@ import java.util.function.LongSupplier;
  * about 60 bytes of arrays and tables (58.6 measured at 500,000); each distinct tenant ID is held
  * once, with a count of its associations.
  *
- * <p>Thread-safe: one lock, taken once per routed request that has something new to teach (the
- * learners call at most once per family, tenant and refresh interval) and once per metadata-only
- * request. Nothing here runs per series.
+ * <p>Thread-safe: one lock, taken for each 256 pairs of a routed request that has something new to
+ * teach (the learners teach a pair at most about once per refresh interval) and once per entry of a
+ * metadata-only request. Nothing here runs per series.
  */
 public final class MetricFamilies {
   private static final int NONE = -1;
