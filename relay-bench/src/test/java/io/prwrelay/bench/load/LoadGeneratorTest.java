@@ -138,14 +138,16 @@ class LoadGeneratorTest {
 
   private static final Map<String, String> STRICT = Map.of(STRICT_KEY, "strict");
 
+  /** Four tenants and a bad one throttled (429, no Retry-After) in a quarter of 12 requests. */
+  private static final String THROTTLED_RUN =
+      "--requests 12 --duration 120s --warmup 0ms --connections 2 --tenants 4"
+          + " --series-per-request 200 --pool 8 --bad-tenant 429 --bad-retry-after 0s"
+          + " --bad-share 0.25 --retries 2";
+
   @Test
   void aThrottledTenantsRetriesDeliverEveryOtherTenantExactlyOnce() throws Exception {
     startRelay(STRICT);
-    Summary s =
-        run(
-            "--requests 12 --duration 120s --warmup 0ms --connections 2 --tenants 4"
-                + " --series-per-request 200 --pool 8 --bad-tenant 429 --bad-retry-after 0s"
-                + " --bad-share 0.25 --retries 2");
+    Summary s = run(THROTTLED_RUN);
     assertTrue(s.ok(), output());
     assertEquals(Set.of(204), s.statusesWithoutBad().keySet(), output());
     assertEquals(Set.of(429), s.statusesWithBad().keySet(), output());
@@ -164,11 +166,7 @@ class LoadGeneratorTest {
   void underTheDefaultPolicyAThrottledTenantsRequestsAreDroppedAfterA429AndTheRunIsOk()
       throws Exception {
     startRelay(Map.of());
-    Summary s =
-        run(
-            "--requests 12 --duration 120s --warmup 0ms --connections 2 --tenants 4"
-                + " --series-per-request 200 --pool 8 --bad-tenant 429 --bad-retry-after 0s"
-                + " --bad-share 0.25 --retries 2");
+    Summary s = run(THROTTLED_RUN);
     assertTrue(s.ok(), output());
     assertEquals(Set.of(204), s.statusesWithoutBad().keySet(), output());
     assertEquals(Set.of(429, 400), s.statusesWithBad().keySet(), output());

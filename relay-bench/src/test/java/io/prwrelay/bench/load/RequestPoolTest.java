@@ -71,38 +71,23 @@ class RequestPoolTest {
     return out;
   }
 
+  /** A pool of 10 bodies of 60 series of 3 tenants in {@code shape}. */
+  private static RequestPool shapedPool(String shape) throws Exception {
+    return RequestPool.generate(
+        Options.parse(
+            URL, "--pool", "10", "--tenants", "3", "--series-per-request", "60", "--shape", shape));
+  }
+
   @Test
   void singleShapeGivesEachRequestOneTenantInTurnAndMixInterleavesOneInFive() throws Exception {
-    try (RequestPool pool =
-        RequestPool.generate(
-            Options.parse(
-                URL,
-                "--pool",
-                "10",
-                "--tenants",
-                "3",
-                "--series-per-request",
-                "60",
-                "--shape",
-                "single"))) {
+    try (RequestPool pool = shapedPool("single")) {
       for (int i = 0; i < 10; i++) {
         List<String> tenants = tenants(pool.next());
         assertEquals(60, tenants.size());
         assertEquals(Set.of("tenant-" + i % 3), Set.copyOf(tenants));
       }
     }
-    try (RequestPool pool =
-        RequestPool.generate(
-            Options.parse(
-                URL,
-                "--pool",
-                "10",
-                "--tenants",
-                "3",
-                "--series-per-request",
-                "60",
-                "--shape",
-                "mix"))) {
+    try (RequestPool pool = shapedPool("mix")) {
       for (int i = 0; i < 10; i++) {
         int distinct = Set.copyOf(tenants(pool.next())).size();
         assertEquals(i % 5 == 4 ? 3 : 1, distinct, "body " + i);

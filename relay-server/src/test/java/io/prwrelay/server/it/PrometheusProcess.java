@@ -430,6 +430,30 @@ public final class PrometheusProcess implements AutoCloseable {
   }
 
   /**
+   * Relabel rules (a YAML list, each line after the first prefixed by {@code indent}) that add
+   * {@value #SERVICE_ID_LABEL}{@code ="tenant-N"}, N the metric name's hash modulo {@value
+   * #SERVICE_ID_COUNT} (see {@link #expectedServiceId}).
+   */
+  static String serviceIdRelabelling(String indent) {
+    return """
+        - source_labels: [__name__]
+          modulus: %d
+          target_label: __tmp_service_hash
+          action: hashmod
+        - source_labels: [__tmp_service_hash]
+          regex: '(.+)'
+          target_label: %s
+          replacement: 'tenant-$1'
+          action: replace
+        - regex: __tmp_service_hash
+          action: labeldrop
+        """
+        .formatted(SERVICE_ID_COUNT, SERVICE_ID_LABEL)
+        .replace("\n", "\n" + indent)
+        .stripTrailing();
+  }
+
+  /**
    * The configuration of a Prometheus that scrapes itself every second and remote-writes every
    * series to {@code remoteWriteUrl}, adding {@value #SERVICE_ID_LABEL}{@code ="tenant-N"} with N
    * from {@code 0} to {@code 2} chosen by hashing the metric name (see {@link #expectedServiceId}).
@@ -468,26 +492,9 @@ public final class PrometheusProcess implements AutoCloseable {
               max_backoff: 1s
               retry_on_http_429: %s
             write_relabel_configs:
-              - source_labels: [__name__]
-                modulus: %d
-                target_label: __tmp_service_hash
-                action: hashmod
-              - source_labels: [__tmp_service_hash]
-                regex: '(.+)'
-                target_label: %s
-                replacement: 'tenant-$1'
-                action: replace
-              - regex: __tmp_service_hash
-                action: labeldrop
-        """
+              %s"""
         .formatted(
-            SENDER_JOB,
-            HOST,
-            selfPort,
-            remoteWriteUrl,
-            retryOn429,
-            SERVICE_ID_COUNT,
-            SERVICE_ID_LABEL);
+            SENDER_JOB, HOST, selfPort, remoteWriteUrl, retryOn429, serviceIdRelabelling("      "));
   }
 
   /**

@@ -146,20 +146,8 @@ public final class VmagentProcess implements AutoCloseable {
             static_configs:
               - targets: ['%s:%d']
             metric_relabel_configs:
-              - source_labels: [__name__]
-                modulus: %d
-                target_label: __tmp_service_hash
-                action: hashmod
-              - source_labels: [__tmp_service_hash]
-                regex: '(.+)'
-                target_label: %s
-                replacement: 'tenant-$1'
-                action: replace
-              - regex: __tmp_service_hash
-                action: labeldrop
-        """
-        .formatted(
-            HOST, port, PrometheusProcess.SERVICE_ID_COUNT, PrometheusProcess.SERVICE_ID_LABEL);
+              %s"""
+        .formatted(HOST, port, PrometheusProcess.serviceIdRelabelling("      "));
   }
 
   private void awaitHealthy() throws InterruptedException {
