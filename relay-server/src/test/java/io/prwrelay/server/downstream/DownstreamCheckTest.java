@@ -3,52 +3,23 @@ package io.prwrelay.server.downstream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.LogCapture;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The startup check of the downstream: one empty push as the default tenant, whose answer is logged
  * with what it means, while the relay is ready whatever the answer.
  */
 class DownstreamCheckTest {
-  private final Logger logger = Logger.getLogger("io.prwrelay.downstream");
-  private final List<LogRecord> records = new ArrayList<>();
-  private final Handler handler =
-      new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-          synchronized (records) {
-            records.add(r);
-          }
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-      };
-
-  @BeforeEach
-  void listen() {
-    logger.addHandler(handler);
-  }
-
-  @AfterEach
-  void stopListening() {
-    logger.removeHandler(handler);
-  }
+  @RegisterExtension final LogCapture log = new LogCapture("io.prwrelay.downstream");
 
   /** Runs the check against a downstream answering the default tenant with {@code reply}. */
   private String check(Reply reply, String tenant, Map<String, String> settings) throws Exception {
@@ -69,10 +40,9 @@ class DownstreamCheckTest {
   }
 
   private String onlyLine() {
-    synchronized (records) {
-      assertEquals(1, records.size(), records.toString());
-      return records.get(0).getLevel() + " " + records.get(0).getMessage();
-    }
+    List<LogRecord> records = log.records();
+    assertEquals(1, records.size(), records.toString());
+    return records.get(0).getLevel() + " " + records.get(0).getMessage();
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.prwrelay.server.http;
 
+import static io.prwrelay.server.http.TestRequests.write;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -91,20 +92,6 @@ class IngressAdmissionTest {
         RawProto.cat(
             RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
             RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(1, 1))));
-  }
-
-  private static FullHttpRequest write(byte[] body, String... headers) {
-    FullHttpRequest r =
-        new DefaultFullHttpRequest(
-            HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write", Unpooled.wrappedBuffer(body));
-    r.headers()
-        .set("Content-Encoding", "snappy")
-        .set("Content-Type", "application/x-protobuf")
-        .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
-    for (int i = 0; i < headers.length; i += 2) {
-      r.headers().set(headers[i], headers[i + 1]);
-    }
-    return r;
   }
 
   /** The head of a write request declaring {@code length} body bytes (-1: chunked). */

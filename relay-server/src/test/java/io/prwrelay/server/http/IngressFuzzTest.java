@@ -11,12 +11,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.core.route.TenantRules;
@@ -151,16 +147,7 @@ class IngressFuzzTest {
   @FuzzTest(maxDuration = "4m")
   void writeBodyIsDeliveredExactlyPerTenantOrRejected(byte[] data) throws Exception {
     try (Connection c = new Connection(false)) {
-      FullHttpRequest req =
-          new DefaultFullHttpRequest(
-              HttpVersion.HTTP_1_1,
-              HttpMethod.POST,
-              "/api/v1/write",
-              Unpooled.wrappedBuffer(Snappy.compress(data)));
-      req.headers()
-          .set(HttpHeaderNames.CONTENT_ENCODING, "snappy")
-          .set(HttpHeaderNames.CONTENT_TYPE, "application/x-protobuf")
-          .setInt(HttpHeaderNames.CONTENT_LENGTH, req.content().readableBytes());
+      FullHttpRequest req = TestRequests.write(Snappy.compress(data));
       c.channel.writeInbound(req);
       c.sim.advance(Duration.ofSeconds(5));
       FullHttpResponse r = c.channel.readOutbound();

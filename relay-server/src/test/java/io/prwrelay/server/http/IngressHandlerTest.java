@@ -1,5 +1,7 @@
 package io.prwrelay.server.http;
 
+import static io.prwrelay.server.http.TestRequests.request;
+import static io.prwrelay.server.http.TestRequests.write;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -77,27 +79,6 @@ class IngressHandlerTest {
     fixture.lanes.close();
     assertTrue(sender.releasedBodies().isEmpty());
     assertFalse(channel.finishAndReleaseAll(), "nothing left unread or unreleased");
-  }
-
-  private static FullHttpRequest request(
-      HttpMethod method, String uri, byte[] body, String... headers) {
-    FullHttpRequest r =
-        new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, uri, Unpooled.wrappedBuffer(body));
-    r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
-    for (int i = 0; i < headers.length; i += 2) {
-      r.headers().set(headers[i], headers[i + 1]);
-    }
-    return r;
-  }
-
-  private static FullHttpRequest write(byte[] body, String... headers) {
-    String[] all = new String[headers.length + 4];
-    all[0] = "Content-Encoding";
-    all[1] = "snappy";
-    all[2] = "Content-Type";
-    all[3] = "application/x-protobuf";
-    System.arraycopy(headers, 0, all, 4, headers.length);
-    return request(HttpMethod.POST, "/api/v1/write", body, all);
   }
 
   private FullHttpResponse exchange(FullHttpRequest req) {

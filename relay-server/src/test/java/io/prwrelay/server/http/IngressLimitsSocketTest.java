@@ -1,12 +1,11 @@
 package io.prwrelay.server.http;
 
+import static io.prwrelay.server.http.TestRequests.line;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
-import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -40,29 +39,6 @@ class IngressLimitsSocketTest {
             + length
             + "\r\n\r\n")
         .getBytes(StandardCharsets.US_ASCII);
-  }
-
-  private static String line(InputStream in) throws Exception {
-    ByteArrayOutputStream b = new ByteArrayOutputStream();
-    int c;
-    while ((c = in.read()) != '\n') {
-      if (c < 0) {
-        throw new EOFException("connection closed; read so far: " + b);
-      }
-      if (c != '\r') {
-        b.write(c);
-      }
-    }
-    return b.toString(StandardCharsets.US_ASCII);
-  }
-
-  /** Reads a response head: the status line, then the header lines until the blank line. */
-  private static List<String> responseHead(InputStream in) throws Exception {
-    List<String> lines = new ArrayList<>();
-    for (String l = line(in); !l.isEmpty(); l = line(in)) {
-      lines.add(l);
-    }
-    return lines;
   }
 
   /** The value of a metric without labels, from the relay's own exposition. */
@@ -155,14 +131,16 @@ class IngressLimitsSocketTest {
         s.setSoTimeout(10_000);
         s.getOutputStream().write(head("Expect: 100-continue\r\n", body.length));
         assertEquals(
-            List.of("HTTP/1.1 100 Continue"), responseHead(s.getInputStream()), "no body sent yet");
+            List.of("HTTP/1.1 100 Continue"),
+            TestRequests.head(s.getInputStream()),
+            "no body sent yet");
         s.getOutputStream().write(body);
-        assertEquals("HTTP/1.1 204 No Content", responseHead(s.getInputStream()).get(0));
+        assertEquals("HTTP/1.1 204 No Content", TestRequests.head(s.getInputStream()).get(0));
       }
       try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
         s.setSoTimeout(10_000);
         s.getOutputStream().write(head("Expect: 100-continue\r\n", 1 << 20));
-        List<String> answer = responseHead(s.getInputStream());
+        List<String> answer = TestRequests.head(s.getInputStream());
         assertEquals("HTTP/1.1 413 Request Entity Too Large", answer.get(0));
         assertTrue(answer.contains("connection: close"), answer.toString());
       }
@@ -186,7 +164,7 @@ class IngressLimitsSocketTest {
               .getOutputStream()
               .write(
                   "GET /-/healthy HTTP/1.1\r\nHost: r\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-          List<String> answer = responseHead(extra.getInputStream());
+          List<String> answer = TestRequests.head(extra.getInputStream());
           assertEquals("HTTP/1.1 503 Service Unavailable", answer.get(0));
           assertTrue(answer.contains("retry-after: 5"), answer.toString());
         }

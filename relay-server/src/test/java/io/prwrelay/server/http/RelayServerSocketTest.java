@@ -1,12 +1,12 @@
 package io.prwrelay.server.http;
 
+import static io.prwrelay.server.http.TestRequests.line;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
-import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -56,20 +56,6 @@ class RelayServerSocketTest {
       statuses.add(status);
     }
     return statuses;
-  }
-
-  private static String line(InputStream in) throws Exception {
-    ByteArrayOutputStream b = new ByteArrayOutputStream();
-    int c;
-    while ((c = in.read()) != '\n') {
-      if (c < 0) {
-        throw new java.io.EOFException("connection closed; read so far: " + b);
-      }
-      if (c != '\r') {
-        b.write(c);
-      }
-    }
-    return b.toString(StandardCharsets.US_ASCII);
   }
 
   /**

@@ -5,14 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpVersion;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.it.MiniJson;
 import io.prwrelay.server.metrics.RelayMetrics;
@@ -71,12 +68,7 @@ class TenantsEndpointTest {
   }
 
   private static FullHttpRequest request(HttpMethod method, String path, String... headers) {
-    FullHttpRequest r =
-        new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, path, Unpooled.EMPTY_BUFFER);
-    for (int i = 0; i < headers.length; i += 2) {
-      r.headers().set(headers[i], headers[i + 1]);
-    }
-    return r;
+    return TestRequests.request(method, path, new byte[0], headers);
   }
 
   /** Status, content type and body of the answer to {@code req}; the answer is released. */
@@ -105,17 +97,7 @@ class TenantsEndpointTest {
                     RawProto.label("__name__", "up"),
                     RawProto.label("service_id", "b"),
                     RawProto.sample(1, 1))));
-    FullHttpRequest r =
-        new DefaultFullHttpRequest(
-            HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write", Unpooled.wrappedBuffer(body));
-    r.headers()
-        .set("Content-Encoding", "snappy")
-        .set("Content-Type", "application/x-protobuf")
-        .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
-    for (int i = 0; i < headers.length; i += 2) {
-      r.headers().set(headers[i], headers[i + 1]);
-    }
-    assertEquals("204", answer(r)[0]);
+    assertEquals("204", answer(TestRequests.write(body, headers))[0]);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.prwrelay.server.http;
 
+import static io.prwrelay.server.http.TestRequests.line;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -503,20 +504,6 @@ class TinyRequestTest {
           Integer.parseInt(status.split(" ")[1]),
           headers,
           text.endsWith("\n") ? text.substring(0, text.length() - 1) : text);
-    }
-
-    private static String line(InputStream in) throws IOException {
-      ByteArrayOutputStream b = new ByteArrayOutputStream();
-      int c;
-      while ((c = in.read()) != '\n') {
-        if (c < 0) {
-          throw new EOFException("connection closed; read so far: " + b);
-        }
-        if (c != '\r') {
-          b.write(c);
-        }
-      }
-      return b.toString(StandardCharsets.US_ASCII);
     }
   }
 }

@@ -4,8 +4,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -20,15 +18,12 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -62,9 +57,8 @@ public final class PrometheusProcess implements AutoCloseable {
   /** How many distinct {@value #SERVICE_ID_LABEL} values a {@link #senderConfig sender} uses. */
   public static final int SERVICE_ID_COUNT = 3;
 
-  private static final String HOST = "127.0.0.1";
+  private static final String HOST = ChildProcess.HOST;
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
-  private static final Duration STOP_GRACE = Duration.ofSeconds(5);
   private static final Duration HTTP_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration POLL_INTERVAL = Duration.ofMillis(200);
   private static final int START_ATTEMPTS = 3;
@@ -77,19 +71,12 @@ public final class PrometheusProcess implements AutoCloseable {
           .connectTimeout(Duration.ofSeconds(2))
           .build();
 
-  private final Process process;
-  private final Path directory;
-  private final Path logFile;
+  private final ChildProcess process;
   private final int port;
-  private final Thread shutdownHook;
 
-  private PrometheusProcess(Process process, Path directory, Path logFile, int port) {
+  private PrometheusProcess(ChildProcess process, int port) {
     this.process = process;
-    this.directory = directory;
-    this.logFile = logFile;
     this.port = port;
-    this.shutdownHook = new Thread(process::destroyForcibly, "prometheus-" + port + "-kill");
-    Runtime.getRuntime().addShutdownHook(shutdownHook);
   }
 
   /** The Prometheus binary that {@link #start} would run, if one was found. */
@@ -188,7 +175,7 @@ public final class PrometheusProcess implements AutoCloseable {
                     new IllegalStateException(
                         "Prometheus binary not found; see -D" + BINARY_PROPERTY));
     for (int attempt = 1; ; attempt++) {
-      int port = freePort();
+      int port = ChildProcess.freePort();
       Path dir = Files.createTempDirectory("prometheus-it-");
       Path config = dir.resolve("prometheus.yml");
       Path log = dir.resolve("prometheus.log");
@@ -201,13 +188,8 @@ public final class PrometheusProcess implements AutoCloseable {
       command.add("--web.listen-address=" + HOST + ":" + port);
       Collections.addAll(command, extraFlags);
 
-      Process process =
-          new ProcessBuilder(command)
-              .directory(dir.toFile())
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .start();
-      PrometheusProcess prometheus = new PrometheusProcess(process, dir, log, port);
+      PrometheusProcess prometheus =
+          new PrometheusProcess(ChildProcess.start("Prometheus", command, dir, log), port);
       try {
         prometheus.awaitReady();
         return prometheus;
@@ -234,39 +216,8 @@ public final class PrometheusProcess implements AutoCloseable {
    * from whoever else might hold the port.
    */
   private void awaitReady() throws InterruptedException {
-    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-    HttpRequest ready =
-        HttpRequest.newBuilder(URI.create(baseUrl() + "/-/ready"))
-            .timeout(HTTP_TIMEOUT)
-            .GET()
-            .build();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException(
-            "Prometheus exited with status "
-                + process.exitValue()
-                + " before it was ready\n"
-                + logTail());
-      }
-      try {
-        if (log().contains(READY_LOG_LINE)
-            && HTTP.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return;
-        }
-      } catch (IOException notListeningYet) {
-        // Polled again below until the deadline.
-      }
-      Thread.sleep(POLL_INTERVAL.toMillis());
-    }
-    throw new IllegalStateException(
-        "Prometheus not ready within " + READY_TIMEOUT.toSeconds() + " s\n" + logTail());
-  }
-
-  /** A port that was free on 127.0.0.1 a moment ago. */
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-      return socket.getLocalPort();
-    }
+    process.awaitReady(
+        URI.create(baseUrl() + "/-/ready"), () -> log().contains(READY_LOG_LINE), READY_TIMEOUT);
   }
 
   /** {@code http://127.0.0.1:<port>}, without a trailing slash. */
@@ -288,27 +239,17 @@ public final class PrometheusProcess implements AutoCloseable {
 
   /** The file receiving Prometheus's standard output and error. */
   public Path logFile() {
-    return logFile;
+    return process.logFile();
   }
 
   /** Everything Prometheus has logged so far, or a note why the log could not be read. */
   public String log() {
-    try {
-      return Files.readString(logFile, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return "(log " + logFile + " unreadable: " + e + ")";
-    }
+    return process.log();
   }
 
   /** The last lines of the log, for failure messages. */
   public String logTail() {
-    String[] lines = log().split("\n", -1);
-    int from = Math.max(0, lines.length - LOG_TAIL_LINES);
-    StringBuilder out = new StringBuilder("--- prometheus log tail (" + logFile + ") ---\n");
-    for (int i = from; i < lines.length; i++) {
-      out.append(lines[i]).append('\n');
-    }
-    return out.toString();
+    return process.logTail(LOG_TAIL_LINES);
   }
 
   /**
@@ -543,44 +484,7 @@ public final class PrometheusProcess implements AutoCloseable {
    */
   @Override
   public void close() throws IOException {
-    try {
-      process.destroy();
-      if (!process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-        process.destroyForcibly();
-        if (!process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-          throw new IllegalStateException("Prometheus pid " + process.pid() + " did not die");
-        }
-      }
-    } catch (InterruptedException e) {
-      process.destroyForcibly();
-      Thread.currentThread().interrupt();
-      InterruptedIOException stop =
-          new InterruptedIOException("interrupted while stopping Prometheus pid " + process.pid());
-      stop.initCause(e);
-      throw stop;
-    } finally {
-      removeShutdownHook();
-    }
-    deleteRecursively(directory);
-  }
-
-  private void removeShutdownHook() {
-    try {
-      Runtime.getRuntime().removeShutdownHook(shutdownHook);
-    } catch (IllegalStateException jvmAlreadyShuttingDown) {
-      // The hook is running or about to run; nothing left to undo.
-    }
-  }
-
-  private static void deleteRecursively(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
-    }
+    process.close();
   }
 
   /**

@@ -2,26 +2,19 @@ package io.prwrelay.server.it;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -44,21 +37,16 @@ public final class VmagentProcess implements AutoCloseable {
   /** System property naming the vmagent binary to run. */
   public static final String BINARY_PROPERTY = "prw.vmagent.bin";
 
-  private static final String HOST = "127.0.0.1";
+  private static final String HOST = ChildProcess.HOST;
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
-  private static final Duration STOP_GRACE = Duration.ofSeconds(5);
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-  private final Process process;
-  private final Path directory;
-  private final Path logFile;
+  private final ChildProcess process;
   private final int port;
 
-  private VmagentProcess(Process process, Path directory, Path logFile, int port) {
+  private VmagentProcess(ChildProcess process, int port) {
     this.process = process;
-    this.directory = directory;
-    this.logFile = logFile;
     this.port = port;
   }
 
@@ -103,10 +91,7 @@ public final class VmagentProcess implements AutoCloseable {
   public static VmagentProcess start(URI remoteWriteUrl, String... extraFlags)
       throws IOException, InterruptedException {
     Path bin = binary().orElseThrow(() -> new IllegalStateException("vmagent binary not found"));
-    int port;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-      port = s.getLocalPort();
-    }
+    int port = ChildProcess.freePort();
     Path dir = Files.createTempDirectory("vmagent-it-");
     Path config = dir.resolve("scrape.yml");
     Files.writeString(config, scrapeConfig(port));
@@ -121,15 +106,11 @@ public final class VmagentProcess implements AutoCloseable {
                 "-remoteWrite.tmpDataPath=" + dir.resolve("remotewrite"),
                 "-remoteWrite.flushInterval=1s"));
     command.addAll(List.of(extraFlags));
-    Process p =
-        new ProcessBuilder(command)
-            .directory(dir.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
-    VmagentProcess vmagent = new VmagentProcess(p, dir, log, port);
+    VmagentProcess vmagent =
+        new VmagentProcess(ChildProcess.start("vmagent", command, dir, log), port);
     try {
-      vmagent.awaitHealthy();
+      vmagent.process.awaitReady(
+          URI.create(vmagent.baseUrl() + "/health"), () -> true, READY_TIMEOUT);
       return vmagent;
     } catch (RuntimeException | InterruptedException e) {
       vmagent.close();
@@ -148,29 +129,6 @@ public final class VmagentProcess implements AutoCloseable {
             metric_relabel_configs:
               %s"""
         .formatted(HOST, port, PrometheusProcess.serviceIdRelabelling("      "));
-  }
-
-  private void awaitHealthy() throws InterruptedException {
-    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-    HttpRequest health =
-        HttpRequest.newBuilder(URI.create(baseUrl() + "/health"))
-            .timeout(Duration.ofSeconds(2))
-            .build();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException(
-            "vmagent exited with status " + process.exitValue() + "\n" + logTail());
-      }
-      try {
-        if (HTTP.send(health, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return;
-        }
-      } catch (IOException notListeningYet) {
-        // Polled again until the deadline.
-      }
-      Thread.sleep(200);
-    }
-    throw new IllegalStateException("vmagent not healthy within 30 s\n" + logTail());
   }
 
   /** {@code http://127.0.0.1:<port>}. */
@@ -205,44 +163,17 @@ public final class VmagentProcess implements AutoCloseable {
 
   /** The last lines of vmagent's log, for failure messages. */
   public String logTail() {
-    try {
-      List<String> lines = Files.readAllLines(logFile, StandardCharsets.UTF_8);
-      return "--- vmagent log tail ---\n"
-          + String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-    } catch (IOException e) {
-      return "(vmagent log unreadable: " + e + ")";
-    }
+    return process.logTail(30);
   }
 
   /** The lines of vmagent's log that contain {@code part}. */
   public List<String> logLines(String part) {
-    try {
-      return Files.readAllLines(logFile, StandardCharsets.UTF_8).stream()
-          .filter(l -> l.contains(part))
-          .toList();
-    } catch (IOException e) {
-      return List.of("(vmagent log unreadable: " + e + ")");
-    }
+    return process.logLines(part);
   }
 
   /** Stops vmagent (SIGTERM, then SIGKILL after 5 s) and deletes its temporary directory. */
   @Override
   public void close() throws IOException {
-    try {
-      process.destroy();
-      if (!process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-        process.destroyForcibly();
-        process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-      }
-    } catch (InterruptedException e) {
-      process.destroyForcibly();
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted while stopping vmagent");
-    }
-    try (Stream<Path> paths = Files.walk(directory)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    }
+    process.close();
   }
 }

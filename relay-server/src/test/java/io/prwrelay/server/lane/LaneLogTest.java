@@ -9,46 +9,18 @@ import io.netty.util.concurrent.Ticker;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.testing.LogCapture;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** One line per tenant and kind per interval, counting what it left out; recoveries always. */
 class LaneLogTest {
-  private final Logger logger = Logger.getLogger("io.prwrelay.downstream");
-  private final List<String> lines = new ArrayList<>();
-  private final Handler handler =
-      new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-          lines.add(record.getMessage());
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-      };
+  @RegisterExtension final LogCapture logged = new LogCapture("io.prwrelay.downstream");
   private final MockTicker ticker = Ticker.newMockTicker();
   private final LaneLog log = new LaneLog(Duration.ofSeconds(10), ticker);
-
-  @BeforeEach
-  void listen() {
-    logger.addHandler(handler);
-  }
-
-  @AfterEach
-  void stopListening() {
-    logger.removeHandler(handler);
-  }
 
   private static Fragment fragment(String tenant) {
     return new Fragment(tenant, Unpooled.EMPTY_BUFFER, SeriesCounts.NONE, 0, (f, o) -> {});
@@ -70,21 +42,23 @@ class LaneLogTest {
     log.finished(fragment("a"), failed(500));
     log.finished(fragment("a"), failed(400));
     log.finished(fragment("b"), failed(500));
-    assertEquals(3, lines.size(), lines.toString());
+    assertEquals(3, logged.messages().size(), logged.messages().toString());
     assertEquals(
         "batch for tenant a not delivered after 2 attempts: downstream answered 500: nope",
-        lines.get(0));
+        logged.messages().get(0));
     ticker.advanceMillis(10_000);
     log.finished(fragment("a"), failed(500));
-    assertEquals(4, lines.size());
-    assertTrue(lines.get(3).endsWith("(2 similar events not logged)"), lines.get(3));
+    assertEquals(4, logged.messages().size());
+    assertTrue(
+        logged.messages().get(3).endsWith("(2 similar events not logged)"),
+        logged.messages().get(3));
   }
 
   @Test
   void acceptedFragmentsAreNotLogged() {
     log.finished(fragment("a"), new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1));
     log.finished(fragment("a"), new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0));
-    assertTrue(lines.isEmpty());
+    assertTrue(logged.messages().isEmpty());
   }
 
   @Test
@@ -99,7 +73,7 @@ class LaneLogTest {
             "tenant a: lane backing off for 200 ms after downstream answered 503: down",
             "tenant a: downstream accepts again, lane healthy",
             "tenant a: lane throttled for 200 ms after downstream answered 429: limit"),
-        lines);
+        logged.messages());
   }
 
   @Test
@@ -108,7 +82,7 @@ class LaneLogTest {
     assertEquals(
         List.of(
             "tenant a: lane throttled until a send succeeds after downstream answered 429: limit"),
-        lines);
+        logged.messages());
   }
 
   @Test
@@ -118,7 +92,7 @@ class LaneLogTest {
     assertEquals(
         List.of(
             "dropped 3 queued batches (30 series) of tenant a: downstream answered 400: too old"),
-        lines);
+        logged.messages());
   }
 
   private static FragmentOutcome refused() {
@@ -144,16 +118,20 @@ class LaneLogTest {
         log.finished(fragment(tenant), refused());
       }
     }
-    // The first five tenants have lines of their own (backing off, not delivered), no more.
-    assertEquals(2 * LaneLog.TENANT_LINES, lines.size(), lines.toString());
-    assertTrue(lines.get(0).startsWith("tenant t-000: lane backing off"), lines.get(0));
+    // The first five tenants have logged.messages() of their own (backing off, not delivered), no
+    // more.
+    assertEquals(2 * LaneLog.TENANT_LINES, logged.messages().size(), logged.messages().toString());
+    assertTrue(
+        logged.messages().get(0).startsWith("tenant t-000: lane backing off"),
+        logged.messages().get(0));
     ticker.advanceMillis(10_000);
     log.tick();
-    assertEquals(2 * LaneLog.TENANT_LINES + 1, lines.size(), lines.toString());
+    assertEquals(
+        2 * LaneLog.TENANT_LINES + 1, logged.messages().size(), logged.messages().toString());
     assertEquals(
         "downstream unreachable (connection refused): 500 tenants failing in the last 10s, e.g."
             + " t-000, t-001, t-002, …",
-        lines.get(lines.size() - 1));
+        logged.messages().get(logged.messages().size() - 1));
     // While the outage goes on: one line per interval, nothing per tenant.
     for (int interval = 0; interval < 3; interval++) {
       for (int t = 0; t < 500; t++) {
@@ -162,8 +140,11 @@ class LaneLogTest {
       ticker.advanceMillis(10_000);
       log.tick();
     }
-    assertEquals(2 * LaneLog.TENANT_LINES + 4, lines.size(), lines.toString());
-    assertTrue(lines.get(lines.size() - 1).contains(": 500 tenants failing"), lines.toString());
+    assertEquals(
+        2 * LaneLog.TENANT_LINES + 4, logged.messages().size(), logged.messages().toString());
+    assertTrue(
+        logged.messages().get(logged.messages().size() - 1).contains(": 500 tenants failing"),
+        logged.messages().toString());
   }
 
   @Test
@@ -171,13 +152,13 @@ class LaneLogTest {
     for (int t = 0; t < 50; t++) {
       log.stateChanged("t-" + t, Lane.State.HEALTHY, "", 0);
     }
-    assertEquals(LaneLog.TENANT_LINES, lines.size(), lines.toString());
+    assertEquals(LaneLog.TENANT_LINES, logged.messages().size(), logged.messages().toString());
     ticker.advanceMillis(10_000);
     log.tick();
     assertEquals(
         "50 tenants recovered in the last 10s (downstream accepts again, lane healthy), e.g. t-0,"
             + " t-1, t-2, …",
-        lines.get(lines.size() - 1));
+        logged.messages().get(logged.messages().size() - 1));
   }
 
   @Test

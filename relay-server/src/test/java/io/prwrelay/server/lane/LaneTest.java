@@ -69,13 +69,7 @@ class LaneTest {
 
   @AfterEach
   void close() {
-    for (int i = 0; i < 10; i++) {
-      advance(60_000);
-    }
-    if (lanes != null) {
-      lanes.close();
-    }
-    assertFalse(sim.channel().finishAndReleaseAll());
+    LaneTesting.settleAndClose(lanes, sim);
   }
 
   @Test

@@ -1,17 +1,37 @@
 package io.prwrelay.server.lane;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netty.buffer.PooledByteBufAllocator;
 import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.SimulatedLoop;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-/** Settings, fragments and listeners the lane tests share. */
+/** Settings, fragments, listeners and the teardown the lane tests share. */
 final class LaneTesting {
   private LaneTesting() {}
+
+  /**
+   * A lane test's teardown: lets ten simulated minutes pass on {@code loops} (every send still out
+   * answered, every backoff and idle timer fired), closes {@code lanes} when the test made them,
+   * and fails if any loop's channel still holds a message.
+   */
+  static void settleAndClose(Lanes lanes, SimulatedLoop... loops) {
+    for (int i = 0; i < 10; i++) {
+      SimulatedLoop.advance(Duration.ofMinutes(1), loops);
+    }
+    if (lanes != null) {
+      lanes.close();
+    }
+    for (SimulatedLoop loop : loops) {
+      assertFalse(loop.channel().finishAndReleaseAll());
+    }
+  }
 
   /** Largest PRW 1.0 request a lane makes by converting a PRW 2.0 batch in these tests. */
   static final int MAX_CONVERTED = 16 << 20;
@@ -53,6 +73,32 @@ final class LaneTesting {
         maxBackoff,
         attemptTimeout,
         MAX_CONVERTED);
+  }
+
+  /**
+   * An observer that adds "tenant:records:status" to {@code drained} for each drained queue
+   * request, "tenant:series:status" to {@code throttled} for each throttled queued send and, when
+   * {@code states} is not null, "tenant STATE" to it at each lane state change.
+   */
+  static LaneObserver recording(List<String> drained, List<String> throttled, List<String> states) {
+    return new LaneObserver() {
+      @Override
+      public void drained(String tenant, long records, long series, AttemptOutcome o) {
+        drained.add(tenant + ":" + records + ":" + o.status());
+      }
+
+      @Override
+      public void throttledQueued(String tenant, long series, AttemptOutcome o) {
+        throttled.add(tenant + ":" + series + ":" + o.status());
+      }
+
+      @Override
+      public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
+        if (states != null) {
+          states.add(tenant + " " + state);
+        }
+      }
+    };
   }
 
   /**

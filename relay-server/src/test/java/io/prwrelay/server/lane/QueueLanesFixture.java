@@ -5,7 +5,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueListener;
@@ -69,17 +68,7 @@ abstract class QueueLanesFixture {
             SETTINGS,
             downstream,
             ALLOC,
-            new LaneObserver() {
-              @Override
-              public void drained(String tenant, long records, long series, AttemptOutcome o) {
-                drained.add(tenant + ":" + records + ":" + o.status());
-              }
-
-              @Override
-              public void throttledQueued(String tenant, long series, AttemptOutcome o) {
-                throttled.add(tenant + ":" + series + ":" + o.status());
-              }
-            },
+            LaneTesting.recording(drained, throttled, null),
             new Lanes.Queues(store, System::currentTimeMillis, 1 << 24, directTimeout));
     return lanes;
   }

@@ -126,13 +126,7 @@ class RejectedMergedSendTest {
 
   @AfterEach
   void close() {
-    for (int i = 0; i < 10; i++) {
-      advance(60_000);
-    }
-    if (lanes != null) {
-      lanes.close();
-    }
-    assertFalse(sim.channel().finishAndReleaseAll());
+    LaneTesting.settleAndClose(lanes, sim);
     assertEquals(List.of(), downstream.releasedBodies());
   }
 

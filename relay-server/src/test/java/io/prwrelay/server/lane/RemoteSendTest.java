@@ -80,14 +80,7 @@ class RemoteSendTest {
 
   @AfterEach
   void close() {
-    for (int i = 0; i < 10; i++) {
-      advance(60_000);
-    }
-    if (lanes != null) {
-      lanes.close();
-    }
-    assertFalse(routing.channel().finishAndReleaseAll());
-    assertFalse(home.channel().finishAndReleaseAll());
+    LaneTesting.settleAndClose(lanes, routing, home);
   }
 
   @Test

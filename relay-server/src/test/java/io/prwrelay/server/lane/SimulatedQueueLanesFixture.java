@@ -3,7 +3,6 @@ package io.prwrelay.server.lane;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.queue.InMemoryTenantQueue;
@@ -63,23 +62,7 @@ abstract class SimulatedQueueLanesFixture {
             QueueLanesFixture.SETTINGS,
             downstream,
             alloc,
-            new LaneObserver() {
-              @Override
-              public void drained(String tenant, long records, long series, AttemptOutcome o) {
-                drained.add(tenant + ":" + records + ":" + o.status());
-              }
-
-              @Override
-              public void throttledQueued(String tenant, long series, AttemptOutcome o) {
-                throttled.add(tenant + ":" + series + ":" + o.status());
-              }
-
-              @Override
-              public void stateChanged(
-                  String tenant, Lane.State state, String reason, long delayNanos) {
-                states.add(tenant + " " + state);
-              }
-            },
+            LaneTesting.recording(drained, throttled, states),
             new Lanes.Queues(
                 queues,
                 () -> T0 + TimeUnit.NANOSECONDS.toMillis(sim.now()),

@@ -3,27 +3,27 @@ package io.prwrelay.server.lanes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.LogCapture;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * 500 tenants against a dead downstream (a port nobody listens on: every connect is refused) write
  * a bounded number of log lines per interval, and one of them names how many tenants fail and why.
  */
 class OutageLogTest {
+  @RegisterExtension final LogCapture log = new LogCapture("io.prwrelay.downstream");
+
   private static final int TENANTS = 500;
 
   @Test
@@ -33,24 +33,6 @@ class OutageLogTest {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       deadPort = s.getLocalPort();
     }
-    List<String> lines = new ArrayList<>();
-    Logger logger = Logger.getLogger("io.prwrelay.downstream");
-    Handler handler =
-        new Handler() {
-          @Override
-          public synchronized void publish(LogRecord r) {
-            synchronized (lines) {
-              lines.add(r.getMessage());
-            }
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    logger.addHandler(handler);
     byte[][] series = new byte[TENANTS][];
     for (int t = 0; t < TENANTS; t++) {
       series[t] =
@@ -78,14 +60,14 @@ class OutageLogTest {
       int named = 0;
       while (named == 0 && System.nanoTime() < deadline) {
         Thread.sleep(50);
-        for (String l : snapshot(lines)) {
+        for (String l : log.messages()) {
           Matcher m = aggregate.matcher(l);
           if (m.matches()) {
             named = Math.max(named, Integer.parseInt(m.group(1)));
           }
         }
       }
-      List<String> logged = snapshot(lines);
+      List<String> logged = log.messages();
       assertTrue(named > 5, "an aggregate line naming the count in " + logged);
       // The run spans about five 1 s intervals. In each, at most five tenants per reason get lines
       // of their own (backing off, not delivered) and each reason one aggregate line; a line per
@@ -93,14 +75,6 @@ class OutageLogTest {
       assertTrue(
           logged.size() <= 60,
           requests + " requests × " + TENANTS + " tenants: " + logged.size() + " lines: " + logged);
-    } finally {
-      logger.removeHandler(handler);
-    }
-  }
-
-  private static List<String> snapshot(List<String> lines) {
-    synchronized (lines) {
-      return new ArrayList<>(lines);
     }
   }
 }

@@ -101,17 +101,28 @@ public final class RelayFixture implements AutoCloseable {
    */
   public HttpResponse<String> writeCompressed(
       byte[] compressed, String contentEncoding, String... extraHeaders) throws Exception {
+    return post(compressed, "application/x-protobuf", contentEncoding, "0.1.0", extraHeaders);
+  }
+
+  /** POSTs {@code body} to {@code /api/v1/write} with a sender's headers. */
+  private HttpResponse<String> post(
+      byte[] body,
+      String contentType,
+      String contentEncoding,
+      String remoteWriteVersion,
+      String... extraHeaders)
+      throws Exception {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(uri("/api/v1/write"))
             .timeout(Duration.ofSeconds(30))
-            .header("Content-Type", "application/x-protobuf")
+            .header("Content-Type", contentType)
             .header("Content-Encoding", contentEncoding)
-            .header("X-Prometheus-Remote-Write-Version", "0.1.0")
+            .header("X-Prometheus-Remote-Write-Version", remoteWriteVersion)
             .header("User-Agent", "test-sender");
     for (int i = 0; i < extraHeaders.length; i += 2) {
       b.header(extraHeaders[i], extraHeaders[i + 1]);
     }
-    b.POST(HttpRequest.BodyPublishers.ofByteArray(compressed));
+    b.POST(HttpRequest.BodyPublishers.ofByteArray(body));
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
@@ -147,18 +158,7 @@ public final class RelayFixture implements AutoCloseable {
    */
   public HttpResponse<String> writeV2Compressed(
       byte[] compressed, String contentEncoding, String... extraHeaders) throws Exception {
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(uri("/api/v1/write"))
-            .timeout(Duration.ofSeconds(30))
-            .header("Content-Type", V2_CONTENT_TYPE)
-            .header("Content-Encoding", contentEncoding)
-            .header("X-Prometheus-Remote-Write-Version", "2.0.0")
-            .header("User-Agent", "test-sender");
-    for (int i = 0; i < extraHeaders.length; i += 2) {
-      b.header(extraHeaders[i], extraHeaders[i + 1]);
-    }
-    b.POST(HttpRequest.BodyPublishers.ofByteArray(compressed));
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return post(compressed, V2_CONTENT_TYPE, contentEncoding, "2.0.0", extraHeaders);
   }
 
   /** POSTs an uncompressed PRW 2.0 request, snappy-compressed. */
