@@ -9,16 +9,10 @@ import static io.prwrelay.testing.RawProto.str;
 import static io.prwrelay.testing.RawProto.varintField;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.prwrelay.core.encode.TenantBatch;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -48,20 +42,7 @@ class MetadataOnlyRoutingTest {
   /** What each batch holds, by tenant; the counts checked by {@code check}. */
   private static Map<String, byte[]> route(
       TenantRouter router, byte[] request, java.util.function.Consumer<RouteResult> check) {
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    RouteResult result = router.route(in, PooledByteBufAllocator.DEFAULT);
-    try {
-      assertNull(result.error(), () -> String.valueOf(result.error()));
-      Map<String, byte[]> out = new LinkedHashMap<>();
-      for (TenantBatch b : result.batches()) {
-        out.put(b.tenant(), ByteBufUtil.getBytes(b.content()));
-      }
-      check.accept(result);
-      return out;
-    } finally {
-      result.clear();
-      in.release();
-    }
+    return RouteAssertions.bytesByTenant(router, request, check);
   }
 
   private static Map<String, byte[]> route(TenantRouter router, byte[] request) {

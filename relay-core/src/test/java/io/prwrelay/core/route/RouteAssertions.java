@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.oracle.v1.WriteRequest;
@@ -12,14 +15,38 @@ import io.prwrelay.testing.Oracle;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /** Checks a {@link RouteResult} against the oracle's answer for the same request and rules. */
 final class RouteAssertions {
   private RouteAssertions() {}
+
+  /**
+   * Routes {@code request} and returns what each batch holds, by tenant in batch order, after
+   * asserting there was no error and giving the result to {@code check}; the result is cleared.
+   */
+  static Map<String, byte[]> bytesByTenant(
+      TenantRouter router, byte[] request, Consumer<RouteResult> check) {
+    ByteBuf in = Unpooled.wrappedBuffer(request);
+    RouteResult result = router.route(in, PooledByteBufAllocator.DEFAULT);
+    try {
+      assertNull(result.error(), () -> String.valueOf(result.error()));
+      Map<String, byte[]> out = new LinkedHashMap<>();
+      for (TenantBatch b : result.batches()) {
+        out.put(b.tenant(), ByteBufUtil.getBytes(b.content()));
+      }
+      check.accept(result);
+      return out;
+    } finally {
+      result.clear();
+      in.release();
+    }
+  }
 
   /** Asserts the routed batches equal the oracle's, byte for byte, with matching counts. */
   static void assertRoutedLikeOracle(WriteRequest request, TenantRules rules, RouteResult result)

@@ -9,35 +9,19 @@ import static io.prwrelay.testing.RawProto.str;
 import static io.prwrelay.testing.RawProto.varintField;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.testing.RawProto;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Routing rules on hand-made requests, including encodings real senders rarely produce. */
 class TenantRouterTest {
   private static Map<String, byte[]> route(TenantRules rules, byte[] request) {
-    TenantRouter router = new TenantRouter(rules);
-    ByteBuf in = Unpooled.wrappedBuffer(request);
-    RouteResult result = router.route(in, PooledByteBufAllocator.DEFAULT);
-    try {
-      assertNull(result.error(), () -> String.valueOf(result.error()));
-      Map<String, byte[]> out = new LinkedHashMap<>();
-      for (TenantBatch b : result.batches()) {
-        out.put(b.tenant(), ByteBufUtil.getBytes(b.content()));
-      }
-      return out;
-    } finally {
-      result.clear();
-      in.release();
-    }
+    return RouteAssertions.bytesByTenant(new TenantRouter(rules), request, r -> {});
   }
 
   private static TenantRules.Builder rules() {
