@@ -49,7 +49,7 @@ public record RelayConfig(
   public static RelayConfig load(
       Path file, Map<String, String> systemProperties, Map<String, String> environment)
       throws ConfigException {
-    ConfigValues v = ConfigValues.resolve(ConfigKeys.ALL, file, systemProperties, environment);
+    ConfigValues v = ConfigSources.resolve(ConfigKeys.ALL, file, systemProperties, environment);
     ServerConfig server = ServerConfig.load(v);
     DownstreamConfig downstream = DownstreamConfig.load(v);
     DeliveryConfig delivery = DeliveryConfig.load(v);

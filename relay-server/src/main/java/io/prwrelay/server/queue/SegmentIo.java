@@ -3,6 +3,8 @@ package io.prwrelay.server.queue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.util.Set;
@@ -40,5 +42,16 @@ interface SegmentIo {
    */
   default void force(FileChannel channel, boolean metadata) throws IOException {
     channel.force(metadata);
+  }
+
+  /**
+   * The exception to throw when a queue file operation failed: {@code what} and the path, then the
+   * cause's message (or the cause itself where its message is only the path).
+   */
+  static IOException failure(String what, Path path, IOException cause) {
+    if (cause instanceof FileAlreadyExistsException || cause instanceof NoSuchFileException) {
+      return new IOException(what + " " + path + ": " + cause, cause);
+    }
+    return new IOException(what + " " + path + ": " + cause.getMessage(), cause);
   }
 }

@@ -18,6 +18,30 @@
  * append} (full or unwritable disk, closed store, record over a bound) means nothing was queued:
  * the relay answers 503, never a 2xx.
  *
+ * <h2>Who owns what</h2>
+ *
+ * <ul>
+ *   <li>Per store: {@link io.prwrelay.server.queue.QueueStore} holds the directory lock and the
+ *       tenants' queues; {@link io.prwrelay.server.queue.IoThread} the one thread doing all file
+ *       work, and the closed state; {@link io.prwrelay.server.queue.GroupCommit} the appends
+ *       waiting for that thread and the threads that flush segments; {@link
+ *       io.prwrelay.server.queue.Retention} applies the bounds and the periodic cleanup; {@link
+ *       io.prwrelay.server.queue.QueueRecovery} replays the directory on open; {@link
+ *       io.prwrelay.server.queue.QueueTotals} counts across tenants; {@link
+ *       io.prwrelay.server.queue.RecordCodec} writes record headers and checks records read back.
+ *   <li>Per tenant: {@link io.prwrelay.server.queue.TenantLog} appends, reads, consumes and
+ *       removes, through {@link io.prwrelay.server.queue.TenantIndex} (what is queued: segments,
+ *       head, counters, with their invariants) and {@link io.prwrelay.server.queue.TenantFiles}
+ *       (the tenant directory, its {@code tenant} and {@code head} files, creating and deleting
+ *       segments); {@link io.prwrelay.server.queue.Segment} indexes the records of one file, {@link
+ *       io.prwrelay.server.queue.HeadFile} is the persisted read position, {@link
+ *       io.prwrelay.server.queue.CutReporter} reports damaged data cut away.
+ *   <li>The format: {@link io.prwrelay.server.queue.RecordLayout} (drawn there), {@link
+ *       io.prwrelay.server.queue.SegmentScanner} (validates a whole segment on replay), {@link
+ *       io.prwrelay.server.queue.SegmentIo} (the file operations that can fail or flush, with test
+ *       doubles).
+ * </ul>
+ *
  * <h2>Why a segment log of our own</h2>
  *
  * We need: one {@code fsync} shared by every append waiting at that moment (group commit), because
@@ -53,14 +77,15 @@
  *       io.prwrelay.server.queue.TenantDirNames}. Segments roll at {@link
  *       io.prwrelay.server.queue.QueueLimits#segmentBytes()} (default 16 MiB) and are deleted once
  *       fully consumed and no longer the last; the periodic check ({@link
- *       io.prwrelay.server.queue.QueueStore#expire}) removes a drained tenant's last segment, its
- *       {@code head} and {@code tenant} files and its directory, head rewritten past the segments
- *       and flushed first, segments deleted and the directory flushed before the rest, so that a
- *       crash in between replays nothing delivered.
+ *       io.prwrelay.server.queue.QueueStore#expire}, {@link
+ *       io.prwrelay.server.queue.TenantLog#removeIfDrained}) removes a drained tenant's last
+ *       segment, its {@code head} and {@code tenant} files and its directory, head rewritten past
+ *       the segments and flushed first, segments deleted and the directory flushed before the rest,
+ *       so that a crash in between replays nothing delivered.
  *   <li>Threads: all file work runs on one daemon I/O thread per store. An append hands the I/O
  *       thread a retained slice of the payload (no copy on the caller's thread); the thread writes
  *       every waiting append, flushes each touched segment once ({@code FileChannel.force(false)};
- *       up to {@code QueueStore.SYNC_THREADS} segments at the same time, so that the file system
+ *       up to {@code GroupCommit.SYNC_THREADS} segments at the same time, so that the file system
  *       can serve one commit touching many tenants with few journal commits), then completes the
  *       futures. Reads, acknowledgements and expiry queue behind writes on the same thread.
  *   <li>Failures: a failed write or flush cuts the segment back to where the batch began, fails the
@@ -73,12 +98,13 @@
  *       tenant itself for its own bounds, of the tenant holding the most bytes for the total bound
  *       (so one tenant's backlog cannot push out the records of healthy tenants). A record dropped
  *       after a lane read it may still be delivered by that lane; the drop is counted anyway.
- *   <li>Replay: every record from each head is validated (length, bounds of the file, CRC). The
- *       first bad record of a segment cuts that segment there (one log line and one listener call
- *       naming the tenant, the segment and the bytes cut); the later segments of the same tenant
- *       are validated on their own and kept up to their own first bad record, because each was
- *       written and flushed on its own. A segment whose header is bad is deleted whole. Only an
- *       unusable directory, or a segment of a newer format version, makes {@code open} throw.
+ *   <li>Replay ({@link io.prwrelay.server.queue.QueueRecovery}): every record from each head is
+ *       validated (length, bounds of the file, CRC). The first bad record of a segment cuts that
+ *       segment there (one log line and one listener call naming the tenant, the segment and the
+ *       bytes cut); the later segments of the same tenant are validated on their own and kept up to
+ *       their own first bad record, because each was written and flushed on its own. A segment
+ *       whose header is bad is deleted whole. Only an unusable directory, or a segment of a newer
+ *       format version, makes {@code open} throw.
  * </ul>
  */
 package io.prwrelay.server.queue;
