@@ -1,13 +1,17 @@
 package io.prwrelay.server.http;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.codec.ZstdCodec;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.encode.WriteRequestCounter;
 import io.prwrelay.core.route.MetricFamilies;
+import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
+import io.prwrelay.server.downstream.Protocol;
 
 /**
  * What one event loop thread reuses for every request it processes: tenant routers for PRW 1.0 and
@@ -18,17 +22,28 @@ import io.prwrelay.core.route.V2TenantRouter;
  *
  * <p>What the PRW 2.0 routers and {@link #v2ToV1} build of one request may take at most {@link
  * #maxOutputBytes} ({@code relay.server.max-decompressed-bytes}, the bound of the request itself).
+ * Whether the routers digest every series is fixed when the loop's resources are made.
  */
 final class LoopResources implements AutoCloseable {
-  final TenantRouter router;
-  final V2TenantRouter v2Router;
-  final V2TenantRouter v2ToV1Router;
   final V2ToV1Converter v2ToV1 = new V2ToV1Converter();
   final V2Check v2Check = new V2Check();
   final ZstdCodec zstd = new ZstdCodec();
   final RequestGrant grant = new RequestGrant();
   final WriteRequestCounter counter;
   final int maxOutputBytes;
+  private final Router v1;
+  private final Router v2;
+  private final Router v2ToV1Router;
+
+  /** Routes one request with one of the loop's routers, as {@link #router} chose it. */
+  @FunctionalInterface
+  interface Router {
+    /**
+     * @param request borrowed
+     * @return the router's reused result, until the router routes again
+     */
+    RouteResult route(ByteBuf request, ByteBufAllocator alloc);
+  }
 
   /**
    * @param maxOutputBytes most bytes what the PRW 2.0 routers build of one request may take
@@ -39,11 +54,19 @@ final class LoopResources implements AutoCloseable {
       TenantRules rules, int maxOutputBytes, boolean digestSeries, MetricFamilies families) {
     this.counter = new WriteRequestCounter(rules.countSamples());
     this.maxOutputBytes = maxOutputBytes;
-    this.router = new TenantRouter(rules, digestSeries, families);
-    this.v2Router =
+    TenantRouter v1 = new TenantRouter(rules, digestSeries, families);
+    V2TenantRouter v2 =
         new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries);
-    this.v2ToV1Router =
+    V2TenantRouter v2ToV1 =
         new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries);
+    this.v1 = v1::route;
+    this.v2 = v2::route;
+    this.v2ToV1Router = v2ToV1::route;
+  }
+
+  /** The router of requests in {@code input} into tenant batches in {@code output}. */
+  Router router(Protocol input, Protocol output) {
+    return input == Protocol.V1 ? v1 : output == Protocol.V2 ? v2 : v2ToV1Router;
   }
 
   @Override

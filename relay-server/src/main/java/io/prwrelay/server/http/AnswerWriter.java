@@ -1,0 +1,99 @@
+package io.prwrelay.server.http;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+
+/**
+ * Writes the answers of one connection and decides after each whether the connection stays open:
+ * only when the request, the answer and the server's state allow (a draining server closes every
+ * connection after its next answer). An answer that ends the connection is followed by {@link
+ * LingeringClose} in place of the handler, and from then on the connection is {@linkplain #closing
+ * closing}: whatever it still reads is discarded. An answer that fills the outbound buffer past its
+ * high water mark blocks reading ({@link Pipelining#block}). One per connection, on its event loop;
+ * the {@link IngressHandler} calls it in request order.
+ */
+final class AnswerWriter {
+  private final ChannelHandler handler;
+  private final ServerState state;
+  private final Pipelining pipelining;
+
+  /** An answer that closes the connection was written; everything after is discarded. */
+  private boolean closing;
+
+  /** The last answer written, for closing once it is out. */
+  private ChannelFuture lastWrite;
+
+  /**
+   * @param handler the handler whose connection this is, replaced by {@link LingeringClose} after
+   *     an answer that ends it
+   * @param pipelining blocked when the client does not read its answers
+   */
+  AnswerWriter(ChannelHandler handler, ServerState state, Pipelining pipelining) {
+    this.handler = handler;
+    this.state = state;
+    this.pipelining = pipelining;
+  }
+
+  /** Whether the connection is closing: nothing more is read or answered. */
+  boolean closing() {
+    return closing;
+  }
+
+  /** Writes {@code a} as the answer to {@code req}. */
+  void answer(ChannelHandlerContext ctx, HttpRequest req, Answer a) {
+    write(ctx, req, a.toResponse(), a.close());
+  }
+
+  /**
+   * Writes {@code r}; keeps the connection open only when the request, the answer and the state
+   * allow.
+   *
+   * @param r takes ownership
+   * @param close whether the answer ends the connection
+   */
+  void write(ChannelHandlerContext ctx, HttpRequest req, FullHttpResponse r, boolean close) {
+    boolean keepAlive = !close && HttpUtil.isKeepAlive(req) && !state.isDraining();
+    if (keepAlive) {
+      if (req.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+        r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+      }
+      lastWrite = ctx.writeAndFlush(r);
+      if (!ctx.channel().isWritable() && !closing) {
+        pipelining.block(ctx);
+      }
+    } else {
+      closing = true;
+      r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+      ctx.writeAndFlush(r).addListener(f -> LingeringClose.begin(ctx, handler));
+    }
+  }
+
+  /** Closes the connection once its last answer is written (the client closed its side). */
+  void closeAfterLastWrite(ChannelHandlerContext ctx) {
+    closing = true;
+    if (lastWrite == null || lastWrite.isDone()) {
+      ctx.close();
+    } else {
+      lastWrite.addListener(f -> ctx.close());
+    }
+  }
+
+  /** Answers {@code Expect: 100-continue}: the sender may send the body now. */
+  static void continueIfExpected(ChannelHandlerContext ctx, HttpRequest req) {
+    if (HttpUtil.is100ContinueExpected(req)) {
+      ctx.writeAndFlush(
+          new DefaultFullHttpResponse(
+              HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER));
+    }
+  }
+}

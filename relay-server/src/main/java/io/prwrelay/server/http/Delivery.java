@@ -1,0 +1,189 @@
+package io.prwrelay.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.http.Routed.Batch;
+import io.prwrelay.server.lane.DeliveryLedger;
+import io.prwrelay.server.lane.Fragment;
+import io.prwrelay.server.lane.FragmentOutcome;
+import io.prwrelay.server.lane.FragmentOutcome.Kind;
+import io.prwrelay.server.lane.Lanes;
+import io.prwrelay.server.lane.LedgerKey;
+import io.prwrelay.server.lane.SenderRequest;
+import io.prwrelay.server.metrics.RelayMetrics;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The last stage of a write request ({@link WriteProcessor}): hands every tenant batch to its lane
+ * ({@link Lanes}) as a {@link Fragment} of one {@link SenderRequest}, and answers the sender once
+ * every fragment has its outcome ({@link AnswerPolicy}). Every answer to a PRW 2.0 sender carries
+ * the {@code *-Written} headers ({@link AnswerPolicy#written}).
+ *
+ * <p>The {@link DeliveryLedger} matters only when a request has several tenants: one may be
+ * delivered while another fails. When the ledger may know the body, the body is hashed at once, and
+ * a tenant the ledger knows was delivered by an earlier attempt of the same body is settled without
+ * being sent. Otherwise the body is kept until the answer and hashed only if the answer asks for a
+ * retry (or is a 429 whose repeats {@code relay.delivery.throttled.policy} counts: past the limit
+ * the request is dropped and answered 400). When the answer asks for a retry, the tenants that were
+ * delivered are written to the ledger under the body's hash, so the retry sends only the rest.
+ *
+ * <p>A request that is its own batch, received as snappy, goes to its lane as the body it came in
+ * ({@link Fragment#ofBlock}): the downstream is sent the sender's bytes, and nothing is encoded or
+ * compressed again ({@code relay_requests_forwarded_whole_total}).
+ */
+final class Delivery {
+  private final Lanes lanes;
+  private final DeliveryLedger ledger;
+  private final long timeoutNanos;
+  private final RelayMetrics metrics;
+  private final ThrottledDropLog throttledLog;
+
+  /**
+   * @param timeoutNanos deadline of a sender request in the lanes, from its start
+   */
+  Delivery(Lanes lanes, DeliveryLedger ledger, long timeoutNanos, RelayMetrics metrics) {
+    this.lanes = lanes;
+    this.ledger = ledger;
+    this.timeoutNanos = timeoutNanos;
+    this.metrics = metrics;
+    this.throttledLog = new ThrottledDropLog(metrics);
+  }
+
+  /**
+   * Hands every batch to its lane; {@code done} gets the answer once all have their outcome.
+   *
+   * @param body borrowed; the compressed request. What needs it after this call takes a reference
+   *     of its own: the fragment forwarding it as it came, the answer that may need its hash
+   * @param batches takes ownership of every batch's content; not empty
+   * @param input the Remote Write version of the request
+   * @param startNanos when the request started, on {@code loop}'s ticker
+   * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
+   *     released
+   */
+  void deliver(
+      EventLoop loop,
+      ByteBuf body,
+      BodyEncoding encoding,
+      Protocol input,
+      List<Batch> batches,
+      long startNanos,
+      Consumer<Answer> done) {
+    boolean several = ledger.enabled() && batches.size() > 1;
+    LedgerKey known = several && !ledger.isEmpty() ? LedgerKey.of(body) : null;
+    // Hashed only if the answer asks for a retry (or is a 429 whose repeats are counted).
+    ByteBuf kept = known == null && (several || ledger.countsThrottled()) ? body.retain() : null;
+    SenderRequest request =
+        new SenderRequest(
+            loop, batches.size(), results -> answer(results, known, kept, several, input, done));
+    ByteBuf forwarded =
+        batches.size() == 1 && batches.get(0).whole() && encoding == BodyEncoding.SNAPPY
+            ? body.retain()
+            : null;
+    long deadline = startNanos + timeoutNanos;
+    List<Fragment> fragments = new ArrayList<>(batches.size());
+    int i = 0;
+    try {
+      for (; i < batches.size(); i++) {
+        Batch b = batches.get(i);
+        int size = b.content().readableBytes();
+        metrics.tenantIn(b.tenant(), b.counts(), size);
+        if (known != null && ledger.delivered(known, b.tenant())) {
+          metrics.ledgerSkipped(b.tenant(), b.counts());
+          request.settled(
+              b.tenant(),
+              b.counts(),
+              new FragmentOutcome(
+                  Kind.DELIVERED, 200, "delivered by an earlier attempt of this request", -1, 0));
+          b.content().release();
+          continue;
+        }
+        if (forwarded != null) {
+          fragments.add(
+              Fragment.ofBlock(
+                  b.tenant(), b.protocol(), forwarded, size, b.counts(), deadline, request));
+          forwarded = null;
+          metrics.forwardedWhole();
+          b.content().release();
+          continue;
+        }
+        fragments.add(
+            new Fragment(b.tenant(), b.protocol(), b.content(), b.counts(), deadline, request));
+      }
+    } catch (RuntimeException | Error e) {
+      // Nothing was handed to a lane yet: everything this call owns is released here. (A
+      // forwarded body is the request's only fragment: never among the batches left.)
+      for (Fragment f : fragments) {
+        f.body().release();
+      }
+      if (forwarded != null) {
+        forwarded.release();
+      }
+      for (int j = i; j < batches.size(); j++) {
+        batches.get(j).content().release();
+      }
+      if (kept != null) {
+        kept.release();
+      }
+      throw e;
+    }
+    if (!fragments.isEmpty()) {
+      lanes.submit(fragments);
+    }
+  }
+
+  /**
+   * Answers a request from its fragments' {@code results}, writing the ledger when the sender will
+   * retry it.
+   *
+   * @param known the body's ledger key when it was hashed up front, else {@code null}
+   * @param kept takes ownership; the body's reference kept for hashing it now, or {@code null}
+   * @param several whether the ledger keeps what this request delivered
+   */
+  private void answer(
+      List<SenderRequest.Result> results,
+      LedgerKey known,
+      ByteBuf kept,
+      boolean several,
+      Protocol input,
+      Consumer<Answer> done) {
+    Answer answer = AnswerPolicy.fromResults(results);
+    LedgerKey key = known;
+    if (answer.status() >= 300 && key == null && kept != null) {
+      key = LedgerKey.of(kept);
+    }
+    boolean dropped = false;
+    if (answer.status() == 429 && ledger.countsThrottled()) {
+      DeliveryLedger.Throttling t = ledger.throttled(key);
+      if (t.drop()) {
+        answer = AnswerPolicy.throttledDropped(results, t.answers(), t.sinceNanos());
+        throttledLog.dropped(results);
+        dropped = true;
+      }
+    }
+    if (input == Protocol.V2) {
+      answer = answer.withWritten(AnswerPolicy.written(results));
+    }
+    if (answer.status() >= 300 && !dropped && several) {
+      remember(key, results);
+    }
+    if (kept != null) {
+      kept.release();
+    }
+    done.accept(answer);
+  }
+
+  /**
+   * Writes which tenants of a request that the sender will retry were delivered into the ledger.
+   */
+  private void remember(LedgerKey key, List<SenderRequest.Result> results) {
+    List<String> delivered = new ArrayList<>();
+    List<String> notDelivered = new ArrayList<>();
+    for (SenderRequest.Result r : results) {
+      (r.outcome().accepted() ? delivered : notDelivered).add(r.tenant());
+    }
+    ledger.record(key, delivered, notDelivered);
+  }
+}

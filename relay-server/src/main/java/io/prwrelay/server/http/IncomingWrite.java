@@ -1,0 +1,111 @@
+package io.prwrelay.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.metrics.RelayMetrics;
+
+/**
+ * A write request whose body is being received: its head, what the checks made of it, its share of
+ * the {@link InflightBudget}, and its body, collected into one pooled direct buffer whose maximum
+ * capacity is {@code relay.server.max-request-bytes}. A body that declared its size was admitted
+ * and allocated at that size; a chunked body's buffer grows as its chunks arrive, the reservation
+ * grown to each next capacity before it is allocated.
+ *
+ * <p>Owns its body and its reservation: {@link #takeBody} hands the body over when it is complete
+ * (the reservation stays held until the request is answered), {@link #abort} releases both when the
+ * request ends before that. One per request, on the connection's event loop.
+ */
+final class IncomingWrite {
+  final HttpRequest head;
+  final WriteRequestCheck.Accepted accepted;
+  final long startNanos;
+  final InflightBudget.Reservation reservation;
+  final TenantAllowList allowed;
+  private ByteBuf body;
+  private final ScheduledFuture<?> readTimeout;
+
+  /**
+   * @param startNanos when the request started, on the loop's ticker
+   * @param reservation takes ownership; the request's share of the budget, holding {@code body}
+   * @param body takes ownership; the body's first buffer, empty, its maximum capacity the cap
+   * @param readTimeout ends the request when the body is not received in time; cancelled when it
+   *     is, or when the request is aborted
+   */
+  IncomingWrite(
+      HttpRequest head,
+      WriteRequestCheck.Accepted accepted,
+      long startNanos,
+      InflightBudget.Reservation reservation,
+      TenantAllowList allowed,
+      ByteBuf body,
+      ScheduledFuture<?> readTimeout) {
+    this.head = head;
+    this.accepted = accepted;
+    this.startNanos = startNanos;
+    this.reservation = reservation;
+    this.allowed = allowed;
+    this.body = body;
+    this.readTimeout = readTimeout;
+  }
+
+  /**
+   * Appends the chunk of {@code content} to the body.
+   *
+   * @param content borrowed
+   * @return {@code null} when it was appended; else the answer that ends the request (the caller
+   *     then {@linkplain #abort aborts} it): 413 when the body passes the cap, 503 when the budget
+   *     has no room for a chunked body's next buffer (counted), 400 when the chunk is malformed
+   */
+  Answer append(
+      HttpContent content, ByteBufAllocator alloc, InflightBudget budget, RelayMetrics metrics) {
+    ByteBuf chunk = content.content();
+    if (chunk.readableBytes() > body.maxWritableBytes()) {
+      return Answer.closing(
+          413,
+          "request body exceeds " + ConfigKeys.SERVER_MAX_REQUEST_BYTES.setTo(body.maxCapacity()));
+    }
+    if (chunk.readableBytes() > body.writableBytes()) {
+      // Only a chunked body grows: its buffer's next capacity is reserved before it is allocated.
+      int capacity =
+          alloc.calculateNewCapacity(
+              body.writerIndex() + chunk.readableBytes(), body.maxCapacity());
+      InflightBudget.Refusal refusal = reservation.growTo(capacity);
+      if (refusal != null) {
+        metrics.inflightRejected(refusal.tag);
+        return budget.refused(refusal, true);
+      }
+    }
+    body.writeBytes(chunk);
+    if (content.decoderResult().isFailure()) {
+      return Answer.closing(400, "malformed HTTP body");
+    }
+    return null;
+  }
+
+  /**
+   * The complete body: stops the read timeout. The reservation stays held, for the caller to
+   * release once the request is answered.
+   *
+   * @return the body; the caller owns it
+   */
+  ByteBuf takeBody() {
+    readTimeout.cancel(false);
+    ByteBuf b = body;
+    body = null;
+    return b;
+  }
+
+  /** Ends the request before its body was taken: stops the timeout, releases body and budget. */
+  void abort() {
+    readTimeout.cancel(false);
+    reservation.release();
+    if (body != null) {
+      body.release();
+      body = null;
+    }
+  }
+}

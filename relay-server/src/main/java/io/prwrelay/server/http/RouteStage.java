@@ -1,0 +1,231 @@
+package io.prwrelay.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.encode.V2ToV1Converter;
+import io.prwrelay.core.remotewrite.RequestError;
+import io.prwrelay.core.route.RouteResult;
+import io.prwrelay.server.config.TenantConfig;
+import io.prwrelay.server.downstream.DownstreamProtocol;
+import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.http.Routed.Batch;
+import io.prwrelay.server.insight.TenantInsight;
+import io.prwrelay.server.metrics.RelayMetrics;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The second stage of a write request ({@link WriteProcessor}): reads the decompressed request
+ * (labels only) into one batch per tenant, or refuses it. The batches' protocol is chosen once, up
+ * front: PRW 1.0 for PRW 1.0 input, and for PRW 2.0 input what {@link DownstreamProtocol} says the
+ * downstream takes now (PRW 2.0 tenant requests, each with its own symbols table, or PRW 1.0 ones).
+ *
+ * <p>With a trusted tenant header the request is that tenant's batch, whole: a PRW 1.0 request is
+ * counted and sent as it is, a PRW 2.0 one checked and sent as it is, or converted to PRW 1.0.
+ * Otherwise the loop's router for the two protocols ({@link LoopResources#router}) splits it, and
+ * the routed request is told to the tenant insight. A request whose series all go to one tenant
+ * with nothing to change is that tenant's batch whole ({@link RouteResult#whole()}).
+ *
+ * <p>Refused, with nothing delivered: 400 for a tenant header that is not a valid tenant ID and for
+ * an invalid request (the reader's message; its series counted in {@code
+ * relay_series_rejected_total}), 403 naming the first tenant the request's credentials may not
+ * write. Metadata routed by its family to such a tenant is dropped instead (counted).
+ */
+final class RouteStage {
+  private final TenantConfig tenants;
+  private final DownstreamProtocol protocol;
+  private final RelayMetrics metrics;
+  private final TenantInsight insight;
+
+  /**
+   * @param protocol the Remote Write version PRW 2.0 input is sent downstream in
+   * @param insight told every routed request
+   */
+  RouteStage(
+      TenantConfig tenants,
+      DownstreamProtocol protocol,
+      RelayMetrics metrics,
+      TenantInsight insight) {
+    this.tenants = tenants;
+    this.protocol = protocol;
+    this.metrics = metrics;
+    this.insight = insight;
+  }
+
+  /**
+   * Routes one request.
+   *
+   * @param res the loop's routers, converter and checks
+   * @param decoded takes ownership; the decompressed request
+   * @param input the Remote Write version of the request
+   * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
+   *     null}
+   * @param allowed tenants the request's credentials may write
+   * @return the batches, whose contents the caller owns; or the refusal, with nothing of the
+   *     request left held here
+   */
+  Routed route(
+      LoopResources res,
+      ByteBufAllocator alloc,
+      ByteBuf decoded,
+      Protocol input,
+      String incomingTenant,
+      TenantAllowList allowed) {
+    Protocol output = input == Protocol.V1 ? Protocol.V1 : protocol.forV2Input();
+    List<Batch> batches = new ArrayList<>();
+    try {
+      Refusal refusal =
+          incomingTenant != null
+              ? whole(res, alloc, decoded, input, output, incomingTenant, batches)
+              : split(res.router(input, output), alloc, decoded, input, output, allowed, batches);
+      if (refusal == null) {
+        refusal = forbidden(allowed, batches);
+      }
+      if (refusal == null) {
+        return new Routed.Batches(batches);
+      }
+      release(batches);
+      return refusal;
+    } catch (RuntimeException | Error e) {
+      // Last resort (an allocation or a codec failing): the caller answers the sender. Every batch
+      // in the list is owned here and released nowhere else before this point (small batches are
+      // slices sharing one reference count, so a batch's refCnt() does not tell whether it was
+      // released).
+      release(batches);
+      throw e;
+    } finally {
+      decoded.release();
+    }
+  }
+
+  /**
+   * The request as the trusted tenant's one batch in {@code output}, added to {@code out}.
+   *
+   * @param decoded borrowed; retained by a batch that is the request itself
+   * @return the refusal, or {@code null} when the batch was added
+   */
+  private Refusal whole(
+      LoopResources res,
+      ByteBufAllocator alloc,
+      ByteBuf decoded,
+      Protocol input,
+      Protocol output,
+      String incomingTenant,
+      List<Batch> out) {
+    String tenant = tenants.incomingTenant(incomingTenant);
+    if (tenant == null) {
+      return new Refusal(
+          Answer.of(
+              400,
+              "the "
+                  + tenants.tenantHeader()
+                  + " header is not a valid tenant ID (characters a-z A-Z 0-9 ! - _ . * ' ( ),"
+                  + " at most 150 bytes)"));
+    }
+    if (input == Protocol.V1) {
+      RequestError error = res.counter.count(decoded, alloc);
+      if (error != null) {
+        return invalid("malformed", res.counter.counts().series(), error);
+      }
+      out.add(new Batch(tenant, Protocol.V1, decoded.retain(), res.counter.counts(), true));
+    } else if (output == Protocol.V1) {
+      V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc, res.maxOutputBytes);
+      if (c.error() != null) {
+        return invalid(reason(c.error()), 0, c.error());
+      }
+      out.add(new Batch(tenant, Protocol.V1, c.content(), c.counts(), false));
+    } else {
+      V2Check check = res.v2Check.check(decoded, alloc);
+      if (check.error() != null) {
+        return invalid(reason(check.error()), 0, check.error());
+      }
+      out.add(new Batch(tenant, Protocol.V2, decoded.retain(), check.counts(), true));
+    }
+    Batch batch = out.get(0);
+    insight.recordWhole(tenant, batch.counts().series(), batch.content().readableBytes());
+    return null;
+  }
+
+  /**
+   * The request split by tenant with {@code router}, one batch in {@code output} per tenant added
+   * to {@code out}.
+   *
+   * @param decoded borrowed
+   * @return the refusal, or {@code null} when the batches were added
+   */
+  private Refusal split(
+      LoopResources.Router router,
+      ByteBufAllocator alloc,
+      ByteBuf decoded,
+      Protocol input,
+      Protocol output,
+      TenantAllowList allowed,
+      List<Batch> out) {
+    RouteResult result = router.route(decoded, alloc);
+    try {
+      RequestError error = result.error();
+      if (error != null) {
+        return invalid(reason(error), result.seriesIn(), error);
+      }
+      metrics.routed(result);
+      insight.record(result);
+      for (TenantBatch b : result.batches()) {
+        if (b.series() == 0 && !allowed.allows(b.tenant())) {
+          // Metadata routed by family to a tenant these credentials may not write: dropped
+          // (counted), where a series of that tenant would refuse the request.
+          metrics.metadataDropped("forbidden_tenant", b.metadata());
+          continue;
+        }
+        if (input == Protocol.V1) {
+          metrics.tenantMetadataIn(b.tenant(), b.metadata());
+        }
+        out.add(new Batch(b.tenant(), output, b.takeContent(), b.counts(), result.whole()));
+      }
+      return null;
+    } finally {
+      result.clear();
+    }
+  }
+
+  /** A 400 with the reader's message, its {@code series} counted as rejected for {@code reason}. */
+  private Refusal invalid(String reason, int series, RequestError error) {
+    metrics.rejectedSeries(reason, series);
+    return new Refusal(Answer.of(400, error.message()));
+  }
+
+  /** The {@code reason} tag of {@code relay_series_rejected_total} for a request's error. */
+  private static String reason(RequestError error) {
+    return switch (error.kind()) {
+      case MALFORMED -> "malformed";
+      case NO_TENANT -> "no_tenant";
+      case TOO_MANY_TENANTS -> "too_many_tenants";
+      case TOO_LARGE -> "too_large";
+    };
+  }
+
+  /**
+   * A 403 naming the first tenant of {@code batches} that {@code allowed} does not allow, with
+   * every series of the request counted as rejected; {@code null} when all are allowed.
+   */
+  private Refusal forbidden(TenantAllowList allowed, List<Batch> batches) {
+    for (Batch b : batches) {
+      if (!allowed.allows(b.tenant())) {
+        int series = 0;
+        for (Batch r : batches) {
+          series += r.counts().series();
+        }
+        metrics.authRejected(403);
+        metrics.rejectedSeries("forbidden_tenant", series);
+        return new Refusal(TenantAllowList.forbidden(b.tenant()));
+      }
+    }
+    return null;
+  }
+
+  private static void release(List<Batch> batches) {
+    for (Batch b : batches) {
+      b.content().release();
+    }
+  }
+}
