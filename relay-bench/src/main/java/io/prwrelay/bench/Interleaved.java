@@ -42,6 +42,8 @@ public final class Interleaved {
     codec.payload = payload;
     codec.tenantLabel = "instance";
     codec.setUp();
+    SketchBenchmark sketch = new SketchBenchmark();
+    sketch.setUp();
     Blackhole bh =
         new Blackhole(
             "Today's password is swordfish. I understand instantiating Blackholes directly is"
@@ -63,6 +65,9 @@ public final class Interleaved {
     rows.put("PipelineBenchmark.relayWithoutFamilies", pipeline::relayWithoutFamilies);
     rows.put("PipelineBenchmark.floor", pipeline::floor);
     rows.put("CodecBenchmark.snappyDecode", codec::snappyDecode);
+    rows.put("SketchBenchmark.dataSketchesHll4", sketch::dataSketchesHll4);
+    rows.put("SketchBenchmark.dataSketchesHll8", sketch::dataSketchesHll8);
+    rows.put("SketchBenchmark.hyperLogLog", sketch::hyperLogLog);
     if (args.length > 2) {
       rows.keySet().removeIf(k -> !k.matches(args[2]));
     }
