@@ -389,7 +389,7 @@ public final class ConfigKeys {
           "relay.insight.max-tenants",
           "1000",
           "tenants the insight tracks (1 to 100,000), the most active by series kept each tenth of"
-              + " the window; at most about 33 KiB each");
+              + " the window; about 54 KiB each");
 
   public static final ConfigKey LOG_FAILURE_INTERVAL =
       key(
