@@ -16,11 +16,12 @@ import org.openjdk.jmh.infra.Blackhole;
  * rather than the wall clock. On a machine shared with other builds the wall clock measures the
  * neighbours: a thread that is not scheduled accrues no CPU time, and alternating the rows every
  * round exposes them to the same conditions, so the ratios hold where JMH's absolute numbers do
- * not. Not a replacement for JMH on a quiet machine: garbage collection and JIT compilation run on
- * other threads and are not counted (which flatters the allocating protobuf-java baseline).
+ * not. {@code rows}, a regular expression over the row names, keeps only the rows it matches. Not a
+ * replacement for JMH on a quiet machine: garbage collection and JIT compilation run on other
+ * threads and are not counted (which flatters the allocating protobuf-java baseline).
  *
  * <pre>
- * java -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.Interleaved [payload] [rounds]
+ * java -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.Interleaved [payload] [rounds] [rows]
  * </pre>
  */
 public final class Interleaved {
@@ -41,6 +42,8 @@ public final class Interleaved {
     codec.payload = payload;
     codec.tenantLabel = "instance";
     codec.setUp();
+    SketchBenchmark sketch = new SketchBenchmark();
+    sketch.setUp();
     Blackhole bh =
         new Blackhole(
             "Today's password is swordfish. I understand instantiating Blackholes directly is"
@@ -58,9 +61,16 @@ public final class Interleaved {
     rows.put("RouteBenchmark.baseline", () -> route.baseline(bh));
     rows.put("PipelineBenchmark.relay", pipeline::relay);
     rows.put("PipelineBenchmark.relayInsightOff", pipeline::relayInsightOff);
+    rows.put("PipelineBenchmark.relayRecorded", pipeline::relayRecorded);
     rows.put("PipelineBenchmark.relayWithoutFamilies", pipeline::relayWithoutFamilies);
     rows.put("PipelineBenchmark.floor", pipeline::floor);
     rows.put("CodecBenchmark.snappyDecode", codec::snappyDecode);
+    rows.put("SketchBenchmark.dataSketchesHll4", sketch::dataSketchesHll4);
+    rows.put("SketchBenchmark.dataSketchesHll8", sketch::dataSketchesHll8);
+    rows.put("SketchBenchmark.hyperLogLog", sketch::hyperLogLog);
+    if (args.length > 2) {
+      rows.keySet().removeIf(k -> !k.matches(args[2]));
+    }
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     Map<String, List<Double>> perRound = new LinkedHashMap<>();
     for (int round = -5; round < rounds; round++) {
@@ -119,9 +129,22 @@ public final class Interleaved {
         "PipelineBenchmark.relay",
         "PipelineBenchmark.relayWithoutFamilies",
         "relay / relayWithoutFamilies");
+    ratio(
+        median,
+        "PipelineBenchmark.relay",
+        "PipelineBenchmark.relayInsightOff",
+        "relay / relayInsightOff");
+    ratio(
+        median,
+        "PipelineBenchmark.relayRecorded",
+        "PipelineBenchmark.relayInsightOff",
+        "relayRecorded / relayInsightOff");
   }
 
   private static void ratio(Map<String, Double> median, String a, String b, String name) {
+    if (!median.containsKey(a) || !median.containsKey(b)) {
+      return;
+    }
     System.out.printf(Locale.ROOT, "%s = %.2f%n", name, median.get(a) / median.get(b));
   }
 

@@ -10,6 +10,8 @@ import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
+import io.prwrelay.server.config.InsightConfig;
+import io.prwrelay.server.insight.TenantInsight;
 import java.util.ArrayList;
 import java.util.List;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -47,6 +49,7 @@ public class PipelineBenchmark extends RelayBenchmark {
   private TenantRouter routerInsightOff;
   private TenantRouter routerWithoutFamilies;
   private WriteRequestReader reader;
+  private final TenantInsight insight = TenantInsight.of(InsightConfig.defaults());
   private final SeriesCounter counter = new SeriesCounter();
   private boolean whole;
   private final List<ByteBuf> batches = new ArrayList<>();
@@ -93,6 +96,16 @@ public class PipelineBenchmark extends RelayBenchmark {
   }
 
   /**
+   * {@code relay} with what the relay does next with the digests: {@link TenantInsight#record} (the
+   * per-tenant sketch updates). {@code relayRecorded / relayInsightOff} is the insight's whole cost
+   * per request.
+   */
+  @Benchmark
+  public long relayRecorded() throws Exception {
+    return relay(router, insight);
+  }
+
+  /**
    * {@code relay} without learning metric families ({@code relay.metadata.max-family-tenants=0}):
    * the difference is what routing metadata-only requests by family costs a whole request.
    */
@@ -102,10 +115,17 @@ public class PipelineBenchmark extends RelayBenchmark {
   }
 
   private long relay(TenantRouter r) throws Exception {
+    return relay(r, null);
+  }
+
+  private long relay(TenantRouter r, TenantInsight recorder) throws Exception {
     ByteBuf decoded = SnappyCodec.decode(body, alloc, Integer.MAX_VALUE - 8);
     long out = 0;
     try {
       RouteResult result = r.route(decoded, alloc);
+      if (recorder != null) {
+        recorder.record(result);
+      }
       if (result.whole()) {
         out = body.readableBytes(); // the body goes downstream as it came
       } else {

@@ -48,7 +48,7 @@ final class ObservabilityKeys {
           "relay.insight.max-tenants",
           "1000",
           "tenants the insight tracks (1 to 100,000), the most active by series kept each tenth of"
-              + " the window; at most about 33 KiB each");
+              + " the window; about 54 KiB each");
 
   static final ConfigKey LOG_FAILURE_INTERVAL =
       key(

@@ -36,11 +36,9 @@ import java.util.function.LongSupplier;
  * times the bound per bucket).
  *
  * <p><b>Cost on the hot path:</b> per request, one map lookup per tenant batch and, per tenant, one
- * lock around the updates of its series (an HLL update each, a name count for one series in eight).
- * Its own code allocates only a new name's {@code String} (once, {@link MetricNames}) and a new
- * bucket's union (once per tenant and bucket); DataSketches' {@code HllSketch.update(long)} creates
- * two small arrays per call, which escape analysis nearly always removes (measured in
- * BENCHMARKS.md, "Tenant insight").
+ * lock around the updates of its series (a {@link HyperLogLog} update each, a name count for one
+ * series in eight). It allocates only a new name's {@code String} (once, {@link MetricNames}) and
+ * two small arrays for a new bucket's history estimate (once per tenant and bucket).
  *
  * <p>Also a {@link LaneObserver}: the lane state of each tenant with when and why it changed, and
  * the last failed downstream attempt. Thread-safe.

@@ -269,8 +269,8 @@ public final class MetricCatalogue {
       gauge(
           "relay.tenant.active.series.estimate",
           null,
-          "distinct series routed to the tenant within relay.insight.window, estimated (HLL,"
-              + " about 1.6 % error)",
+          "distinct series routed to the tenant within relay.insight.window, estimated"
+              + " (HyperLogLog, about 1.2 % error)",
           "tenant");
 
   // The process.
