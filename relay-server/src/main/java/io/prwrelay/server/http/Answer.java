@@ -3,6 +3,9 @@ package io.prwrelay.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -55,7 +58,11 @@ record Answer(
             : Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8);
     FullHttpResponse r =
         new DefaultFullHttpResponse(
-            HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), content);
+            HttpVersion.HTTP_1_1,
+            HttpResponseStatus.valueOf(status),
+            content,
+            new AnswerHeaders(),
+            EmptyHttpHeaders.INSTANCE);
     if (content.isReadable()) {
       r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
     }
@@ -69,5 +76,18 @@ record Answer(
       written.setOn(r.headers());
     }
     return r;
+  }
+
+  /**
+   * The headers of an answer, validated as Netty's are: room for the few an answer has (Netty's
+   * default makes room for 16), and no trailers at all (Netty's default builds a second map).
+   */
+  private static final class AnswerHeaders extends DefaultHttpHeaders {
+    private static final DefaultHttpHeadersFactory NETTY =
+        DefaultHttpHeadersFactory.headersFactory();
+
+    AnswerHeaders() {
+      super(NETTY.getNameValidator(), NETTY.getValueValidator(), 8);
+    }
   }
 }
