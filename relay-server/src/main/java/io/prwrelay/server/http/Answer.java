@@ -3,8 +3,6 @@ package io.prwrelay.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
-import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -61,7 +59,7 @@ record Answer(
             HttpVersion.HTTP_1_1,
             HttpResponseStatus.valueOf(status),
             content,
-            new AnswerHeaders(),
+            new SmallHeaders(SmallHeaders.HEADERS, 8),
             EmptyHttpHeaders.INSTANCE);
     if (content.isReadable()) {
       r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
@@ -76,18 +74,5 @@ record Answer(
       written.setOn(r.headers());
     }
     return r;
-  }
-
-  /**
-   * The headers of an answer, validated as Netty's are: room for the few an answer has (Netty's
-   * default makes room for 16), and no trailers at all (Netty's default builds a second map).
-   */
-  private static final class AnswerHeaders extends DefaultHttpHeaders {
-    private static final DefaultHttpHeadersFactory NETTY =
-        DefaultHttpHeadersFactory.headersFactory();
-
-    AnswerHeaders() {
-      super(NETTY.getNameValidator(), NETTY.getValueValidator(), 8);
-    }
   }
 }
