@@ -1,5 +1,6 @@
 package io.prwrelay.server;
 
+import io.netty.util.ResourceLeakDetector;
 import io.prwrelay.server.app.RelayServer;
 import io.prwrelay.server.config.ConfigException;
 import io.prwrelay.server.config.RelayConfig;
@@ -8,7 +9,9 @@ import io.prwrelay.server.demo.Demo;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Logger;
 
@@ -23,6 +26,10 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) throws Exception {
+    ResourceLeakDetector.Level leaks = leakDetection(System.getProperties());
+    if (leaks != null) {
+      ResourceLeakDetector.setLevel(leaks);
+    }
     Logging.configure();
     Path config = null;
     boolean demo = false;
@@ -113,6 +120,31 @@ public final class Main {
     log.info("stopped");
     System.exit(0);
   }
+
+  /**
+   * Netty's buffer leak detection for the relay: off, unless the user chose a level with {@code
+   * io.netty.leakDetection.level} (or one of Netty's older properties, {@code
+   * io.netty.leakDetectionLevel} and {@code io.netty.noResourceLeakDetection}), which Netty then
+   * applies itself. Its default level tracks one buffer in 128 with a stack trace, nearly a tenth
+   * of the relay's allocation under load; the tests run it at {@code paranoid}.
+   *
+   * @return the level to set, or {@code null} to leave Netty's
+   */
+  static ResourceLeakDetector.Level leakDetection(Properties properties) {
+    for (String name : LEAK_DETECTION_PROPERTIES) {
+      if (properties.getProperty(name) != null) {
+        return null;
+      }
+    }
+    return ResourceLeakDetector.Level.DISABLED;
+  }
+
+  /** The system properties by which Netty reads a leak detection level. */
+  static final List<String> LEAK_DETECTION_PROPERTIES =
+      List.of(
+          "io.netty.leakDetection.level",
+          "io.netty.leakDetectionLevel",
+          "io.netty.noResourceLeakDetection");
 
   private static Map<String, String> systemProperties() {
     Map<String, String> m = new HashMap<>();

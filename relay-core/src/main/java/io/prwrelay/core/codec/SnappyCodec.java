@@ -170,7 +170,10 @@ public final class SnappyCodec {
   public static ByteBuf concat(List<ByteBuf> blocks, ByteBufAllocator alloc) throws CodecException {
     long total = 0;
     long elements = 0;
-    for (ByteBuf b : blocks) {
+    int n = blocks.size();
+    // Indexed loops: no iterator per join (the lanes pass array lists).
+    for (int i = 0; i < n; i++) {
+      ByteBuf b = blocks.get(i);
       total += declaredLength(b);
       elements += b.readableBytes() - preambleBytes(b);
     }
@@ -192,7 +195,8 @@ public final class SnappyCodec {
       }
       out.writeByte((int) (v & 0x7F) | 0x80);
     }
-    for (ByteBuf b : blocks) {
+    for (int i = 0; i < n; i++) {
+      ByteBuf b = blocks.get(i);
       int skip = preambleBytes(b);
       out.writeBytes(b, b.readerIndex() + skip, b.readableBytes() - skip);
     }

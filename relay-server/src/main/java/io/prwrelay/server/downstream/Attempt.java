@@ -58,7 +58,7 @@ final class Attempt extends DefaultPromise<AttemptOutcome> {
     ch.write(
         connections.head.encode(ch.alloc(), tenant, protocol, body.readableBytes()),
         connection.quietWrite());
-    ch.writeAndFlush(body.retainedDuplicate()).addListener(connection);
+    ch.writeAndFlush(body.retainedDuplicate(), connection.failingWrite());
   }
 
   /** Completes with a response; the connection goes back to the pool or is closed. */

@@ -10,7 +10,6 @@ import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
@@ -42,9 +41,10 @@ import javax.net.ssl.SSLException;
  * without locks. Each call is one attempt; the caller decides about retries.
  *
  * <p>The request head is not an {@code HttpRequest}: {@link RequestHead} holds its bytes, encoded
- * once, and each request writes them (with the tenant and length filled in) next to the body. The
- * pipeline therefore has no request encoder, only Netty's response decoder; {@link ResponseHandler}
- * collects the response's body itself.
+ * once, and each request writes them (with the tenant and length filled in) next to the body. Nor
+ * is the response an {@code HttpResponse}: {@link ResponseHandler} reads it from the connection's
+ * bytes with a {@link ResponseParser}, which keeps only what the outcome needs. The pipeline
+ * therefore has no HTTP codec at all.
  */
 public final class DownstreamClient implements TenantSender, AutoCloseable {
   /**
@@ -107,9 +107,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
                       if (sslContext != null) {
                         ch.pipeline().addLast(sslContext.newHandler(ch.alloc(), host, port));
                       }
-                      ch.pipeline()
-                          .addLast(new HttpResponseDecoder())
-                          .addLast(new ResponseHandler());
+                      ch.pipeline().addLast(new ResponseHandler());
                     }
                   });
       int perLoop = share(config.maxConnections(), loopCount, index++);

@@ -2,26 +2,20 @@ package io.prwrelay.server.downstream;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.VoidChannelPromise;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Last handler of a pooled downstream connection, after Netty's response decoder, and the
- * connection as {@link LoopConnections} keeps it: hands the response of the current attempt back,
- * and fails the attempt when the connection breaks or its request cannot be written.
+ * The handler of a pooled downstream connection, and the connection as {@link LoopConnections}
+ * keeps it: reads the response of the current attempt from the connection's bytes with a {@link
+ * ResponseParser} and hands it back, and fails the attempt when the connection breaks, its response
+ * is malformed, or its request cannot be written.
  */
-final class ResponseHandler extends ChannelInboundHandlerAdapter implements ChannelFutureListener {
+final class ResponseHandler extends ChannelInboundHandlerAdapter {
   /** Characters of a downstream body kept for messages. */
   private static final int MESSAGE_CHARS = 512;
 
@@ -30,22 +24,23 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter implements Chan
 
   private static final AttemptOutcome OK_204 = new AttemptOutcome(204, "", -1);
 
+  private final ResponseParser parser = new ResponseParser(DownstreamClient.MAX_RESPONSE_BODY);
+
   private Channel channel;
 
   /** For the request head: a failed write shows on the body's write that follows it. */
   private ChannelPromise quietWrite;
 
+  /** For the body: a failed write fails the attempt through {@link #exceptionCaught}. */
+  private ChannelPromise failingWrite;
+
   private Attempt attempt;
-
-  /** The head of the response being read, and its body so far ({@code null} while empty). */
-  private HttpResponse response;
-
-  private ByteBuf body;
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
     channel = ctx.channel();
     quietWrite = new VoidChannelPromise(channel, false);
+    failingWrite = new VoidChannelPromise(channel, true);
   }
 
   Channel channel() {
@@ -56,6 +51,10 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter implements Chan
     return quietWrite;
   }
 
+  ChannelPromise failingWrite() {
+    return failingWrite;
+  }
+
   void begin(Attempt attempt) {
     this.attempt = attempt;
   }
@@ -64,109 +63,61 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter implements Chan
     this.attempt = null;
   }
 
-  /** The body's write ended: a failure fails the attempt on this connection. */
-  @Override
-  public void operationComplete(ChannelFuture write) {
-    Attempt a = attempt;
-    if (!write.isSuccess() && a != null) {
-      a.fail("write to the downstream failed: " + DownstreamClient.describe(write.cause()));
-    }
-  }
-
   /**
-   * Collects one response from Netty's decoder — its head, then its content up to {@link
-   * DownstreamClient#MAX_RESPONSE_BODY} — as {@code HttpObjectAggregator} did, without building a
-   * whole message: a response with a failed decoder result ends at once, content past the limit
-   * closes the connection and fails the attempt, and the last content (or a failed one) completes
-   * it. Content without a head is dropped.
+   * Reads the current attempt's response. A complete one completes the attempt; bytes with no
+   * attempt to answer, or after the response in the same read, mean the connection is out of step:
+   * it closes. A malformed response (or a body over {@link DownstreamClient#MAX_RESPONSE_BODY})
+   * closes the connection and fails the attempt as a transport failure.
    */
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    try {
-      if (msg instanceof HttpResponse response) {
-        head(ctx, response);
-      } else if (msg instanceof HttpContent content && response != null) {
-        content(ctx, content);
-      }
-    } finally {
+    if (!(msg instanceof ByteBuf in)) {
       ReferenceCountUtil.release(msg);
-    }
-  }
-
-  private void head(ChannelHandlerContext ctx, HttpResponse head) {
-    dropBody();
-    if (HttpUtil.getContentLength(head, -1L) > DownstreamClient.MAX_RESPONSE_BODY) {
-      response = null;
-      tooLarge(ctx);
       return;
     }
-    response = head;
-    if (!head.decoderResult().isSuccess()) {
-      respond(ctx);
-    }
-  }
-
-  private void content(ChannelHandlerContext ctx, HttpContent content) {
-    ByteBuf bytes = content.content();
-    if (bytes.isReadable()) {
-      if (body == null) {
-        body = ctx.alloc().heapBuffer(bytes.readableBytes());
-      }
-      if (body.readableBytes() + bytes.readableBytes() > DownstreamClient.MAX_RESPONSE_BODY) {
-        response = null;
-        dropBody();
-        tooLarge(ctx);
+    try {
+      if (!in.isReadable()) {
         return;
       }
-      body.writeBytes(bytes);
-    }
-    if (content instanceof LastHttpContent || !content.decoderResult().isSuccess()) {
-      respond(ctx);
-    }
-  }
-
-  /** A body over the limit: the connection is out of step with the response, so it closes. */
-  private void tooLarge(ChannelHandlerContext ctx) {
-    ctx.close();
-    Attempt a = attempt;
-    if (a != null) {
-      a.fail(
-          "downstream connection failed: response body larger than "
-              + DownstreamClient.MAX_RESPONSE_BODY
-              + " bytes");
-    }
-  }
-
-  private void respond(ChannelHandlerContext ctx) {
-    HttpResponse r = response;
-    response = null;
-    Attempt a = attempt;
-    try {
-      if (a == null) {
-        // A response nobody asked for: the connection is out of step, do not reuse it.
+      if (attempt == null) {
+        // A response nobody asked for.
         ctx.close();
         return;
       }
-      a.complete(outcome(r, body), HttpUtil.isKeepAlive(r));
+      if (parser.read(in, ctx.alloc())) {
+        respond(ctx, in.isReadable());
+      }
+    } catch (ResponseParser.Malformed e) {
+      ctx.close();
+      Attempt a = attempt;
+      if (a != null) {
+        a.fail("downstream connection failed: " + e.getMessage());
+      }
     } finally {
-      dropBody();
+      in.release();
     }
   }
 
-  private void dropBody() {
-    if (body != null) {
-      body.release();
-      body = null;
+  /** The response is complete: the attempt gets its outcome; {@code extra} bytes followed it. */
+  private void respond(ChannelHandlerContext ctx, boolean extra) {
+    Attempt a = attempt;
+    try {
+      boolean keepAlive = parser.keepAlive() && !extra;
+      AttemptOutcome outcome = outcome(parser);
+      if (extra) {
+        ctx.close();
+      }
+      a.complete(outcome, keepAlive);
+    } finally {
+      parser.reset();
     }
   }
 
-  /**
-   * @param body borrowed; {@code null} for none
-   */
-  private static AttemptOutcome outcome(HttpResponse response, ByteBuf body) {
-    int status = response.status().code();
-    String retryAfterHeader = response.headers().get(HttpHeaderNames.RETRY_AFTER);
-    WrittenCounts written = WrittenCounts.of(response.headers());
+  private static AttemptOutcome outcome(ResponseParser response) {
+    int status = response.status();
+    ByteBuf body = response.body();
+    String retryAfterHeader = response.retryAfter();
+    WrittenCounts written = response.written();
     if (body == null && retryAfterHeader == null && written == null) {
       if (status == 204) {
         return OK_204;
@@ -185,17 +136,24 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter implements Chan
 
   @Override
   public void handlerRemoved(ChannelHandlerContext ctx) {
-    dropBody();
+    parser.release();
   }
 
+  /**
+   * The connection closed: a response whose head was read ends here (its body runs to the close, or
+   * was cut short: the status stands); without one, the attempt fails.
+   */
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     Attempt a = attempt;
     if (a != null) {
-      a.fail("connection closed before the downstream answered");
+      if (parser.closed()) {
+        respond(ctx, false);
+      } else {
+        a.fail("connection closed before the downstream answered");
+      }
     }
-    response = null;
-    dropBody();
+    parser.release();
     super.channelInactive(ctx);
   }
 

@@ -3,6 +3,7 @@ package io.prwrelay.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -55,7 +56,11 @@ record Answer(
             : Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8);
     FullHttpResponse r =
         new DefaultFullHttpResponse(
-            HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), content);
+            HttpVersion.HTTP_1_1,
+            HttpResponseStatus.valueOf(status),
+            content,
+            new SmallHeaders(SmallHeaders.HEADERS, 8),
+            EmptyHttpHeaders.INSTANCE);
     if (content.isReadable()) {
       r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
     }

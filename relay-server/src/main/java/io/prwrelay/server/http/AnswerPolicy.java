@@ -35,6 +35,14 @@ final class AnswerPolicy {
 
   /** The answer for a delivered request; keeps the connection open. */
   static Answer fromResults(List<SenderRequest.Result> results) {
+    int n = results.size();
+    int i = 0;
+    while (i < n && succeeded(results.get(i).outcome())) {
+      i++;
+    }
+    if (i == n) {
+      return NO_CONTENT; // the usual answer: nothing else to build
+    }
     List<SenderRequest.Result> retriable = new ArrayList<>();
     List<SenderRequest.Result> rejected = new ArrayList<>();
     for (SenderRequest.Result r : results) {
@@ -43,9 +51,6 @@ final class AnswerPolicy {
       } else if (r.outcome().kind() == Kind.REJECTED) {
         rejected.add(r);
       }
-    }
-    if (retriable.isEmpty() && rejected.isEmpty()) {
-      return Answer.of(204, "");
     }
     StringBuilder sb = new StringBuilder();
     int failed = retriable.size() + rejected.size();
@@ -73,6 +78,13 @@ final class AnswerPolicy {
     }
     long retryAfterSeconds = retryAfterMillis < 0 ? -1 : (retryAfterMillis + 999) / 1000;
     return new Answer(allThrottled ? 429 : 503, sb.toString(), retryAfterSeconds, false);
+  }
+
+  private static final Answer NO_CONTENT = Answer.of(204, "");
+
+  /** An outcome {@link #fromResults} lists neither as retriable nor as rejected. */
+  private static boolean succeeded(FragmentOutcome o) {
+    return !o.retriable() && o.kind() != Kind.REJECTED;
   }
 
   /**

@@ -168,16 +168,19 @@ public final class HttpIngress {
 
   /**
    * The HTTP/1.1 codec of one connection: request line at most 4 KiB, headers at most 16 KiB,
-   * content in chunks of at most 64 KiB. Its own bound on requests decoded ahead of their answers
-   * is lifted: the handler keeps its own, lower one ({@link IngressHandler#MAX_PIPELINED}) and
-   * answers past it, where the codec's would throw and reset the connection with answers owed.
+   * content in chunks of at most 64 KiB; header maps sized for what senders send ({@link
+   * SmallHeaders}). Its own bound on requests decoded ahead of their answers is lifted: the handler
+   * keeps its own, lower one ({@link IngressHandler#MAX_PIPELINED}) and answers past it, where the
+   * codec's would throw and reset the connection with answers owed.
    */
   static HttpServerCodec codec() {
     return new HttpServerCodec(
         new HttpDecoderConfig()
             .setMaxInitialLineLength(4096)
             .setMaxHeaderSize(16 * 1024)
-            .setMaxChunkSize(64 * 1024),
+            .setMaxChunkSize(64 * 1024)
+            .setHeadersFactory(SmallHeaders.factory(SmallHeaders.HEADERS, 8))
+            .setTrailersFactory(SmallHeaders.TRAILERS),
         Integer.MAX_VALUE);
   }
 

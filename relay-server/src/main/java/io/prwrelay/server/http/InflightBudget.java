@@ -30,7 +30,14 @@ final class InflightBudget {
   private final long limit;
   private final long perClientLimit;
   private long inUse;
-  private final Map<InetAddress, Long> byClient = new HashMap<>();
+
+  /** Bytes each client address holds; an address leaves when it holds none. */
+  private final Map<InetAddress, Held> byClient = new HashMap<>();
+
+  /** A client's bytes, changed in place (no boxed {@code Long} per request). */
+  private static final class Held {
+    long bytes;
+  }
 
   /**
    * @param limit bytes admitted at once
@@ -53,12 +60,12 @@ final class InflightBudget {
     if (inUse + bytes > limit) {
       return new Admission(null, Refusal.TOTAL);
     }
-    if (client != null && byClient.getOrDefault(client, 0L) + bytes > perClientLimit) {
+    if (client != null && held(client) + bytes > perClientLimit) {
       return new Admission(null, Refusal.CLIENT);
     }
     inUse += bytes;
     if (client != null) {
-      byClient.merge(client, bytes, Long::sum);
+      add(client, bytes);
     }
     return new Admission(new Reservation(client, bytes), null);
   }
@@ -66,7 +73,13 @@ final class InflightBudget {
   private synchronized void release(Reservation r) {
     inUse -= r.bytes;
     if (r.client != null) {
-      byClient.computeIfPresent(r.client, (k, held) -> held == r.bytes ? null : held - r.bytes);
+      Held h = byClient.get(r.client);
+      if (h != null) {
+        h.bytes -= r.bytes;
+        if (h.bytes <= 0) {
+          byClient.remove(r.client);
+        }
+      }
     }
   }
 
@@ -75,15 +88,29 @@ final class InflightBudget {
     if (inUse + more > limit) {
       return Refusal.TOTAL;
     }
-    if (r.client != null && byClient.getOrDefault(r.client, 0L) + more > perClientLimit) {
+    if (r.client != null && held(r.client) + more > perClientLimit) {
       return Refusal.CLIENT;
     }
     inUse += more;
     r.bytes += more;
     if (r.client != null) {
-      byClient.merge(r.client, more, Long::sum);
+      add(r.client, more);
     }
     return null;
+  }
+
+  private long held(InetAddress client) {
+    Held h = byClient.get(client);
+    return h == null ? 0 : h.bytes;
+  }
+
+  private void add(InetAddress client, long bytes) {
+    Held h = byClient.get(client);
+    if (h == null) {
+      h = new Held();
+      byClient.put(client, h);
+    }
+    h.bytes += bytes;
   }
 
   /**

@@ -41,7 +41,7 @@ final class RequestBody {
       return f.compressed().retainedDuplicate();
     }
     List<ByteBuf> blocks = new ArrayList<>(batch.size());
-    ByteBuf[] made = new ByteBuf[batch.size()];
+    ByteBuf[] made = null; // blocks compressed here, made when there is one
     int madeCount = 0;
     try {
       int j = 0;
@@ -60,6 +60,9 @@ final class RequestBody {
           continue;
         }
         ByteBuf block = compressTogether(batch, j, end, (int) runBytes, alloc);
+        if (made == null) {
+          made = new ByteBuf[batch.size()];
+        }
         made[madeCount++] = block;
         blocks.add(block);
         j = end;

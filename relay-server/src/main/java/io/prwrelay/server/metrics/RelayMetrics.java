@@ -168,12 +168,17 @@ public final class RelayMetrics {
     return tenantLabels;
   }
 
+  // The enums' values, copied once: values() copies its array on every call.
+  private static final TenantProblem[] PROBLEMS = TenantProblem.values();
+  private static final MetadataRoute[] METADATA_ROUTES = MetadataRoute.values();
+  private static final MetadataDrop[] METADATA_DROPS = MetadataDrop.values();
+
   /** Counts what routing found: series without a valid tenant, by reason and fate. */
   public void routed(RouteResult result) {
     tenantLabels.routed(
         result.seriesIn(),
         result.defaulted(TenantProblem.MISSING) + result.dropped(TenantProblem.MISSING));
-    for (TenantProblem p : TenantProblem.values()) {
+    for (TenantProblem p : PROBLEMS) {
       int dropped = result.dropped(p);
       if (dropped > 0) {
         SERIES_DROPPED.counter(registry, p.tag()).increment(dropped);
@@ -183,13 +188,13 @@ public final class RelayMetrics {
         SERIES_DEFAULTED.counter(registry, p.tag()).increment(defaulted);
       }
     }
-    for (MetadataRoute how : MetadataRoute.values()) {
+    for (MetadataRoute how : METADATA_ROUTES) {
       int n = result.metadataRouted(how);
       if (n > 0) {
         MetricCatalogue.METADATA_ROUTED.counter(registry, how.tag()).increment(n);
       }
     }
-    for (MetadataDrop reason : MetadataDrop.values()) {
+    for (MetadataDrop reason : METADATA_DROPS) {
       int n = result.metadataDropped(reason);
       if (n > 0) {
         metadataDropped(reason.tag(), n);

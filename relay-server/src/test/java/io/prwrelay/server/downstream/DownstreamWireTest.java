@@ -280,6 +280,34 @@ class DownstreamWireTest {
   }
 
   @Test
+  void malformedResponseIsATransportFailureAndTheNextRequestOpensANewConnection() throws Exception {
+    client(Map.of());
+    server.reply("HTTP/1.1 2OO OK\r\n\r\n");
+    server.reply("HTTP/1.1 204 No Content\r\n\r\n");
+
+    AttemptOutcome o = send("a");
+
+    assertEquals(AttemptOutcome.TRANSPORT_FAILURE, o.status());
+    assertEquals("downstream connection failed: malformed response: bad status code", o.message());
+    assertEquals(204, send("a").status());
+    assertEquals(2, server.connections());
+  }
+
+  @Test
+  void http10BodyRunsToTheCloseAndTheConnectionIsNotReused() throws Exception {
+    client(Map.of());
+    server.reply("HTTP/1.0 500 Internal Server Error\r\n\r\nno ingesters\r\n" + RawServer.CLOSE);
+    server.reply("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+
+    AttemptOutcome o = send("a");
+
+    assertEquals(500, o.status());
+    assertEquals("no ingesters", o.message());
+    assertEquals(200, send("a").status());
+    assertEquals(2, server.connections());
+  }
+
+  @Test
   void retryAfterOfA429IsReported() throws Exception {
     client(Map.of());
     server.reply(
@@ -376,8 +404,8 @@ class DownstreamWireTest {
 
   /**
    * Accepts connections, reads each request (head up to the blank line, then Content-Length bytes)
-   * and writes the next scripted raw response; a response with {@code Connection: close} closes the
-   * socket after it.
+   * and writes the next scripted raw response; a response with {@code Connection: close}, or ending
+   * in {@link #CLOSE}, closes the socket after it.
    */
   static final class RawServer implements AutoCloseable {
     static final String CLOSE = "\u0000close";
@@ -453,9 +481,13 @@ class DownstreamWireTest {
             }
             return;
           }
+          boolean close = reply.endsWith(CLOSE);
+          if (close) {
+            reply = reply.substring(0, reply.length() - CLOSE.length());
+          }
           out.write(reply.getBytes(StandardCharsets.ISO_8859_1));
           out.flush();
-          if (reply.toLowerCase().contains("\r\nconnection: close\r\n")) {
+          if (close || reply.toLowerCase().contains("\r\nconnection: close\r\n")) {
             return;
           }
         }

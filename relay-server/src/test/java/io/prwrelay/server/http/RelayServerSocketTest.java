@@ -164,6 +164,32 @@ class RelayServerSocketTest {
   }
 
   @Test
+  void chunkedBodyWithTrailersIsAcceptedAndTheConnectionServesTheNext() throws Exception {
+    try (RelayFixture f = new RelayFixture()) {
+      byte[] body = request("trailed");
+      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        for (int i = 0; i < 2; i++) {
+          out.write(head("Transfer-Encoding: chunked\r\n", -1));
+          out.write(
+              (Integer.toHexString(body.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+          out.write(body);
+          // More trailers than the trailer map makes room for.
+          out.write(
+              "\r\n0\r\nX-Checksum: abc\r\nX-Sent-By: test\r\nX-Third: 3\r\n\r\n"
+                  .getBytes(StandardCharsets.US_ASCII));
+        }
+        out.flush();
+        assertEquals(
+            List.of("HTTP/1.1 204 No Content", "HTTP/1.1 204 No Content"),
+            readResponses(s.getInputStream(), 2));
+      }
+      assertEquals(2, f.downstream.byTenant().get("trailed").size());
+    }
+  }
+
+  @Test
   void chunkedBodyOverTheLimitIs413() throws Exception {
     answeredAndClosed(
         Map.of("relay.server.max-request-bytes", "100"),
