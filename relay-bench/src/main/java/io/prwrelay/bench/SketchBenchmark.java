@@ -13,8 +13,8 @@ import org.openjdk.jmh.annotations.Setup;
  * One distinct-count update per series, as the tenant insight does per routed series: 2,000 label
  * set hashes (already mixed, as the router's digest makes them) counted again and again, the steady
  * state of a tenant sending the same series every request. The relay's own {@link HyperLogLog}
- * against Apache DataSketches' {@code HllSketch} at the same lgK ({@link HyperLogLog#P}), with 4-bit registers (what the
- * insight used) and 8-bit ones. Times are per update.
+ * against Apache DataSketches' {@code HllSketch} at the same lgK ({@link HyperLogLog#P}), with
+ * 4-bit registers (what the insight used) and 8-bit ones. Times are per update.
  */
 public class SketchBenchmark extends RelayBenchmark {
   private static final int SERIES = 2000;
