@@ -2,7 +2,6 @@ package io.prwrelay.server.downstream;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import java.nio.charset.StandardCharsets;
 
 /**
  * Reads the HTTP/1.1 responses of one downstream connection from its bytes, one at a time, keeping
@@ -29,8 +28,11 @@ import java.nio.charset.StandardCharsets;
  *       malformed.
  * </ul>
  *
- * <p>Bytes of a line split across reads are kept in a small buffer until the line is whole; it is
- * released as soon as it is empty. One instance per connection, used on its event loop only.
+ * <p>The parser is the framing state machine ({@link State}, every transition in {@link #read});
+ * its two parts are reused for every response, so they add nothing per response: a {@link
+ * LineReader} hands it each line in place, keeping the bytes of a line split across reads in a
+ * small buffer that is released as soon as the line is handled, and a {@link ResponseHead} reads
+ * the status line and the headers kept. One instance per connection, used on its event loop only.
  */
 final class ResponseParser {
   /** Longest status line or chunk-size line, as Netty's default initial line bound. */
@@ -46,6 +48,14 @@ final class ResponseParser {
     }
   }
 
+  /**
+   * Where the parser is in a response. {@code STATUS} (empty lines skipped) then {@code HEADERS};
+   * at the empty line the head decides: {@code DONE} for a response without a body, {@code FIXED}
+   * for a {@code Content-Length}, {@code CHUNK_SIZE} for chunked, else {@code UNTIL_CLOSE}; an
+   * interim 1xx goes back to {@code STATUS}. Chunked runs {@code CHUNK_SIZE}, {@code CHUNK_DATA},
+   * {@code CHUNK_END} (the CRLF after the data) per chunk, and {@code TRAILERS} after the last. The
+   * connection's close ends {@code UNTIL_CLOSE}, or cuts a body short, with {@code DONE}.
+   */
   private enum State {
     STATUS,
     HEADERS,
@@ -58,48 +68,18 @@ final class ResponseParser {
     DONE
   }
 
-  /** Header names read here, lower case; the index is what {@link #header} switches on. */
-  private static final byte[][] NAMES = {
-    ascii("content-length"),
-    ascii("transfer-encoding"),
-    ascii("connection"),
-    ascii("retry-after"),
-    ascii(WrittenCounts.SAMPLES_HEADER.toLowerCase()),
-    ascii(WrittenCounts.HISTOGRAMS_HEADER.toLowerCase()),
-    ascii(WrittenCounts.EXEMPLARS_HEADER.toLowerCase()),
-  };
-
-  private static final byte[] CHUNKED = ascii("chunked");
-  private static final byte[] CLOSE = ascii("close");
-  private static final byte[] KEEP_ALIVE = ascii("keep-alive");
-
   private final int maxBody;
+  private final LineReader lines = new LineReader();
+  private final ResponseHead head = new ResponseHead();
   private State state = State.STATUS;
 
-  /** The start of a line whose end has not arrived yet, or {@code null}. */
-  private ByteBuf partial;
-
-  /** The line just read: in the input or in {@link #partial}, CR and LF cut off. */
-  private ByteBuf line;
-
-  private int lineStart;
-  private int lineEnd;
-
-  // The response being read.
-  private int status;
-  private boolean http10;
-  private long contentLength;
-  private boolean transferEncoding;
-  private boolean chunked;
-  private boolean connectionClose;
-  private boolean connectionKeepAlive;
-  private boolean lastHeaderRead;
-  private String retryAfter;
-  private long samplesWritten;
-  private long histogramsWritten;
-  private long exemplarsWritten;
+  /** Bytes of the header (or trailer) section read so far, each line counted with its CRLF. */
   private int headerBytes;
+
+  /** Bytes of the fixed body or of the chunk left to read. */
   private long remaining;
+
+  /** The body so far, or {@code null} until a byte of it is read. */
   private ByteBuf body;
 
   /**
@@ -121,29 +101,29 @@ final class ResponseParser {
     while (true) {
       switch (state) {
         case STATUS -> {
-          if (!nextLine(in, MAX_LINE, "status line longer than " + MAX_LINE + " bytes")) {
+          if (!lines.next(in, MAX_LINE, "status line longer than " + MAX_LINE + " bytes")) {
             return false;
           }
-          if (lineEnd > lineStart) {
-            statusLine();
+          if (!lines.isEmpty()) {
+            head.statusLine(lines.line(), lines.start(), lines.end());
             state = State.HEADERS;
           } // empty lines before a status line are skipped, as Netty's decoder did
-          lineDone();
+          lines.done();
         }
         case HEADERS -> {
-          if (!nextLine(
+          if (!lines.next(
               in, MAX_HEADERS - headerBytes, "headers longer than " + MAX_HEADERS + " bytes")) {
             return false;
           }
-          headerBytes += lineEnd - lineStart + 2;
-          if (lineEnd == lineStart) {
-            lineDone();
+          headerBytes += lines.end() - lines.start() + 2;
+          if (lines.isEmpty()) {
+            lines.done();
             if (endOfHead()) {
               return true;
             }
           } else {
-            header();
-            lineDone();
+            head.header(lines.line(), lines.start(), lines.end());
+            lines.done();
           }
         }
         case FIXED, CHUNK_DATA -> {
@@ -162,32 +142,32 @@ final class ResponseParser {
           }
         }
         case CHUNK_SIZE -> {
-          if (!nextLine(in, MAX_LINE, "chunk size line longer than " + MAX_LINE + " bytes")) {
+          if (!lines.next(in, MAX_LINE, "chunk size line longer than " + MAX_LINE + " bytes")) {
             return false;
           }
           remaining = chunkSize();
-          lineDone();
+          lines.done();
           state = remaining == 0 ? State.TRAILERS : State.CHUNK_DATA;
           headerBytes = 0;
         }
         case CHUNK_END -> {
-          if (!nextLine(in, MAX_LINE, "chunk longer than its size")) {
+          if (!lines.next(in, MAX_LINE, "chunk longer than its size")) {
             return false;
           }
-          if (lineEnd != lineStart) {
+          if (!lines.isEmpty()) {
             throw new Malformed("malformed response: chunk longer than its size");
           }
-          lineDone();
+          lines.done();
           state = State.CHUNK_SIZE;
         }
         case TRAILERS -> {
-          if (!nextLine(
+          if (!lines.next(
               in, MAX_HEADERS - headerBytes, "trailers longer than " + MAX_HEADERS + " bytes")) {
             return false;
           }
-          headerBytes += lineEnd - lineStart + 2;
-          boolean end = lineEnd == lineStart;
-          lineDone();
+          headerBytes += lines.end() - lines.start() + 2;
+          boolean end = lines.isEmpty();
+          lines.done();
           if (end) {
             state = State.DONE;
             return true;
@@ -216,17 +196,17 @@ final class ResponseParser {
       return false;
     }
     state = State.DONE;
-    connectionClose = true;
+    head.closeConnection();
     return true;
   }
 
   /** True while part of a response (or of a line) has been read. */
   boolean inResponse() {
-    return state != State.STATUS || partial != null;
+    return state != State.STATUS || lines.holdsPartial();
   }
 
   int status() {
-    return status;
+    return head.status();
   }
 
   /** The body so far, or {@code null} for none; the parser keeps owning it. */
@@ -236,39 +216,23 @@ final class ResponseParser {
 
   /** {@code Retry-After}'s value, or {@code null}. */
   String retryAfter() {
-    return retryAfter;
+    return head.retryAfter();
   }
 
   /** The {@code *-Written} counts, or {@code null} when none of the three was there (or valid). */
   WrittenCounts written() {
-    return samplesWritten < 0 && histogramsWritten < 0 && exemplarsWritten < 0
-        ? null
-        : new WrittenCounts(samplesWritten, histogramsWritten, exemplarsWritten);
+    return head.written();
   }
 
   /** Whether the connection can carry another request after this response. */
   boolean keepAlive() {
-    if (connectionClose || (transferEncoding && contentLength >= 0)) {
-      return false;
-    }
-    return http10 ? connectionKeepAlive : true;
+    return head.keepAlive();
   }
 
   /** Forgets the response read (releasing its body) and waits for the next one. */
   void reset() {
     state = State.STATUS;
-    status = 0;
-    http10 = false;
-    contentLength = -1;
-    transferEncoding = false;
-    chunked = false;
-    connectionClose = false;
-    connectionKeepAlive = false;
-    lastHeaderRead = false;
-    retryAfter = null;
-    samplesWritten = -1;
-    histogramsWritten = -1;
-    exemplarsWritten = -1;
+    head.reset();
     headerBytes = 0;
     remaining = 0;
     if (body != null) {
@@ -280,198 +244,12 @@ final class ResponseParser {
   /** Releases what the parser holds; it is not used again. */
   void release() {
     reset();
-    if (partial != null) {
-      partial.release();
-      partial = null;
-    }
-  }
-
-  /**
-   * The next line of {@code in} (after what {@link #partial} holds) into {@link #line}, {@link
-   * #lineStart} and {@link #lineEnd}; without its end, what there is goes to {@link #partial}.
-   *
-   * @return false when the line's end has not arrived
-   */
-  private boolean nextLine(ByteBuf in, int limit, String what) throws Malformed {
-    int from = in.readerIndex();
-    int lf = in.indexOf(from, in.writerIndex(), (byte) '\n');
-    int held = partial == null ? 0 : partial.readableBytes();
-    if (lf < 0) {
-      // Without its end yet: a line of the limit's length may still have its CR here.
-      if (held + in.readableBytes() > limit + 1) {
-        throw tooLong(what);
-      }
-      if (in.isReadable()) {
-        if (partial == null) {
-          partial = in.alloc().heapBuffer(Math.max(64, in.readableBytes()));
-        }
-        partial.writeBytes(in);
-      }
-      return false;
-    }
-    if (partial == null) {
-      line = in;
-      lineStart = from;
-      lineEnd = lf;
-    } else {
-      partial.writeBytes(in, from, lf - from);
-      line = partial;
-      lineStart = partial.readerIndex();
-      lineEnd = partial.writerIndex();
-    }
-    in.readerIndex(lf + 1);
-    if (lineEnd > lineStart && line.getByte(lineEnd - 1) == '\r') {
-      lineEnd--;
-    }
-    if (lineEnd - lineStart > limit) {
-      throw tooLong(what);
-    }
-    return true;
-  }
-
-  private static Malformed tooLong(String what) {
-    return new Malformed("malformed response: " + what);
-  }
-
-  /** The line read is handled: a line kept in {@link #partial} is dropped with its buffer. */
-  private void lineDone() {
-    if (line == partial && partial != null) {
-      partial.release();
-      partial = null;
-    }
-    line = null;
-  }
-
-  /** {@code HTTP/1.x SP 3DIGIT [SP reason]}. */
-  private void statusLine() throws Malformed {
-    int n = lineEnd - lineStart;
-    if (n < 12
-        || !startsWith(line, lineStart, "HTTP/1.")
-        || line.getByte(lineStart + 8) != ' '
-        || (n > 12 && line.getByte(lineStart + 12) != ' ')) {
-      throw new Malformed("malformed response: bad status line");
-    }
-    byte minor = line.getByte(lineStart + 7);
-    if (minor != '0' && minor != '1') {
-      throw new Malformed("malformed response: unsupported HTTP version");
-    }
-    http10 = minor == '0';
-    int code = 0;
-    for (int i = lineStart + 9; i < lineStart + 12; i++) {
-      byte b = line.getByte(i);
-      if (b < '0' || b > '9') {
-        throw new Malformed("malformed response: bad status code");
-      }
-      code = code * 10 + (b - '0');
-    }
-    if (code < 100) {
-      throw new Malformed("malformed response: bad status code");
-    }
-    status = code;
-  }
-
-  /** One header line: its name matched against {@link #NAMES}, the value of a match read. */
-  private void header() throws Malformed {
-    byte first = line.getByte(lineStart);
-    if (first == ' ' || first == '\t') {
-      // obs-fold: continues the header before it
-      if (lastHeaderRead) {
-        throw new Malformed("malformed response: folded header line");
-      }
-      return;
-    }
-    int colon = line.indexOf(lineStart, lineEnd, (byte) ':');
-    if (colon <= lineStart) {
-      throw new Malformed("malformed response: header line without a name");
-    }
-    int nameEnd = colon;
-    while (nameEnd > lineStart && isSpace(line.getByte(nameEnd - 1))) {
-      nameEnd--;
-    }
-    int which = -1;
-    for (int i = 0; i < NAMES.length; i++) {
-      if (equalsIgnoreCase(line, lineStart, nameEnd, NAMES[i])) {
-        which = i;
-        break;
-      }
-    }
-    lastHeaderRead = which >= 0;
-    if (which < 0) {
-      return;
-    }
-    int from = colon + 1;
-    int to = lineEnd;
-    while (from < to && isSpace(line.getByte(from))) {
-      from++;
-    }
-    while (to > from && isSpace(line.getByte(to - 1))) {
-      to--;
-    }
-    switch (which) {
-      case 0 -> contentLength(from, to);
-      case 1 -> {
-        transferEncoding = true;
-        chunked = lastTokenIs(from, to, CHUNKED);
-      }
-      case 2 -> {
-        connectionClose |= hasToken(from, to, CLOSE);
-        connectionKeepAlive |= hasToken(from, to, KEEP_ALIVE);
-      }
-      case 3 -> retryAfter = line.toString(from, to - from, StandardCharsets.ISO_8859_1);
-      case 4 -> samplesWritten = count(from, to);
-      case 5 -> histogramsWritten = count(from, to);
-      default -> exemplarsWritten = count(from, to);
-    }
-  }
-
-  /** {@code Content-Length}: digits; repeated (or as a list) only with the same value. */
-  private void contentLength(int from, int to) throws Malformed {
-    long value = -1;
-    for (int i = from; i <= to; i++) {
-      if (i == to || line.getByte(i) == ',') {
-        int end = i;
-        int start = from;
-        while (start < end && isSpace(line.getByte(start))) {
-          start++;
-        }
-        while (end > start && isSpace(line.getByte(end - 1))) {
-          end--;
-        }
-        long v = digits(start, end);
-        if (v < 0 || (value >= 0 && v != value) || (contentLength >= 0 && v != contentLength)) {
-          throw new Malformed("malformed response: bad Content-Length");
-        }
-        value = v;
-        from = i + 1;
-      }
-    }
-    contentLength = value;
-  }
-
-  /** The decimal number in {@code [from, to)}, or -1 when it is empty, not digits, or too long. */
-  private long digits(int from, int to) {
-    if (from == to || to - from > 18) {
-      return -1;
-    }
-    long n = 0;
-    for (int i = from; i < to; i++) {
-      byte b = line.getByte(i);
-      if (b < '0' || b > '9') {
-        return -1;
-      }
-      n = n * 10 + (b - '0');
-    }
-    return n;
-  }
-
-  /** A {@code *-Written} count: as {@link WrittenCounts#of} reads one, -1 when not a count. */
-  private long count(int from, int to) {
-    boolean plus = from < to && line.getByte(from) == '+';
-    return digits(plus ? from + 1 : from, to);
+    lines.release();
   }
 
   /** The head is complete: decides how the body is framed. True when the response is complete. */
   private boolean endOfHead() throws Malformed {
+    int status = head.status();
     if (status < 200) {
       if (status == 101) {
         throw new Malformed("malformed response: 101 Switching Protocols to a write");
@@ -484,16 +262,17 @@ final class ResponseParser {
       state = State.DONE;
       return true;
     }
-    if (transferEncoding) {
-      if (chunked) {
+    if (head.transferEncoding()) {
+      if (head.chunked()) {
         state = State.CHUNK_SIZE;
       } else {
-        connectionClose = true;
+        head.closeConnection();
         state = State.UNTIL_CLOSE;
       }
       headerBytes = 0;
       return false;
     }
+    long contentLength = head.contentLength();
     if (contentLength > maxBody) {
       throw new Malformed("response body larger than " + maxBody + " bytes");
     }
@@ -505,7 +284,7 @@ final class ResponseParser {
       remaining = contentLength;
       state = State.FIXED;
     } else {
-      connectionClose = true;
+      head.closeConnection();
       state = State.UNTIL_CLOSE;
     }
     return false;
@@ -513,10 +292,12 @@ final class ResponseParser {
 
   /** A chunk-size line: hex digits, then optionally {@code ;extensions}. */
   private long chunkSize() throws Malformed {
+    ByteBuf line = lines.line();
+    int end = lines.end();
     long size = 0;
-    int i = lineStart;
+    int i = lines.start();
     int digits = 0;
-    for (; i < lineEnd; i++) {
+    for (; i < end; i++) {
       int d = Character.digit(line.getByte(i), 16);
       if (d < 0) {
         break;
@@ -526,10 +307,10 @@ final class ResponseParser {
       }
       size = size * 16 + d;
     }
-    while (i < lineEnd && isSpace(line.getByte(i))) {
+    while (i < end && LineReader.isSpace(line.getByte(i))) {
       i++;
     }
-    if (digits == 0 || (i < lineEnd && line.getByte(i) != ';')) {
+    if (digits == 0 || (i < end && line.getByte(i) != ';')) {
       throw new Malformed("malformed response: bad chunk size");
     }
     return size;
@@ -538,6 +319,7 @@ final class ResponseParser {
   /**
    * Keeps {@code n} bytes of {@code in} as body.
    *
+   * @param in borrowed; {@code n} bytes are read from it
    * @throws Malformed past {@code maxBody}
    */
   private void keep(ByteBuf in, int n, ByteBufAllocator alloc) throws Malformed {
@@ -549,71 +331,5 @@ final class ResponseParser {
       body = alloc.heapBuffer(state == State.FIXED ? (int) remaining : n);
     }
     body.writeBytes(in, n);
-  }
-
-  /** Whether the comma-separated list in {@code [from, to)} ends with {@code token}. */
-  private boolean lastTokenIs(int from, int to, byte[] token) {
-    int comma = to;
-    while (comma > from && line.getByte(comma - 1) != ',') {
-      comma--;
-    }
-    return trimmedEquals(comma, to, token);
-  }
-
-  /** Whether the comma-separated list in {@code [from, to)} has {@code token}. */
-  private boolean hasToken(int from, int to, byte[] token) {
-    int start = from;
-    for (int i = from; i <= to; i++) {
-      if (i == to || line.getByte(i) == ',') {
-        if (trimmedEquals(start, i, token)) {
-          return true;
-        }
-        start = i + 1;
-      }
-    }
-    return false;
-  }
-
-  private boolean trimmedEquals(int from, int to, byte[] token) {
-    while (from < to && isSpace(line.getByte(from))) {
-      from++;
-    }
-    while (to > from && isSpace(line.getByte(to - 1))) {
-      to--;
-    }
-    return equalsIgnoreCase(line, from, to, token);
-  }
-
-  private static boolean equalsIgnoreCase(ByteBuf b, int from, int to, byte[] lower) {
-    if (to - from != lower.length) {
-      return false;
-    }
-    for (int i = 0; i < lower.length; i++) {
-      byte c = b.getByte(from + i);
-      if (c >= 'A' && c <= 'Z') {
-        c += 'a' - 'A';
-      }
-      if (c != lower[i]) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static boolean startsWith(ByteBuf b, int from, String prefix) {
-    for (int i = 0; i < prefix.length(); i++) {
-      if (b.getByte(from + i) != prefix.charAt(i)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static boolean isSpace(byte b) {
-    return b == ' ' || b == '\t';
-  }
-
-  private static byte[] ascii(String s) {
-    return s.getBytes(StandardCharsets.US_ASCII);
   }
 }
