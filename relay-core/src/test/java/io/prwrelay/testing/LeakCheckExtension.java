@@ -1,8 +1,13 @@
 package io.prwrelay.testing;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.util.ResourceLeakDetector;
 import java.util.List;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -41,5 +46,24 @@ public final class LeakCheckExtension implements AfterAllCallback {
               + ":\n"
               + String.join("\n", leaks));
     }
+  }
+
+  /**
+   * Asserts that leak detection is {@code paranoid} in this test JVM and that a buffer dropped
+   * without its release is reported by {@link #check}: what every module's tests rely on.
+   */
+  public static void assertALeakIsReported() {
+    assertEquals(ResourceLeakDetector.Level.PARANOID, ResourceLeakDetector.getLevel());
+    leakOneBuffer();
+    AssertionError e = assertThrows(AssertionError.class, () -> check("leak probe"));
+    assertTrue(e.getMessage().contains("LEAK: ByteBuf"), e.getMessage());
+  }
+
+  /**
+   * Drops a written pooled buffer without releasing it; its last reference dies with this frame.
+   */
+  private static void leakOneBuffer() {
+    ByteBuf leaked = PooledByteBufAllocator.DEFAULT.directBuffer(64);
+    leaked.writeLong(42);
   }
 }

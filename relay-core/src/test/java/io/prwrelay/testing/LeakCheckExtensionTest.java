@@ -1,11 +1,7 @@
 package io.prwrelay.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
 import org.junit.jupiter.api.Test;
 
@@ -18,14 +14,6 @@ class LeakCheckExtensionTest {
 
   @Test
   void anUnreleasedBufferIsReportedAsAFailure() {
-    leakOneBuffer();
-    AssertionError e =
-        assertThrows(AssertionError.class, () -> LeakCheckExtension.check("leak probe"));
-    assertTrue(e.getMessage().contains("LEAK: ByteBuf"), e.getMessage());
-  }
-
-  private static void leakOneBuffer() {
-    ByteBuf leaked = PooledByteBufAllocator.DEFAULT.directBuffer(64);
-    leaked.writeLong(42);
+    LeakCheckExtension.assertALeakIsReported();
   }
 }

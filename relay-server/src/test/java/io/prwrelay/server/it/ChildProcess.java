@@ -1,5 +1,6 @@
 package io.prwrelay.server.it;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetAddress;
@@ -11,10 +12,12 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
@@ -65,6 +68,26 @@ final class ChildProcess implements AutoCloseable {
             .redirectOutput(logFile.toFile())
             .start();
     return new ChildProcess(name, process, directory, logFile);
+  }
+
+  /**
+   * The program to run: the path the system property {@code property} names (if executable), else
+   * {@code name} on the {@code PATH}, else {@code /usr/bin/<name>}.
+   */
+  static Optional<Path> binary(String property, String name) {
+    String configured = System.getProperty(property);
+    if (configured != null && !configured.isBlank()) {
+      Path path = Paths.get(configured);
+      return Files.isExecutable(path) ? Optional.of(path) : Optional.empty();
+    }
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      Path candidate = dir.isEmpty() ? null : Paths.get(dir, name);
+      if (candidate != null && Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+        return Optional.of(candidate);
+      }
+    }
+    Path fallback = Paths.get("/usr/bin", name);
+    return Files.isExecutable(fallback) ? Optional.of(fallback) : Optional.empty();
   }
 
   /** A port that was free on {@value #HOST} a moment ago. */

@@ -1,6 +1,5 @@
 package io.prwrelay.server.it;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
@@ -12,7 +11,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -81,25 +79,7 @@ public final class PrometheusProcess implements AutoCloseable {
 
   /** The Prometheus binary that {@link #start} would run, if one was found. */
   public static Optional<Path> binary() {
-    String configured = System.getProperty(BINARY_PROPERTY);
-    if (configured != null && !configured.isBlank()) {
-      Path path = Paths.get(configured);
-      return Files.isExecutable(path) ? Optional.of(path) : Optional.empty();
-    }
-    String searchPath = System.getenv("PATH");
-    if (searchPath != null) {
-      for (String dir : searchPath.split(File.pathSeparator)) {
-        if (dir.isEmpty()) {
-          continue;
-        }
-        Path candidate = Paths.get(dir, "prometheus");
-        if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-          return Optional.of(candidate);
-        }
-      }
-    }
-    Path fallback = Paths.get("/usr/bin/prometheus");
-    return Files.isExecutable(fallback) ? Optional.of(fallback) : Optional.empty();
+    return ChildProcess.binary(BINARY_PROPERTY, "prometheus");
   }
 
   /** Whether a Prometheus binary was found. */

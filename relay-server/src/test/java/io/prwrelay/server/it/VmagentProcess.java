@@ -1,6 +1,5 @@
 package io.prwrelay.server.it;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -8,7 +7,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,18 +50,7 @@ public final class VmagentProcess implements AutoCloseable {
 
   /** The vmagent binary that {@link #start} would run, if one was found. */
   public static Optional<Path> binary() {
-    String configured = System.getProperty(BINARY_PROPERTY);
-    if (configured != null && !configured.isBlank()) {
-      Path path = Paths.get(configured);
-      return Files.isExecutable(path) ? Optional.of(path) : Optional.empty();
-    }
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      if (!dir.isEmpty() && Files.isExecutable(Paths.get(dir, "vmagent"))) {
-        return Optional.of(Paths.get(dir, "vmagent"));
-      }
-    }
-    Path fallback = Paths.get("/usr/bin/vmagent");
-    return Files.isExecutable(fallback) ? Optional.of(fallback) : Optional.empty();
+    return ChildProcess.binary(BINARY_PROPERTY, "vmagent");
   }
 
   /** The extension of the tests that need vmagent: skipped without it, failed in CI. */
