@@ -1,6 +1,7 @@
 package io.prwrelay.core.route;
 
 import io.prwrelay.core.remotewrite.Bytes;
+import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.wire.LabelFields;
 import io.prwrelay.core.wire.TimeSeriesFields;
@@ -226,32 +227,8 @@ final class FamilyLearner {
    * anything else by {@link #nameOfAnyEncoding}.
    */
   static long nameOf(byte[] a, int pos, int end) {
-    int start = pos;
-    while (pos + 1 < end && a[pos] == TimeSeriesFields.LABELS_TAG) {
-      int len = a[pos + 1];
-      int body = pos + 2;
-      if (len < 0) {
-        if (pos + 2 >= end || a[pos + 2] < 0) {
-          break;
-        }
-        len = (len & 0x7F) | (a[pos + 2] << 7);
-        body = pos + 3;
-      }
-      if (len > end - body) {
-        break;
-      }
-      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes.
-      if (len > 12
-          && a[body] == LabelFields.NAME_TAG
-          && a[body + 1] == 8
-          && (long) LONG.get(a, body + 2) == NAME_WORD
-          && a[body + 10] == LabelFields.VALUE_TAG
-          && a[body + 11] == len - 12) {
-        return ((long) (body + 12) << 32) | (len - 12);
-      }
-      pos = body + len;
-    }
-    return nameOfAnyEncoding(a, start, end);
+    long usual = LabelSetHasher.usualName(a, pos, end);
+    return usual >= 0 ? usual : nameOfAnyEncoding(a, pos, end);
   }
 
   /**
