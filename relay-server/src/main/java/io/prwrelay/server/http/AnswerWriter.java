@@ -1,7 +1,6 @@
 package io.prwrelay.server.http;
 
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
@@ -30,9 +29,6 @@ final class AnswerWriter {
   /** An answer that closes the connection was written; everything after is discarded. */
   private boolean closing;
 
-  /** The last answer written, for closing once it is out. */
-  private ChannelFuture lastWrite;
-
   /**
    * @param handler the handler whose connection this is, replaced by {@link LingeringClose} after
    *     an answer that ends it
@@ -49,9 +45,23 @@ final class AnswerWriter {
     return closing;
   }
 
-  /** Writes {@code a} as the answer to {@code req}. */
+  /**
+   * Writes {@code a} as the answer to {@code req}. The usual answer, 204 with nothing to tell on a
+   * connection that stays open, is one shared response ({@link Answer#NO_CONTENT_RESPONSE}): the
+   * same bytes as one built for it.
+   */
   void answer(ChannelHandlerContext ctx, HttpRequest req, Answer a) {
+    if (a.isPlainNoContent()
+        && keepAlive(req, false)
+        && req.protocolVersion().equals(HttpVersion.HTTP_1_1)) {
+      writeKeptOpen(ctx, Answer.NO_CONTENT_RESPONSE);
+      return;
+    }
     write(ctx, req, a.toResponse(), a.close());
+  }
+
+  private boolean keepAlive(HttpRequest req, boolean close) {
+    return !close && HttpUtil.isKeepAlive(req) && !state.isDraining();
   }
 
   /**
@@ -62,15 +72,11 @@ final class AnswerWriter {
    * @param close whether the answer ends the connection
    */
   void write(ChannelHandlerContext ctx, HttpRequest req, FullHttpResponse r, boolean close) {
-    boolean keepAlive = !close && HttpUtil.isKeepAlive(req) && !state.isDraining();
-    if (keepAlive) {
+    if (keepAlive(req, close)) {
       if (req.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
         r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
       }
-      lastWrite = ctx.writeAndFlush(r);
-      if (!ctx.channel().isWritable() && !closing) {
-        pipelining.block(ctx);
-      }
+      writeKeptOpen(ctx, r);
     } else {
       closing = true;
       r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -78,14 +84,24 @@ final class AnswerWriter {
     }
   }
 
-  /** Closes the connection once its last answer is written (the client closed its side). */
+  /**
+   * Writes an answer after which the connection stays open. Nothing waits for the write (a void
+   * promise: a failed write reaches {@link IngressHandler#exceptionCaught}, which closes).
+   */
+  private void writeKeptOpen(ChannelHandlerContext ctx, FullHttpResponse r) {
+    ctx.writeAndFlush(r, ctx.voidPromise());
+    if (!ctx.channel().isWritable() && !closing) {
+      pipelining.block(ctx);
+    }
+  }
+
+  /**
+   * Closes the connection once its last answer is written (the client closed its side): an empty
+   * write after it, which completes once everything before it is out, closes.
+   */
   void closeAfterLastWrite(ChannelHandlerContext ctx) {
     closing = true;
-    if (lastWrite == null || lastWrite.isDone()) {
-      ctx.close();
-    } else {
-      lastWrite.addListener(f -> ctx.close());
-    }
+    ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ctx.close());
   }
 
   /** Answers {@code Expect: 100-continue}: the sender may send the body now. */

@@ -15,11 +15,13 @@ final class SmallHeaders extends DefaultHttpHeaders {
   static final DefaultHttpHeadersFactory HEADERS = DefaultHttpHeadersFactory.headersFactory();
 
   /**
-   * Trailers of requests (senders send none, yet the decoder makes a map for every request),
-   * validated as Netty's trailers are: names that only a head may carry are refused.
+   * Trailers of requests (senders send none, yet the decoder makes a map for every request whose
+   * body has a {@code Content-Length}), validated as Netty's trailers are: names that only a head
+   * may carry are refused. Each map's storage is made only when a trailer arrives ({@link
+   * LazyHeaders}).
    */
   static final HttpHeadersFactory TRAILERS =
-      factory(DefaultHttpHeadersFactory.trailersFactory(), 2);
+      LazyHeaders.factory(factory(DefaultHttpHeadersFactory.trailersFactory(), 2));
 
   /**
    * @param validation whose name and value validators the map uses
