@@ -1,6 +1,7 @@
 package io.prwrelay.server.http;
 
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
@@ -28,6 +29,9 @@ final class AnswerWriter {
 
   /** An answer that closes the connection was written; everything after is discarded. */
   private boolean closing;
+
+  /** The last answer written, for closing once it is out. */
+  private ChannelFuture lastWrite;
 
   /**
    * @param handler the handler whose connection this is, replaced by {@link LingeringClose} after
@@ -85,23 +89,24 @@ final class AnswerWriter {
   }
 
   /**
-   * Writes an answer after which the connection stays open. Nothing waits for the write (a void
-   * promise: a failed write reaches {@link IngressHandler#exceptionCaught}, which closes).
+   * Writes an answer after which the connection stays open. (Not with a void promise: the idle
+   * timeout's handler, which sees every write complete, would make a promise for it anyway.)
    */
   private void writeKeptOpen(ChannelHandlerContext ctx, FullHttpResponse r) {
-    ctx.writeAndFlush(r, ctx.voidPromise());
+    lastWrite = ctx.writeAndFlush(r);
     if (!ctx.channel().isWritable() && !closing) {
       pipelining.block(ctx);
     }
   }
 
-  /**
-   * Closes the connection once its last answer is written (the client closed its side): an empty
-   * write after it, which completes once everything before it is out, closes.
-   */
+  /** Closes the connection once its last answer is written (the client closed its side). */
   void closeAfterLastWrite(ChannelHandlerContext ctx) {
     closing = true;
-    ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ctx.close());
+    if (lastWrite == null || lastWrite.isDone()) {
+      ctx.close();
+    } else {
+      lastWrite.addListener(f -> ctx.close());
+    }
   }
 
   /** Answers {@code Expect: 100-continue}: the sender may send the body now. */

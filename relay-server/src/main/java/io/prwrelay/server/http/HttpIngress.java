@@ -168,10 +168,11 @@ public final class HttpIngress {
 
   /**
    * The HTTP/1.1 codec of one connection: request line at most 4 KiB, headers at most 16 KiB,
-   * content in chunks of at most 64 KiB; header maps sized for what senders send ({@link
-   * SmallHeaders}). Its own bound on requests decoded ahead of their answers is lifted: the handler
-   * keeps its own, lower one ({@link IngressHandler#MAX_PIPELINED}) and answers past it, where the
-   * codec's would throw and reset the connection with answers owed.
+   * content in chunks of at most 64 KiB; a request's headers in a {@link CompactHeaders}, its
+   * trailers' map made only when it has some ({@link SmallHeaders#TRAILERS}). Its own bound on
+   * requests decoded ahead of their answers is lifted: the handler keeps its own, lower one ({@link
+   * IngressHandler#MAX_PIPELINED}) and answers past it, where the codec's would throw and reset the
+   * connection with answers owed.
    */
   static HttpServerCodec codec() {
     return new HttpServerCodec(
@@ -179,7 +180,7 @@ public final class HttpIngress {
             .setMaxInitialLineLength(4096)
             .setMaxHeaderSize(16 * 1024)
             .setMaxChunkSize(64 * 1024)
-            .setHeadersFactory(SmallHeaders.factory(SmallHeaders.HEADERS, 8))
+            .setHeadersFactory(CompactHeaders.factory(SmallHeaders.HEADERS, 8))
             .setTrailersFactory(SmallHeaders.TRAILERS),
         Integer.MAX_VALUE);
   }
