@@ -3,18 +3,25 @@ package io.prwrelay.server.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
@@ -30,8 +37,10 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link CompactHeaders}, the request head's header map, behaves as Netty's map with the same
  * validators: the same answers, the same state and the same refusals (exception and message) for
- * every operation of random sequences, and the ingress codec decodes well-formed and hostile heads
- * to the same requests with either map.
+ * every operation of random sequences. The ingress codec ({@link IngressCodec} with that map and
+ * lazily made trailers) decodes well-formed and hostile heads to the same requests as Netty's
+ * {@code HttpServerCodec} with Netty's maps, and answers them with the same bytes (HEAD, CONNECT,
+ * 100-continue, a smuggling-shaped request closing after its answer).
  */
 class CompactHeadersTest {
   private static final String[] NAMES = {
@@ -196,22 +205,62 @@ class CompactHeadersTest {
           "POST /push HTTP/1.1\r\nX-Scope-OrgID: team-a\r\nx-scope-orgid: team-b\r\n"
               + "Authorization: Bearer t\r\nContent-Length: 0\r\n\r\n",
           "POST /api/v1/write HTTP/1.1\r\nNoColon\r\nContent-Length: 4\r\n\r\nabcd",
-          "POST /api/v1/write HTTP/1.1\r\nLatin: caf\u00e9\r\nContent-Length: 4\r\n\r\nabcd");
+          "POST /api/v1/write HTTP/1.1\r\nLatin: caf\u00e9\r\nContent-Length: 4\r\n\r\nabcd",
+          "POST /api/v1/write HTTP/1.1\r\nhost: r\r\ncontent-encoding: snappy\r\n"
+              + "content-type: application/x-protobuf\r\nuser-agent: u\r\n"
+              + "x-prometheus-remote-write-version: 0.1.0\r\ncontent-length: 4\r\n\r\nabcd",
+          "POST /api/v1/write HTTP/1.1\r\nCONTENT-ENCODING: snappy\r\nContent-Lengths: 1\r\n"
+              + "X-Scope-Orgid: a\r\nAuthorization: Basic eDp5\r\nAccept-Encoding: gzip\r\n"
+              + "Content-Length: 4\r\n\r\nabcd",
+          "HEAD /-/healthy HTTP/1.1\r\n\r\nGET /-/healthy HTTP/1.1\r\n\r\n"
+              + "HEAD /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nz",
+          "CONNECT relay:443 HTTP/1.1\r\nHost: relay:443\r\n\r\n",
+          "POST /a HTTP/1.1\r\nContent-Length: 1\r\n\r\nx".repeat(40));
 
-  /** What the codec decoded from {@code raw}, every message as text. */
-  private static List<String> decode(HttpServerCodec codec, String raw) {
+  /**
+   * What the codec decoded from {@code raw}, every message as text; then the bytes it encodes for a
+   * 100 Continue where one was expected and a 200 with a body for every request, in order, and
+   * whether the connection stayed open.
+   */
+  private static List<String> exchange(ChannelHandler codec, String raw) {
     EmbeddedChannel ch = new EmbeddedChannel(codec);
     List<String> out = new ArrayList<>();
+    List<HttpRequest> requests = new ArrayList<>();
     try {
       ch.writeInbound(Unpooled.copiedBuffer(raw, StandardCharsets.ISO_8859_1));
       Object msg;
       while ((msg = ch.readInbound()) != null) {
         try {
           out.add(describe(msg));
+          if (msg instanceof HttpRequest req) {
+            requests.add(req);
+          }
         } finally {
           ReferenceCountUtil.release(msg);
         }
       }
+      for (HttpRequest req : requests) {
+        if (HttpUtil.is100ContinueExpected(req)) {
+          ch.writeOutbound(
+              new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+        FullHttpResponse r =
+            new DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1,
+                HttpResponseStatus.OK,
+                Unpooled.copiedBuffer("ok\n", StandardCharsets.US_ASCII));
+        r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 3);
+        r.headers().set(HttpHeaderNames.TRANSFER_ENCODING, "identity");
+        ch.writeOutbound(r);
+        out.add("open after answer: " + ch.isOpen());
+      }
+      ByteBuf bytes;
+      StringBuilder written = new StringBuilder();
+      while ((bytes = ch.readOutbound()) != null) {
+        written.append(bytes.toString(StandardCharsets.ISO_8859_1));
+        bytes.release();
+      }
+      out.add(written.toString());
     } finally {
       ch.finishAndReleaseAll();
     }
@@ -242,7 +291,7 @@ class CompactHeadersTest {
   }
 
   @Test
-  void theIngressCodecDecodesEveryHeadAsWithNettysMaps() {
+  void theIngressCodecDecodesAndAnswersEveryHeadAsNettysCodecWithItsMaps() {
     for (String raw : HEADS) {
       HttpServerCodec before =
           new HttpServerCodec(
@@ -253,8 +302,38 @@ class CompactHeadersTest {
                   .setHeadersFactory(SmallHeaders.factory(SmallHeaders.HEADERS, 8))
                   .setTrailersFactory(SmallHeaders.factory(SmallHeaders.TRAILERS_VALIDATION, 2)),
               Integer.MAX_VALUE);
-      assertEquals(decode(before, raw), decode(HttpIngress.codec(), raw), raw);
+      assertEquals(exchange(before, raw), exchange(HttpIngress.codec(), raw), raw);
     }
+  }
+
+  @Test
+  void theHeaderNamesSendersSendAreOneCopyForEveryRequestAndOthersAreTheirOwn() {
+    EmbeddedChannel ch = new EmbeddedChannel(HttpIngress.codec());
+    String head =
+        "POST /api/v1/write HTTP/1.1\r\nUser-Agent: Prometheus\r\nx-other: 1\r\n"
+            + "content-encoding: snappy\r\nContent-Length: 0\r\n\r\n";
+    ch.writeInbound(Unpooled.copiedBuffer(head + head, StandardCharsets.ISO_8859_1));
+    List<List<CharSequence>> names = new ArrayList<>();
+    Object msg;
+    while ((msg = ch.readInbound()) != null) {
+      if (msg instanceof HttpRequest req) {
+        List<CharSequence> n = new ArrayList<>();
+        req.headers().iteratorCharSequence().forEachRemaining(e -> n.add(e.getKey()));
+        names.add(n);
+      }
+      ReferenceCountUtil.release(msg);
+    }
+    assertFalse(ch.finish());
+    assertEquals(2, names.size());
+    List<CharSequence> first = names.get(0);
+    List<CharSequence> second = names.get(1);
+    assertEquals(
+        List.of("User-Agent", "x-other", "content-encoding", "Content-Length"),
+        first.stream().map(CharSequence::toString).toList());
+    assertSame(first.get(0), second.get(0));
+    assertNotSame(first.get(1), second.get(1));
+    assertSame(first.get(2), second.get(2));
+    assertSame(first.get(3), second.get(3));
   }
 
   @Test
