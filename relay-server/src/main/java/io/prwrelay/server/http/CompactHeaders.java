@@ -216,18 +216,25 @@ final class CompactHeaders extends HttpHeaders {
     return getAll((CharSequence) name);
   }
 
+  /** The values of {@code name} in order; a name's one value in a list of one. Read-only. */
   @Override
   public List<String> getAll(CharSequence name) {
+    int i = first(name);
+    if (i < 0) {
+      return Collections.emptyList();
+    }
+    String first = pairs[2 * i + 1].toString();
     List<String> values = null;
-    for (int i = 0; i < size; i++) {
-      if (sameName(pairs[2 * i], name)) {
+    for (int j = i + 1; j < size; j++) {
+      if (sameName(pairs[2 * j], name)) {
         if (values == null) {
-          values = new ArrayList<>(2);
+          values = new ArrayList<>(4);
+          values.add(first);
         }
-        values.add(pairs[2 * i + 1].toString());
+        values.add(pairs[2 * j + 1].toString());
       }
     }
-    return values == null ? Collections.emptyList() : values;
+    return values == null ? Collections.singletonList(first) : Collections.unmodifiableList(values);
   }
 
   @Override
