@@ -6,6 +6,7 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.prwrelay.server.downstream.Protocol;
@@ -34,6 +35,42 @@ record Answer(
    */
   Answer forSenderOf(Protocol protocol) {
     return protocol == Protocol.V2 && written == null ? withWritten(WrittenCounts.ZERO) : this;
+  }
+
+  /**
+   * The response to {@link #isPlainNoContent a plain 204} on a connection that stays open, shared
+   * by every connection: status line alone, no header (as {@link #toResponse} builds it), nothing
+   * in it ever changed. The encoder's removal of framing headers from a 204 finds none.
+   */
+  static final FullHttpResponse NO_CONTENT_RESPONSE =
+      new DefaultFullHttpResponse(
+          HttpVersion.HTTP_1_1,
+          HttpResponseStatus.NO_CONTENT,
+          Unpooled.EMPTY_BUFFER,
+          NoHeaders.INSTANCE,
+          EmptyHttpHeaders.INSTANCE);
+
+  /** A 204 with no {@code Retry-After} and no {@code *-Written} counts: no header at all. */
+  boolean isPlainNoContent() {
+    return status == 204 && retryAfterSeconds < 0 && written == null && !close;
+  }
+
+  /**
+   * Headers that are empty for good: reads find nothing, removals have nothing to remove, and
+   * anything that would add one fails.
+   */
+  private static final class NoHeaders extends EmptyHttpHeaders {
+    static final NoHeaders INSTANCE = new NoHeaders();
+
+    @Override
+    public HttpHeaders remove(String name) {
+      return this;
+    }
+
+    @Override
+    public HttpHeaders remove(CharSequence name) {
+      return this;
+    }
   }
 
   static Answer of(int status, String message) {

@@ -49,9 +49,23 @@ final class AnswerWriter {
     return closing;
   }
 
-  /** Writes {@code a} as the answer to {@code req}. */
+  /**
+   * Writes {@code a} as the answer to {@code req}. The usual answer, 204 with nothing to tell on a
+   * connection that stays open, is one shared response ({@link Answer#NO_CONTENT_RESPONSE}): the
+   * same bytes as one built for it.
+   */
   void answer(ChannelHandlerContext ctx, HttpRequest req, Answer a) {
+    if (a.isPlainNoContent()
+        && keepAlive(req, false)
+        && req.protocolVersion().equals(HttpVersion.HTTP_1_1)) {
+      writeKeptOpen(ctx, Answer.NO_CONTENT_RESPONSE);
+      return;
+    }
     write(ctx, req, a.toResponse(), a.close());
+  }
+
+  private boolean keepAlive(HttpRequest req, boolean close) {
+    return !close && HttpUtil.isKeepAlive(req) && !state.isDraining();
   }
 
   /**
@@ -62,19 +76,26 @@ final class AnswerWriter {
    * @param close whether the answer ends the connection
    */
   void write(ChannelHandlerContext ctx, HttpRequest req, FullHttpResponse r, boolean close) {
-    boolean keepAlive = !close && HttpUtil.isKeepAlive(req) && !state.isDraining();
-    if (keepAlive) {
+    if (keepAlive(req, close)) {
       if (req.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
         r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
       }
-      lastWrite = ctx.writeAndFlush(r);
-      if (!ctx.channel().isWritable() && !closing) {
-        pipelining.block(ctx);
-      }
+      writeKeptOpen(ctx, r);
     } else {
       closing = true;
       r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
       ctx.writeAndFlush(r).addListener(f -> LingeringClose.begin(ctx, handler));
+    }
+  }
+
+  /**
+   * Writes an answer after which the connection stays open. (Not with a void promise: the idle
+   * timeout's handler, which sees every write complete, would make a promise for it anyway.)
+   */
+  private void writeKeptOpen(ChannelHandlerContext ctx, FullHttpResponse r) {
+    lastWrite = ctx.writeAndFlush(r);
+    if (!ctx.channel().isWritable() && !closing) {
+      pipelining.block(ctx);
     }
   }
 

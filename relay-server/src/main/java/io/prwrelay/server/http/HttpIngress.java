@@ -4,7 +4,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.internal.PlatformDependent;
 import io.prwrelay.server.config.RelayConfig;
@@ -167,21 +166,22 @@ public final class HttpIngress {
   }
 
   /**
-   * The HTTP/1.1 codec of one connection: request line at most 4 KiB, headers at most 16 KiB,
-   * content in chunks of at most 64 KiB; header maps sized for what senders send ({@link
-   * SmallHeaders}). Its own bound on requests decoded ahead of their answers is lifted: the handler
-   * keeps its own, lower one ({@link IngressHandler#MAX_PIPELINED}) and answers past it, where the
-   * codec's would throw and reset the connection with answers owed.
+   * The HTTP/1.1 codec of one connection ({@link IngressCodec}: Netty's decoder and encoder, header
+   * names senders send shared): request line at most 4 KiB, headers at most 16 KiB, content in
+   * chunks of at most 64 KiB; a request's headers in a {@link CompactHeaders}, its trailers' map
+   * made only when it has some ({@link SmallHeaders#TRAILERS}). It sets no bound on requests
+   * decoded ahead of their answers: the handler keeps its own ({@link
+   * IngressHandler#MAX_PIPELINED}) and answers past it, where a codec's would throw and reset the
+   * connection with answers owed.
    */
-  static HttpServerCodec codec() {
-    return new HttpServerCodec(
+  static IngressCodec codec() {
+    return new IngressCodec(
         new HttpDecoderConfig()
             .setMaxInitialLineLength(4096)
             .setMaxHeaderSize(16 * 1024)
             .setMaxChunkSize(64 * 1024)
-            .setHeadersFactory(SmallHeaders.factory(SmallHeaders.HEADERS, 8))
-            .setTrailersFactory(SmallHeaders.TRAILERS),
-        Integer.MAX_VALUE);
+            .setHeadersFactory(CompactHeaders.factory(SmallHeaders.HEADERS, 8))
+            .setTrailersFactory(SmallHeaders.TRAILERS));
   }
 
   /** The ingress handler of one connection. */

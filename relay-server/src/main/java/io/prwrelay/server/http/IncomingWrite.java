@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.metrics.RelayMetrics;
 
@@ -26,14 +25,11 @@ final class IncomingWrite {
   final InflightBudget.Reservation reservation;
   final TenantAllowList allowed;
   private ByteBuf body;
-  private final ScheduledFuture<?> readTimeout;
 
   /**
    * @param startNanos when the request started, on the loop's ticker
    * @param reservation takes ownership; the request's share of the budget, holding {@code body}
    * @param body takes ownership; the body's first buffer, empty, its maximum capacity the cap
-   * @param readTimeout ends the request when the body is not received in time; cancelled when it
-   *     is, or when the request is aborted
    */
   IncomingWrite(
       HttpRequest head,
@@ -41,15 +37,13 @@ final class IncomingWrite {
       long startNanos,
       InflightBudget.Reservation reservation,
       TenantAllowList allowed,
-      ByteBuf body,
-      ScheduledFuture<?> readTimeout) {
+      ByteBuf body) {
     this.head = head;
     this.accepted = accepted;
     this.startNanos = startNanos;
     this.reservation = reservation;
     this.allowed = allowed;
     this.body = body;
-    this.readTimeout = readTimeout;
   }
 
   /**
@@ -87,21 +81,19 @@ final class IncomingWrite {
   }
 
   /**
-   * The complete body: stops the read timeout. The reservation stays held, for the caller to
-   * release once the request is answered.
+   * The complete body. The reservation stays held, for the caller to release once the request is
+   * answered.
    *
    * @return the body; the caller owns it
    */
   ByteBuf takeBody() {
-    readTimeout.cancel(false);
     ByteBuf b = body;
     body = null;
     return b;
   }
 
-  /** Ends the request before its body was taken: stops the timeout, releases body and budget. */
+  /** Ends the request before its body was taken: releases body and budget. */
   void abort() {
-    readTimeout.cancel(false);
     reservation.release();
     if (body != null) {
       body.release();

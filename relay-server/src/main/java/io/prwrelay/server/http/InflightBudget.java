@@ -48,8 +48,28 @@ final class InflightBudget {
     this.perClientLimit = Math.min(limit, perClientLimit);
   }
 
-  /** What {@link #admit} decided: a reservation to release exactly once, or why there is none. */
-  record Admission(Reservation reservation, Refusal refusal) {}
+  /**
+   * What {@link #admit} decided: a reservation to release exactly once (the {@link Reservation}
+   * itself), or why there is none (one shared {@link Refused} per refusal).
+   */
+  sealed interface Admission permits Reservation, Refused {
+    /** The reservation, or null when refused. */
+    Reservation reservation();
+
+    /** Why the budget refused, or null when admitted. */
+    Refusal refusal();
+  }
+
+  /** An admission refused for {@code refusal}. */
+  record Refused(Refusal refusal) implements Admission {
+    static final Refused TOTAL = new Refused(Refusal.TOTAL);
+    static final Refused CLIENT = new Refused(Refusal.CLIENT);
+
+    @Override
+    public Reservation reservation() {
+      return null;
+    }
+  }
 
   /**
    * Admits {@code bytes} for {@code client}.
@@ -58,16 +78,16 @@ final class InflightBudget {
    */
   synchronized Admission admit(InetAddress client, long bytes) {
     if (inUse + bytes > limit) {
-      return new Admission(null, Refusal.TOTAL);
+      return Refused.TOTAL;
     }
     if (client != null && held(client) + bytes > perClientLimit) {
-      return new Admission(null, Refusal.CLIENT);
+      return Refused.CLIENT;
     }
     inUse += bytes;
     if (client != null) {
       add(client, bytes);
     }
-    return new Admission(new Reservation(client, bytes), null);
+    return new Reservation(client, bytes);
   }
 
   private synchronized void release(Reservation r) {
@@ -163,7 +183,7 @@ final class InflightBudget {
    * Bytes admitted for one request; may grow while the request is processed ({@link #growTo}: the
    * decompressed body, the tenant batches); released once, further releases do nothing.
    */
-  final class Reservation {
+  final class Reservation implements Admission {
     private final InetAddress client;
     private long bytes;
     private boolean released;
@@ -186,6 +206,17 @@ final class InflightBudget {
         }
         return InflightBudget.this.grow(this, total - bytes);
       }
+    }
+
+    /** This reservation: the admission admitted. */
+    @Override
+    public Reservation reservation() {
+      return this;
+    }
+
+    @Override
+    public Refusal refusal() {
+      return null;
     }
 
     /** Bytes held now. */

@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.downstream.Protocol;
@@ -81,6 +82,25 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   /** The client closed its side: the connection closes once every request read is answered. */
   private boolean inputShut;
+
+  /** When the body of {@link #incoming} must be complete, on the loop's ticker. */
+  private long bodyDeadline;
+
+  /**
+   * The connection's one body timer, or null: armed when a body begins and none is, it fires at or
+   * before {@link #bodyDeadline} and re-arms itself for what is left while a body is being received
+   * (a request per timer, not a timer per request).
+   */
+  private ScheduledFuture<?> bodyTimer;
+
+  /** What {@link #bodyTimer} runs; made once per connection. */
+  private Runnable bodyTimerTask;
+
+  /** The write request being processed (after its body, until its answer), or null. */
+  private IncomingWrite processing;
+
+  /** Takes the answer of {@link #processing}; made once per connection. */
+  private Consumer<Answer> processed;
 
   /**
    * @param ingress the server-wide pieces this connection shares with the others
@@ -198,17 +218,34 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     AnswerWriter.continueIfExpected(ctx, req);
-    incoming =
-        new IncomingWrite(
-            req,
-            accepted,
-            start,
-            admission.reservation(),
-            allowed,
-            body,
-            ctx.executor()
-                .schedule(
-                    () -> readTimedOut(ctx), config.readTimeout().toNanos(), TimeUnit.NANOSECONDS));
+    incoming = new IncomingWrite(req, accepted, start, admission.reservation(), allowed, body);
+    armBodyTimer(ctx);
+  }
+
+  /** The body of {@link #incoming} must be complete within the read timeout from now. */
+  private void armBodyTimer(ChannelHandlerContext ctx) {
+    long timeout = config.readTimeout().toNanos();
+    bodyDeadline = now(ctx) + timeout;
+    if (bodyTimer == null) {
+      if (bodyTimerTask == null) {
+        bodyTimerTask = () -> bodyTimerFired(ctx);
+      }
+      bodyTimer = ctx.executor().schedule(bodyTimerTask, timeout, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private void bodyTimerFired(ChannelHandlerContext ctx) {
+    bodyTimer = null;
+    if (incoming == null) {
+      return; // the next body arms it again
+    }
+    long left = bodyDeadline - now(ctx);
+    if (left > 0) {
+      // Armed for an earlier body: this one began later.
+      bodyTimer = ctx.executor().schedule(bodyTimerTask, left, TimeUnit.NANOSECONDS);
+    } else {
+      readTimedOut(ctx);
+    }
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
@@ -229,15 +266,11 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     if (content instanceof LastHttpContent) {
       incoming = null;
       busy = true;
+      processing = in;
       ctx.channel().config().setAutoRead(false);
-      Consumer<Answer> done =
-          answer -> {
-            in.reservation.release();
-            metricsFinished(ctx, answer.status(), in.startNanos);
-            writer.answer(ctx, in.head, answer);
-            busy = false;
-            drainQueued(ctx);
-          };
+      if (processed == null) {
+        processed = answer -> onProcessed(ctx, answer);
+      }
       processor.process(
           ctx.channel().eventLoop(),
           ctx.alloc(),
@@ -249,8 +282,19 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           in.accepted.incomingTenant(),
           in.allowed,
           in.startNanos,
-          done);
+          processed);
     }
+  }
+
+  /** Answers {@link #processing}, the one write request being processed, and goes on reading. */
+  private void onProcessed(ChannelHandlerContext ctx, Answer answer) {
+    IncomingWrite in = processing;
+    processing = null;
+    in.reservation.release();
+    metricsFinished(ctx, answer.status(), in.startNanos);
+    writer.answer(ctx, in.head, answer);
+    busy = false;
+    drainQueued(ctx);
   }
 
   private static InetAddress clientAddress(ChannelHandlerContext ctx) {
@@ -354,6 +398,10 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       incoming = null;
       in.abort();
       metricsFinished(ctx, 499, in.startNanos);
+    }
+    if (bodyTimer != null) {
+      bodyTimer.cancel(false);
+      bodyTimer = null;
     }
     pipelining.close();
     super.channelInactive(ctx);

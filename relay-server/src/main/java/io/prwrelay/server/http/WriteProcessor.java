@@ -128,7 +128,8 @@ final class WriteProcessor {
       long startNanos,
       Consumer<Answer> answer) {
     // A PRW 2.0 sender learns what was written from every answer, failures included.
-    Consumer<Answer> done = a -> answer.accept(a.forSenderOf(input));
+    Consumer<Answer> done =
+        input == Protocol.V2 ? a -> answer.accept(a.forSenderOf(input)) : answer;
     Answer now;
     try {
       LoopResources res = resources.get();

@@ -101,6 +101,10 @@ final class WriteRequestCheck {
     if (contentType == null || contentType.isBlank()) {
       return Protocol.V1;
     }
+    if (contentType.indexOf(';') < 0) {
+      // The usual Content-Type, a media type alone: nothing to split.
+      return contentType.trim().equalsIgnoreCase("application/x-protobuf") ? Protocol.V1 : null;
+    }
     String[] parts = contentType.split(";", -1);
     if (!parts[0].trim().equalsIgnoreCase("application/x-protobuf")) {
       return null;

@@ -601,6 +601,27 @@ class IngressHandlerTest {
   }
 
   @Test
+  void aBodyBegunAfterAnEarlierRequestStillHasTheWholeReadTimeout() throws Exception {
+    FullHttpResponse first = exchange(write(twoTenants()));
+    assertEquals(204, first.status().code());
+    first.release();
+    sim.advance(Duration.ofSeconds(20));
+    HttpRequest head =
+        new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write");
+    head.headers().set("Content-Encoding", "snappy").setInt(HttpHeaderNames.CONTENT_LENGTH, 100);
+    channel.writeInbound(head, new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
+    // The timer the first request armed comes due 10 s into this body's 30: it waits on.
+    sim.advance(Duration.ofSeconds(29));
+    assertNull(channel.readOutbound());
+    assertTrue(channel.isOpen());
+    sim.advance(Duration.ofSeconds(1));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(408, r.status().code());
+    r.release();
+    assertFalse(channel.isOpen());
+  }
+
+  @Test
   void headRequestGetsHeadersWithoutBody() {
     FullHttpResponse r = exchange(request(HttpMethod.HEAD, "/-/healthy", new byte[0]));
     assertEquals(200, r.status().code());

@@ -141,6 +141,38 @@ class RelayServerSocketTest {
   }
 
   @Test
+  void aDeliveredWriteIsAnsweredWithItsStatusLineAloneAndTheConnectionServesTheNext()
+      throws Exception {
+    try (RelayFixture f = new RelayFixture()) {
+      byte[] body = request("plain");
+      try (Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        out.write(RawProto.cat(head("", body.length), body, head("", body.length), body));
+        byte[] http10 =
+            ("POST /api/v1/write HTTP/1.0\r\nConnection: keep-alive\r\n"
+                    + "Content-Encoding: snappy\r\nContent-Length: "
+                    + body.length
+                    + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII);
+        out.write(RawProto.cat(http10, body));
+        out.write(
+            "GET /-/healthy HTTP/1.1\r\nHost: relay\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        String expected =
+            "HTTP/1.1 204 No Content\r\n\r\n"
+                + "HTTP/1.1 204 No Content\r\n\r\n"
+                + "HTTP/1.1 204 No Content\r\nconnection: keep-alive\r\n\r\n"
+                + "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                + "content-length: 3\r\n\r\nOK\n";
+        byte[] got = s.getInputStream().readNBytes(expected.length());
+        assertEquals(expected, new String(got, StandardCharsets.US_ASCII));
+      }
+      assertEquals(3, f.downstream.byTenant().get("plain").size());
+    }
+  }
+
+  @Test
   void chunkedBodyIsAccepted() throws Exception {
     try (RelayFixture f = new RelayFixture()) {
       byte[] body = request("chunked");

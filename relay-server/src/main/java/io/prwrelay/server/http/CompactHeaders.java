@@ -1,0 +1,517 @@
+package io.prwrelay.server.http;
+
+import io.netty.handler.codec.CharSequenceValueConverter;
+import io.netty.handler.codec.DateFormatter;
+import io.netty.handler.codec.DefaultHeaders;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpHeadersFactory;
+import io.netty.util.AsciiString;
+import java.util.AbstractSet;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Calendar;
+import java.util.Collections;
+import java.util.Date;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Set;
+
+/**
+ * The header map of a request head: names and values side by side in one array, in the order they
+ * were added, found by a scan (a head holds a handful). It behaves as Netty's {@code
+ * DefaultHttpHeaders} does, with the same validators and the same messages when they refuse (names
+ * case-insensitive, values in insertion order, {@code get} the first), but holds no entry object
+ * per header and no hash table: the request decoder makes one for every request.
+ *
+ * <p>Not thread-safe, as Netty's is not.
+ */
+final class CompactHeaders extends HttpHeaders {
+  private static final CharSequenceValueConverter CONVERTER = CharSequenceValueConverter.INSTANCE;
+
+  private final DefaultHeaders.NameValidator<CharSequence> nameValidator;
+  private final DefaultHeaders.ValueValidator<CharSequence> valueValidator;
+
+  /** Name, value, name, value, ...; {@code 2 * size} of them in use. */
+  private CharSequence[] pairs;
+
+  private int size;
+
+  /**
+   * @param validation whose name and value validators the map uses
+   * @param sizeHint headers the map makes room for at first
+   */
+  CompactHeaders(DefaultHttpHeadersFactory validation, int sizeHint) {
+    this.nameValidator = validation.getNameValidator();
+    this.valueValidator = validation.getValueValidator();
+    this.pairs = new CharSequence[2 * Math.max(1, sizeHint)];
+  }
+
+  /** A factory of maps validated as {@code validation}'s, with room for {@code sizeHint}. */
+  static HttpHeadersFactory factory(DefaultHttpHeadersFactory validation, int sizeHint) {
+    return new HttpHeadersFactory() {
+      @Override
+      public HttpHeaders newHeaders() {
+        return new CompactHeaders(validation, sizeHint);
+      }
+
+      @Override
+      public HttpHeaders newEmptyHeaders() {
+        return new CompactHeaders(validation, sizeHint);
+      }
+    };
+  }
+
+  private static boolean sameName(CharSequence a, CharSequence b) {
+    return a.length() == b.length() && AsciiString.contentEqualsIgnoreCase(a, b);
+  }
+
+  /** Index of the first pair named {@code name}, or -1. */
+  private int first(CharSequence name) {
+    for (int i = 0; i < size; i++) {
+      if (sameName(pairs[2 * i], name)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private CharSequence firstValue(CharSequence name) {
+    int i = first(name);
+    return i < 0 ? null : pairs[2 * i + 1];
+  }
+
+  // Validation and conversion as Netty's DefaultHeaders does them, messages included.
+
+  private void validateName(CharSequence name) {
+    nameValidator.validateName(name);
+  }
+
+  private void validateValue(CharSequence name, CharSequence value) {
+    try {
+      valueValidator.validate(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("Validation failed for header '" + name + "'", e);
+    }
+  }
+
+  private static CharSequence fromObject(CharSequence name, Object value) {
+    if (value == null) {
+      throw new NullPointerException("value");
+    }
+    try {
+      if (value instanceof CharSequence cs) {
+        return cs;
+      }
+      if (value instanceof Date d) {
+        return DateFormatter.format(d);
+      }
+      if (value instanceof Calendar c) {
+        return DateFormatter.format(c.getTime());
+      }
+      return value.toString();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "Failed to convert object value for header '" + name + '\'', e);
+    }
+  }
+
+  private void append(CharSequence name, CharSequence value) {
+    if (2 * size == pairs.length) {
+      pairs = Arrays.copyOf(pairs, 2 * pairs.length);
+    }
+    pairs[2 * size] = name;
+    pairs[2 * size + 1] = value;
+    size++;
+  }
+
+  private void addValidated(CharSequence name, CharSequence value) {
+    validateName(name);
+    validateValue(name, value);
+    append(name, value);
+  }
+
+  /** Removes every pair named {@code name}, keeping the others in order. */
+  private boolean removeAll(CharSequence name) {
+    int kept = 0;
+    for (int i = 0; i < size; i++) {
+      if (!sameName(pairs[2 * i], name)) {
+        pairs[2 * kept] = pairs[2 * i];
+        pairs[2 * kept + 1] = pairs[2 * i + 1];
+        kept++;
+      }
+    }
+    boolean removed = kept < size;
+    for (int i = 2 * kept; i < 2 * size; i++) {
+      pairs[i] = null;
+    }
+    size = kept;
+    return removed;
+  }
+
+  @Override
+  public String get(String name) {
+    return get((CharSequence) name);
+  }
+
+  @Override
+  public String get(CharSequence name) {
+    CharSequence v = firstValue(name);
+    return v == null ? null : v.toString();
+  }
+
+  @Override
+  public Integer getInt(CharSequence name) {
+    CharSequence v = firstValue(name);
+    try {
+      return v == null ? null : CONVERTER.convertToInt(v);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public int getInt(CharSequence name, int defaultValue) {
+    Integer v = getInt(name);
+    return v == null ? defaultValue : v;
+  }
+
+  @Override
+  public Short getShort(CharSequence name) {
+    CharSequence v = firstValue(name);
+    try {
+      return v == null ? null : CONVERTER.convertToShort(v);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public short getShort(CharSequence name, short defaultValue) {
+    Short v = getShort(name);
+    return v == null ? defaultValue : v;
+  }
+
+  @Override
+  public Long getTimeMillis(CharSequence name) {
+    CharSequence v = firstValue(name);
+    try {
+      return v == null ? null : CONVERTER.convertToTimeMillis(v);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public long getTimeMillis(CharSequence name, long defaultValue) {
+    Long v = getTimeMillis(name);
+    return v == null ? defaultValue : v;
+  }
+
+  @Override
+  public List<String> getAll(String name) {
+    return getAll((CharSequence) name);
+  }
+
+  /** The values of {@code name} in order; a name's one value in a list of one. Read-only. */
+  @Override
+  public List<String> getAll(CharSequence name) {
+    int i = first(name);
+    if (i < 0) {
+      return Collections.emptyList();
+    }
+    String first = pairs[2 * i + 1].toString();
+    List<String> values = null;
+    for (int j = i + 1; j < size; j++) {
+      if (sameName(pairs[2 * j], name)) {
+        if (values == null) {
+          values = new ArrayList<>(4);
+          values.add(first);
+        }
+        values.add(pairs[2 * j + 1].toString());
+      }
+    }
+    return values == null ? Collections.singletonList(first) : Collections.unmodifiableList(values);
+  }
+
+  @Override
+  public List<Map.Entry<String, String>> entries() {
+    if (size == 0) {
+      return Collections.emptyList();
+    }
+    List<Map.Entry<String, String>> entries = new ArrayList<>(size);
+    for (Map.Entry<String, String> e : this) {
+      entries.add(e);
+    }
+    return entries;
+  }
+
+  @Override
+  public boolean contains(String name) {
+    return first(name) >= 0;
+  }
+
+  @Override
+  public boolean contains(CharSequence name) {
+    return first(name) >= 0;
+  }
+
+  @Override
+  public boolean contains(String name, String value, boolean ignoreCase) {
+    return contains((CharSequence) name, (CharSequence) value, ignoreCase);
+  }
+
+  @Override
+  public boolean contains(CharSequence name, CharSequence value, boolean ignoreCase) {
+    for (int i = 0; i < size; i++) {
+      if (sameName(pairs[2 * i], name)) {
+        CharSequence v = pairs[2 * i + 1];
+        if (ignoreCase
+            ? AsciiString.contentEqualsIgnoreCase(v, value)
+            : AsciiString.contentEquals(v, value)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public Iterator<Map.Entry<String, String>> iterator() {
+    return new Iterator<>() {
+      private int next;
+
+      @Override
+      public boolean hasNext() {
+        return next < size;
+      }
+
+      @Override
+      public Map.Entry<String, String> next() {
+        if (next >= size) {
+          throw new NoSuchElementException();
+        }
+        int i = next++;
+        return Map.entry(pairs[2 * i].toString(), pairs[2 * i + 1].toString());
+      }
+    };
+  }
+
+  @Override
+  public Iterator<Map.Entry<CharSequence, CharSequence>> iteratorCharSequence() {
+    return new Iterator<>() {
+      private int next;
+
+      @Override
+      public boolean hasNext() {
+        return next < size;
+      }
+
+      @Override
+      public Map.Entry<CharSequence, CharSequence> next() {
+        if (next >= size) {
+          throw new NoSuchElementException();
+        }
+        int i = next++;
+        return Map.entry(pairs[2 * i], pairs[2 * i + 1]);
+      }
+    };
+  }
+
+  @Override
+  public Iterator<? extends CharSequence> valueCharSequenceIterator(CharSequence name) {
+    return new Iterator<CharSequence>() {
+      private int next = advance(0);
+
+      private int advance(int from) {
+        for (int i = from; i < size; i++) {
+          if (sameName(pairs[2 * i], name)) {
+            return i;
+          }
+        }
+        return size;
+      }
+
+      @Override
+      public boolean hasNext() {
+        return next < size;
+      }
+
+      @Override
+      public CharSequence next() {
+        if (next >= size) {
+          throw new NoSuchElementException();
+        }
+        CharSequence v = pairs[2 * next + 1];
+        next = advance(next + 1);
+        return v;
+      }
+    };
+  }
+
+  @Override
+  public Iterator<String> valueStringIterator(CharSequence name) {
+    Iterator<? extends CharSequence> values = valueCharSequenceIterator(name);
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return values.hasNext();
+      }
+
+      @Override
+      public String next() {
+        return values.next().toString();
+      }
+    };
+  }
+
+  @Override
+  public boolean isEmpty() {
+    return size == 0;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  /**
+   * The names as added, each once, as Netty's map gives them: a name added once as a {@code String}
+   * and once as an {@code AsciiString} is there twice.
+   */
+  @Override
+  public Set<String> names() {
+    Set<CharSequence> names = new LinkedHashSet<>(size);
+    for (int i = 0; i < size; i++) {
+      names.add(pairs[2 * i]);
+    }
+    return new AbstractSet<>() {
+      @Override
+      public Iterator<String> iterator() {
+        Iterator<CharSequence> it = names.iterator();
+        return new Iterator<>() {
+          @Override
+          public boolean hasNext() {
+            return it.hasNext();
+          }
+
+          @Override
+          public String next() {
+            return it.next().toString();
+          }
+        };
+      }
+
+      @Override
+      public int size() {
+        return names.size();
+      }
+    };
+  }
+
+  @Override
+  public HttpHeaders add(String name, Object value) {
+    return add((CharSequence) name, value);
+  }
+
+  @Override
+  public HttpHeaders add(CharSequence name, Object value) {
+    addValidated(name, fromObject(name, value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders add(String name, Iterable<?> values) {
+    return add((CharSequence) name, values);
+  }
+
+  @Override
+  public HttpHeaders add(CharSequence name, Iterable<?> values) {
+    for (Object v : values) {
+      addValidated(name, fromObject(name, v));
+    }
+    return this;
+  }
+
+  @Override
+  public HttpHeaders addInt(CharSequence name, int value) {
+    addValidated(name, CONVERTER.convertInt(value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders addShort(CharSequence name, short value) {
+    addValidated(name, CONVERTER.convertShort(value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders set(String name, Object value) {
+    return set((CharSequence) name, value);
+  }
+
+  @Override
+  public HttpHeaders set(CharSequence name, Object value) {
+    CharSequence v = fromObject(name, value);
+    validateName(name);
+    validateValue(name, v);
+    removeAll(name);
+    append(name, v);
+    return this;
+  }
+
+  @Override
+  public HttpHeaders set(String name, Iterable<?> values) {
+    return set((CharSequence) name, values);
+  }
+
+  @Override
+  public HttpHeaders set(CharSequence name, Iterable<?> values) {
+    if (values == null) {
+      throw new NullPointerException("values");
+    }
+    validateName(name);
+    removeAll(name);
+    for (Object v : values) {
+      if (v == null) {
+        break;
+      }
+      CharSequence converted = fromObject(name, v);
+      validateValue(name, converted);
+      append(name, converted);
+    }
+    return this;
+  }
+
+  @Override
+  public HttpHeaders setInt(CharSequence name, int value) {
+    return set(name, CONVERTER.convertInt(value));
+  }
+
+  @Override
+  public HttpHeaders setShort(CharSequence name, short value) {
+    return set(name, CONVERTER.convertShort(value));
+  }
+
+  @Override
+  public HttpHeaders remove(String name) {
+    removeAll(name);
+    return this;
+  }
+
+  @Override
+  public HttpHeaders remove(CharSequence name) {
+    removeAll(name);
+    return this;
+  }
+
+  @Override
+  public HttpHeaders clear() {
+    Arrays.fill(pairs, 0, 2 * size, null);
+    size = 0;
+    return this;
+  }
+}
