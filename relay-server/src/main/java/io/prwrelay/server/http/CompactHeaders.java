@@ -7,17 +7,14 @@ import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.util.AsciiString;
-import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Calendar;
 import java.util.Collections;
 import java.util.Date;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Set;
 
 /**
@@ -65,7 +62,18 @@ final class CompactHeaders extends HttpHeaders {
     };
   }
 
-  private static boolean sameName(CharSequence a, CharSequence b) {
+  /** The name of the {@code i}th header, {@code 0 <= i < size()}. */
+  CharSequence nameAt(int i) {
+    return pairs[2 * i];
+  }
+
+  /** The value of the {@code i}th header, {@code 0 <= i < size()}. */
+  CharSequence valueAt(int i) {
+    return pairs[2 * i + 1];
+  }
+
+  /** Whether two header names are the same name (ASCII case ignored). */
+  static boolean sameName(CharSequence a, CharSequence b) {
     return a.length() == b.length() && AsciiString.contentEqualsIgnoreCase(a, b);
   }
 
@@ -281,91 +289,22 @@ final class CompactHeaders extends HttpHeaders {
 
   @Override
   public Iterator<Map.Entry<String, String>> iterator() {
-    return new Iterator<>() {
-      private int next;
-
-      @Override
-      public boolean hasNext() {
-        return next < size;
-      }
-
-      @Override
-      public Map.Entry<String, String> next() {
-        if (next >= size) {
-          throw new NoSuchElementException();
-        }
-        int i = next++;
-        return Map.entry(pairs[2 * i].toString(), pairs[2 * i + 1].toString());
-      }
-    };
+    return CompactHeaderViews.entries(this);
   }
 
   @Override
   public Iterator<Map.Entry<CharSequence, CharSequence>> iteratorCharSequence() {
-    return new Iterator<>() {
-      private int next;
-
-      @Override
-      public boolean hasNext() {
-        return next < size;
-      }
-
-      @Override
-      public Map.Entry<CharSequence, CharSequence> next() {
-        if (next >= size) {
-          throw new NoSuchElementException();
-        }
-        int i = next++;
-        return Map.entry(pairs[2 * i], pairs[2 * i + 1]);
-      }
-    };
+    return CompactHeaderViews.charSequenceEntries(this);
   }
 
   @Override
   public Iterator<? extends CharSequence> valueCharSequenceIterator(CharSequence name) {
-    return new Iterator<CharSequence>() {
-      private int next = advance(0);
-
-      private int advance(int from) {
-        for (int i = from; i < size; i++) {
-          if (sameName(pairs[2 * i], name)) {
-            return i;
-          }
-        }
-        return size;
-      }
-
-      @Override
-      public boolean hasNext() {
-        return next < size;
-      }
-
-      @Override
-      public CharSequence next() {
-        if (next >= size) {
-          throw new NoSuchElementException();
-        }
-        CharSequence v = pairs[2 * next + 1];
-        next = advance(next + 1);
-        return v;
-      }
-    };
+    return CompactHeaderViews.values(this, name);
   }
 
   @Override
   public Iterator<String> valueStringIterator(CharSequence name) {
-    Iterator<? extends CharSequence> values = valueCharSequenceIterator(name);
-    return new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return values.hasNext();
-      }
-
-      @Override
-      public String next() {
-        return values.next().toString();
-      }
-    };
+    return CompactHeaderViews.valueStrings(this, name);
   }
 
   @Override
@@ -384,32 +323,7 @@ final class CompactHeaders extends HttpHeaders {
    */
   @Override
   public Set<String> names() {
-    Set<CharSequence> names = new LinkedHashSet<>(size);
-    for (int i = 0; i < size; i++) {
-      names.add(pairs[2 * i]);
-    }
-    return new AbstractSet<>() {
-      @Override
-      public Iterator<String> iterator() {
-        Iterator<CharSequence> it = names.iterator();
-        return new Iterator<>() {
-          @Override
-          public boolean hasNext() {
-            return it.hasNext();
-          }
-
-          @Override
-          public String next() {
-            return it.next().toString();
-          }
-        };
-      }
-
-      @Override
-      public int size() {
-        return names.size();
-      }
-    };
+    return CompactHeaderViews.names(this);
   }
 
   @Override
