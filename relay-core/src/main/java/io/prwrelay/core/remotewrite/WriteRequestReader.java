@@ -182,7 +182,7 @@ public final class WriteRequestReader {
           if (field == WriteRequestFields.TIMESERIES || field == WriteRequestFields.METADATA) {
             throw wrongWireType(in, tag);
           }
-          skipUnknown(in, tag);
+          skipUnknown(in, tag, length);
           otherFields++;
           pos = offset + in.getTotalBytesRead();
         }
@@ -307,7 +307,7 @@ public final class WriteRequestReader {
             if (f >= TimeSeriesFields.LABELS && f <= TimeSeriesFields.HISTOGRAMS) {
               throw wrongWireType(in, tag);
             }
-            skipUnknown(in, tag);
+            skipUnknown(in, tag, seriesEnd);
             if (in.getTotalBytesRead() > seriesEnd) {
               throw failure(labelStart, "field " + f + " runs past the end of the series");
             }
@@ -474,7 +474,7 @@ public final class WriteRequestReader {
         if (f == LabelFields.NAME || f == LabelFields.VALUE) {
           throw wrongWireType(in, t);
         }
-        skipUnknown(in, t);
+        skipUnknown(in, t, labelEnd);
       }
     }
     in.popLimit(old);
@@ -527,21 +527,27 @@ public final class WriteRequestReader {
   /** Reads a length prefix and checks it against the end of the enclosing message. */
   private int readLength(CodedInputStream in, int enclosingEnd) throws java.io.IOException {
     int lengthAt = in.getTotalBytesRead();
-    int length = in.readRawVarint32();
+    // All 64 bits: readRawVarint32 keeps only the low 32, so 2^32 + 8 would pass as 8.
+    long length = in.readRawVarint64();
     int left = enclosingEnd - in.getTotalBytesRead();
     if (length < 0 || length > left) {
       throw failure(
           lengthAt,
-          "length " + Integer.toUnsignedString(length) + " exceeds the " + left + " bytes left");
+          "length " + Long.toUnsignedString(length) + " exceeds the " + left + " bytes left");
     }
-    return length;
+    return (int) length;
   }
 
   /** Skips an unknown field; groups are walked iteratively with a depth bound. */
-  private void skipUnknown(CodedInputStream in, int tag) throws java.io.IOException {
+  private void skipUnknown(CodedInputStream in, int tag, int enclosingEnd)
+      throws java.io.IOException {
     int type = WireTags.wireType(tag);
     if (type == END_GROUP) {
       throw failure(in.getTotalBytesRead(), "unexpected end-group tag");
+    }
+    if (type == WireTags.LENGTH_DELIMITED) {
+      in.skipRawBytes(readLength(in, enclosingEnd));
+      return;
     }
     if (type != START_GROUP) {
       in.skipField(tag);
@@ -560,6 +566,8 @@ public final class WriteRequestReader {
         }
       } else if (wt == END_GROUP) {
         depth--;
+      } else if (wt == WireTags.LENGTH_DELIMITED) {
+        in.skipRawBytes(readLength(in, enclosingEnd));
       } else {
         in.skipField(t);
       }

@@ -111,6 +111,32 @@ class MalformedRequestTest {
             "timeseries[0]",
             1,
             "length 4294967295 exceeds the 0 bytes left"),
+        // A length of 2^32 or more must not be cut to its low 32 bits (2^32 + 8 read as 8): the
+        // relay would route bytes that every conforming parser rejects as a truncated field.
+        new Corruption(
+            "series length of 2^32 + 8",
+            cat(bytes(0x0A), varint((1L << 32) + 8), label("service_id", "t")),
+            "timeseries[0]",
+            1,
+            "length 4294967304 exceeds the 17 bytes left"),
+        new Corruption(
+            "label length of 2^32",
+            series(cat(bytes(0x0A), varint(1L << 32)), label("service_id", "t")),
+            "timeseries[0].labels[0]",
+            3,
+            "length 4294967296 exceeds the"),
+        new Corruption(
+            "unknown field of length 2^32 before the tenant label",
+            series(cat(bytes(0x4A), varint(1L << 32)), label("service_id", "t")),
+            "timeseries[0] field",
+            3,
+            "length 4294967296 exceeds the"),
+        new Corruption(
+            "unknown top-level field of length 2^32",
+            cat(bytes(0x4A), varint(1L << 32), series(label("service_id", "t"))),
+            "WriteRequest",
+            1,
+            "length 4294967296 exceeds the"),
         new Corruption(
             "timeseries with varint wire type",
             cat(okSeries, bytes(0x08, 0x01)),

@@ -8,6 +8,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.ConfigKeys;
@@ -39,6 +40,12 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
   private boolean headInThisRead;
   private ScheduledFuture<?> timer;
 
+  /**
+   * An answer that ends the connection was written: no request is read after it, so whatever the
+   * client still sends (discarded while the connection lingers) never starts the clock.
+   */
+  private boolean closing;
+
   RequestHeadTimeout(Duration timeout, RelayMetrics metrics) {
     this.timeout = timeout;
     this.timeoutNanos = timeout.toNanos();
@@ -57,7 +64,7 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
-    if (open == 0 && !headInThisRead && timer == null) {
+    if (open == 0 && !headInThisRead && timer == null && !closing) {
       timer = ctx.executor().schedule(() -> timedOut(ctx), timeoutNanos, TimeUnit.NANOSECONDS);
     }
     headInThisRead = false;
@@ -66,6 +73,10 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
 
   @Override
   public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+    if (msg instanceof HttpResponse r && !HttpUtil.isKeepAlive(r)) {
+      closing = true;
+      cancel();
+    }
     if (msg instanceof LastHttpContent
         && !(msg instanceof HttpResponse r
             && r.status().codeClass() == HttpStatusClass.INFORMATIONAL)
@@ -77,7 +88,7 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
 
   private void timedOut(ChannelHandlerContext ctx) {
     timer = null;
-    if (open > 0 || !ctx.channel().isActive()) {
+    if (open > 0 || closing || !ctx.channel().isActive()) {
       return;
     }
     metrics.otherRequest("other", 408);

@@ -239,6 +239,38 @@ class RelayServerSocketTest {
         new byte[10]);
   }
 
+  /**
+   * A sender that keeps trickling its body after the 408 is only lingered on: the request head
+   * clock must not start again on the discarded bytes and answer a second, head 408 into the
+   * closing connection (which counted a 408 for a request that never was, and logged a stack trace
+   * when it tried to linger a second time).
+   */
+  @Test
+  void bodyStillTricklingAfterItsTimeoutGetsOne408AndNoHeadTimeout() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.server.read-timeout", "300ms"));
+        Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+      s.setSoTimeout(10_000);
+      OutputStream out = s.getOutputStream();
+      out.write(head("", 100_000));
+      out.flush();
+      InputStream in = s.getInputStream();
+      assertEquals(List.of("HTTP/1.1 408 Request Timeout"), readResponses(in, 1));
+      // Lingering closes after 2 s without data: a byte every 100 ms for 1.5 s keeps it lingering
+      // well past the 300 ms read timeout.
+      for (int i = 0; i < 15; i++) {
+        out.write('x');
+        out.flush();
+        Thread.sleep(100);
+      }
+      String scrape = f.relay.metrics().scrape();
+      assertTrue(
+          !scrape.contains("relay_http_requests_total{endpoint=\"other\",status=\"408\"}"),
+          "no head timeout on a connection already answered and closing: " + scrape);
+      s.shutdownOutput();
+      assertEquals(-1, in.read(), "nothing after the one answer, then closed");
+    }
+  }
+
   @Test
   void idleConnectionIsClosed() throws Exception {
     try (RelayFixture f = new RelayFixture(Map.of("relay.server.idle-timeout", "200ms"))) {
