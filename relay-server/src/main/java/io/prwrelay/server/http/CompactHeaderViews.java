@@ -1,15 +1,21 @@
 package io.prwrelay.server.http;
 
+import io.netty.handler.codec.DateFormatter;
 import java.util.AbstractSet;
+import java.util.ArrayList;
+import java.util.Calendar;
+import java.util.Collections;
+import java.util.Date;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 
 /**
- * The iterators and the name set of a {@link CompactHeaders}, read through it: they see the map as
- * it is when they step, as Netty's do.
+ * The iterators and the name set of a {@link CompactHeaders}, read through it (they see the map as
+ * it is when they step, as Netty's do), and the conversion of the values added to it.
  */
 final class CompactHeaderViews {
   private CompactHeaderViews() {}
@@ -130,5 +136,61 @@ final class CompactHeaderViews {
         return names.size();
       }
     };
+  }
+
+  /** An added value as Netty's map converts it (dates as HTTP dates), with its messages. */
+  static CharSequence fromObject(CharSequence name, Object value) {
+    if (value == null) {
+      throw new NullPointerException("value");
+    }
+    try {
+      if (value instanceof CharSequence cs) {
+        return cs;
+      }
+      if (value instanceof Date d) {
+        return DateFormatter.format(d);
+      }
+      if (value instanceof Calendar c) {
+        return DateFormatter.format(c.getTime());
+      }
+      return value.toString();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "Failed to convert object value for header '" + name + '\'', e);
+    }
+  }
+
+  /**
+   * The values of {@code name} in order, from its first pair at {@code first} (-1: none); a name's
+   * one value in a list of one. Read-only.
+   */
+  static List<String> values(CompactHeaders h, CharSequence name, int first) {
+    if (first < 0) {
+      return Collections.emptyList();
+    }
+    String value = h.valueAt(first).toString();
+    List<String> values = null;
+    for (int j = first + 1; j < h.size(); j++) {
+      if (CompactHeaders.sameName(h.nameAt(j), name)) {
+        if (values == null) {
+          values = new ArrayList<>(4);
+          values.add(value);
+        }
+        values.add(h.valueAt(j).toString());
+      }
+    }
+    return values == null ? Collections.singletonList(value) : Collections.unmodifiableList(values);
+  }
+
+  /** Every header as a name and value pair of strings, in order. */
+  static List<Map.Entry<String, String>> entryList(CompactHeaders h) {
+    if (h.isEmpty()) {
+      return Collections.emptyList();
+    }
+    List<Map.Entry<String, String>> entries = new ArrayList<>(h.size());
+    for (Map.Entry<String, String> e : h) {
+      entries.add(e);
+    }
+    return entries;
   }
 }

@@ -1,21 +1,17 @@
 package io.prwrelay.server.http;
 
 import io.netty.handler.codec.CharSequenceValueConverter;
-import io.netty.handler.codec.DateFormatter;
 import io.netty.handler.codec.DefaultHeaders;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.util.AsciiString;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Calendar;
-import java.util.Collections;
-import java.util.Date;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The header map of a request head: names and values side by side in one array, in the order they
@@ -106,27 +102,6 @@ final class CompactHeaders extends HttpHeaders {
     }
   }
 
-  private static CharSequence fromObject(CharSequence name, Object value) {
-    if (value == null) {
-      throw new NullPointerException("value");
-    }
-    try {
-      if (value instanceof CharSequence cs) {
-        return cs;
-      }
-      if (value instanceof Date d) {
-        return DateFormatter.format(d);
-      }
-      if (value instanceof Calendar c) {
-        return DateFormatter.format(c.getTime());
-      }
-      return value.toString();
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "Failed to convert object value for header '" + name + '\'', e);
-    }
-  }
-
   private void append(CharSequence name, CharSequence value) {
     if (2 * size == pairs.length) {
       pairs = Arrays.copyOf(pairs, 2 * pairs.length);
@@ -160,6 +135,18 @@ final class CompactHeaders extends HttpHeaders {
     return removed;
   }
 
+  /**
+   * The first value of {@code name} converted, or null when there is none or it does not convert.
+   */
+  private <T> T converted(CharSequence name, Function<CharSequence, T> convert) {
+    CharSequence v = firstValue(name);
+    try {
+      return v == null ? null : convert.apply(v);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
   @Override
   public String get(String name) {
     return get((CharSequence) name);
@@ -173,12 +160,7 @@ final class CompactHeaders extends HttpHeaders {
 
   @Override
   public Integer getInt(CharSequence name) {
-    CharSequence v = firstValue(name);
-    try {
-      return v == null ? null : CONVERTER.convertToInt(v);
-    } catch (RuntimeException e) {
-      return null;
-    }
+    return converted(name, CONVERTER::convertToInt);
   }
 
   @Override
@@ -189,12 +171,7 @@ final class CompactHeaders extends HttpHeaders {
 
   @Override
   public Short getShort(CharSequence name) {
-    CharSequence v = firstValue(name);
-    try {
-      return v == null ? null : CONVERTER.convertToShort(v);
-    } catch (RuntimeException e) {
-      return null;
-    }
+    return converted(name, CONVERTER::convertToShort);
   }
 
   @Override
@@ -205,12 +182,7 @@ final class CompactHeaders extends HttpHeaders {
 
   @Override
   public Long getTimeMillis(CharSequence name) {
-    CharSequence v = firstValue(name);
-    try {
-      return v == null ? null : CONVERTER.convertToTimeMillis(v);
-    } catch (RuntimeException e) {
-      return null;
-    }
+    return converted(name, CONVERTER::convertToTimeMillis);
   }
 
   @Override
@@ -227,34 +199,12 @@ final class CompactHeaders extends HttpHeaders {
   /** The values of {@code name} in order; a name's one value in a list of one. Read-only. */
   @Override
   public List<String> getAll(CharSequence name) {
-    int i = first(name);
-    if (i < 0) {
-      return Collections.emptyList();
-    }
-    String first = pairs[2 * i + 1].toString();
-    List<String> values = null;
-    for (int j = i + 1; j < size; j++) {
-      if (sameName(pairs[2 * j], name)) {
-        if (values == null) {
-          values = new ArrayList<>(4);
-          values.add(first);
-        }
-        values.add(pairs[2 * j + 1].toString());
-      }
-    }
-    return values == null ? Collections.singletonList(first) : Collections.unmodifiableList(values);
+    return CompactHeaderViews.values(this, name, first(name));
   }
 
   @Override
   public List<Map.Entry<String, String>> entries() {
-    if (size == 0) {
-      return Collections.emptyList();
-    }
-    List<Map.Entry<String, String>> entries = new ArrayList<>(size);
-    for (Map.Entry<String, String> e : this) {
-      entries.add(e);
-    }
-    return entries;
+    return CompactHeaderViews.entryList(this);
   }
 
   @Override
@@ -333,7 +283,7 @@ final class CompactHeaders extends HttpHeaders {
 
   @Override
   public HttpHeaders add(CharSequence name, Object value) {
-    addValidated(name, fromObject(name, value));
+    addValidated(name, CompactHeaderViews.fromObject(name, value));
     return this;
   }
 
@@ -345,7 +295,7 @@ final class CompactHeaders extends HttpHeaders {
   @Override
   public HttpHeaders add(CharSequence name, Iterable<?> values) {
     for (Object v : values) {
-      addValidated(name, fromObject(name, v));
+      addValidated(name, CompactHeaderViews.fromObject(name, v));
     }
     return this;
   }
@@ -369,7 +319,7 @@ final class CompactHeaders extends HttpHeaders {
 
   @Override
   public HttpHeaders set(CharSequence name, Object value) {
-    CharSequence v = fromObject(name, value);
+    CharSequence v = CompactHeaderViews.fromObject(name, value);
     validateName(name);
     validateValue(name, v);
     removeAll(name);
@@ -393,7 +343,7 @@ final class CompactHeaders extends HttpHeaders {
       if (v == null) {
         break;
       }
-      CharSequence converted = fromObject(name, v);
+      CharSequence converted = CompactHeaderViews.fromObject(name, v);
       validateValue(name, converted);
       append(name, converted);
     }

@@ -11,7 +11,6 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.downstream.Protocol;
@@ -83,18 +82,8 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   /** The client closed its side: the connection closes once every request read is answered. */
   private boolean inputShut;
 
-  /** When the body of {@link #incoming} must be complete, on the loop's ticker. */
-  private long bodyDeadline;
-
-  /**
-   * The connection's one body timer, or null: armed when a body begins and none is, it fires at or
-   * before {@link #bodyDeadline} and re-arms itself for what is left while a body is being received
-   * (a request per timer, not a timer per request).
-   */
-  private ScheduledFuture<?> bodyTimer;
-
-  /** What {@link #bodyTimer} runs; made once per connection. */
-  private Runnable bodyTimerTask;
+  /** The connection's body timer, made with the first body. */
+  private BodyTimer bodyTimer;
 
   /** The write request being processed (after its body, until its answer), or null. */
   private IncomingWrite processing;
@@ -224,28 +213,10 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   /** The body of {@link #incoming} must be complete within the read timeout from now. */
   private void armBodyTimer(ChannelHandlerContext ctx) {
-    long timeout = config.readTimeout().toNanos();
-    bodyDeadline = now(ctx) + timeout;
     if (bodyTimer == null) {
-      if (bodyTimerTask == null) {
-        bodyTimerTask = () -> bodyTimerFired(ctx);
-      }
-      bodyTimer = ctx.executor().schedule(bodyTimerTask, timeout, TimeUnit.NANOSECONDS);
+      bodyTimer = new BodyTimer(ctx, () -> incoming != null, () -> readTimedOut(ctx));
     }
-  }
-
-  private void bodyTimerFired(ChannelHandlerContext ctx) {
-    bodyTimer = null;
-    if (incoming == null) {
-      return; // the next body arms it again
-    }
-    long left = bodyDeadline - now(ctx);
-    if (left > 0) {
-      // Armed for an earlier body: this one began later.
-      bodyTimer = ctx.executor().schedule(bodyTimerTask, left, TimeUnit.NANOSECONDS);
-    } else {
-      readTimedOut(ctx);
-    }
+    bodyTimer.arm(config.readTimeout().toNanos());
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
@@ -400,8 +371,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       metricsFinished(ctx, 499, in.startNanos);
     }
     if (bodyTimer != null) {
-      bodyTimer.cancel(false);
-      bodyTimer = null;
+      bodyTimer.cancel();
     }
     pipelining.close();
     super.channelInactive(ctx);
