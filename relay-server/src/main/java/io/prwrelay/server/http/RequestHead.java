@@ -6,12 +6,14 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.util.List;
 
 /**
  * What the {@link IngressHandler} reads from the head of any request before it knows what the
  * request is for: whether it can be served at all (400 for a head that did not decode, 505 for an
- * HTTP version other than 1.0 and 1.1, 417 for an expectation other than {@code 100-continue}), its
- * path, and the Remote Write version its {@code Content-Type} names.
+ * HTTP version other than 1.0 and 1.1, 501 for a transfer coding other than {@code chunked} alone,
+ * 417 for an expectation other than {@code 100-continue}), its path, and the Remote Write version
+ * its {@code Content-Type} names.
  */
 final class RequestHead {
   private RequestHead() {}
@@ -32,6 +34,15 @@ final class RequestHead {
       return Answer.closing(
           505, "HTTP version " + version.text() + " is not supported: send HTTP/1.1 or HTTP/1.0");
     }
+    String coding = unsupportedTransferCoding(req);
+    if (coding != null) {
+      // RFC 9112 6.1: a transfer coding the server does not understand is answered 501. Netty's
+      // decoder reads "gzip, chunked" as chunked: the body would be read as something it is not.
+      metrics.otherRequest("unsupported", 501);
+      return Answer.closing(
+              501, "unsupported Transfer-Encoding: " + coding + " (only chunked is supported)")
+          .forSenderOf(protocol(req));
+    }
     if (unsupportedExpectation(req)) {
       metrics.otherRequest("unsupported", 417);
       return Answer.closing(
@@ -42,6 +53,22 @@ final class RequestHead {
           .forSenderOf(protocol(req));
     }
     return null;
+  }
+
+  /**
+   * The request's transfer codings, when they are anything but {@code chunked} alone (in one or
+   * several {@code Transfer-Encoding} headers); {@code null} when there are none or only that.
+   */
+  private static String unsupportedTransferCoding(HttpRequest req) {
+    if (!req.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+      return null;
+    }
+    List<String> codings = req.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
+    if (codings.size() == 1
+        && HttpHeaderValues.CHUNKED.toString().equalsIgnoreCase(codings.get(0).trim())) {
+      return null;
+    }
+    return String.join(", ", codings);
   }
 
   /**

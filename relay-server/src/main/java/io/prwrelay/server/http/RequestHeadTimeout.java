@@ -23,6 +23,12 @@ import java.util.concurrent.TimeUnit;
  * timeout cannot catch it, since every trickled byte resets it; the body has its own timeout in
  * {@link IngressHandler}.
  *
+ * <p>A connection's first head is timed from the connection's start: a client that connects and
+ * sends nothing at all within the timeout is closed without an answer (there is no request to
+ * answer), counted in {@code relay_connections_rejected_total{action="silent"}}, so that silent
+ * connections cannot hold the slots of {@code relay.server.max-connections} until the idle timeout.
+ * One that sent part of a head by then gets the 408.
+ *
  * <p>Sits between the HTTP codec and the handlers that answer: a read after which no request is
  * open (every head seen was answered) and no new head was decoded left bytes of an unfinished head
  * in the codec, and starts the clock; a decoded head stops it. The clock is only armed between
@@ -40,6 +46,9 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
   private boolean headInThisRead;
   private ScheduledFuture<?> timer;
 
+  /** Something arrived on the connection (any read, even one that decoded nothing). */
+  private boolean spoke;
+
   /**
    * An answer that ends the connection was written: no request is read after it, so whatever the
    * client still sends (discarded while the connection lingers) never starts the clock.
@@ -53,7 +62,28 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
   }
 
   @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    if (ctx.channel().isActive()) {
+      armFirst(ctx);
+    }
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    armFirst(ctx);
+    super.channelActive(ctx);
+  }
+
+  /** The first head is timed from the connection's start. */
+  private void armFirst(ChannelHandlerContext ctx) {
+    if (timer == null && !spoke) {
+      timer = ctx.executor().schedule(() -> timedOut(ctx), timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    spoke = true;
     if (msg instanceof HttpRequest) {
       open++;
       headInThisRead = true;
@@ -64,6 +94,7 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
+    spoke = true;
     if (open == 0 && !headInThisRead && timer == null && !closing) {
       timer = ctx.executor().schedule(() -> timedOut(ctx), timeoutNanos, TimeUnit.NANOSECONDS);
     }
@@ -89,6 +120,11 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
   private void timedOut(ChannelHandlerContext ctx) {
     timer = null;
     if (open > 0 || closing || !ctx.channel().isActive()) {
+      return;
+    }
+    if (!spoke) {
+      metrics.connectionRejected("silent");
+      ctx.close();
       return;
     }
     metrics.otherRequest("other", 408);

@@ -67,8 +67,9 @@ public final class MetricCatalogue {
   public static final Metric CONNECTIONS_REJECTED =
       counter(
           "relay.connections.rejected",
-          "connections beyond relay.server.max-connections (answered 503, or closed), and"
-              + " connections closed for not reading their answers (not_reading)",
+          "connections beyond relay.server.max-connections (answered 503, or closed),"
+              + " connections closed for not reading their answers (not_reading), and"
+              + " connections closed for sending nothing within relay.server.read-timeout (silent)",
           "action");
   public static final Metric AUTH_REJECTED =
       counter(

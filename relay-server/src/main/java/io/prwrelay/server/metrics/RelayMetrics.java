@@ -270,7 +270,7 @@ public final class RelayMetrics {
   /**
    * A connection beyond {@code relay.server.max-connections}: {@code answered} 503, or {@code
    * closed} at once; or a connection closed because it did not read its answers ({@code
-   * not_reading}).
+   * not_reading}) or sent nothing within the read timeout ({@code silent}).
    */
   public void connectionRejected(String how) {
     MetricCatalogue.CONNECTIONS_REJECTED.counter(registry, how).increment();

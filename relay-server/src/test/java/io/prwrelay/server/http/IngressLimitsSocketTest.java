@@ -184,6 +184,40 @@ class IngressLimitsSocketTest {
   }
 
   @Test
+  void aConnectionThatSendsNothingGivesItsSlotBackAfterTheReadTimeout() throws Exception {
+    try (RelayFixture f =
+        new RelayFixture(
+            Map.of("relay.server.max-connections", "1", "relay.server.read-timeout", "300ms"))) {
+      try (Socket silent = new Socket("127.0.0.1", f.relay.address().getPort())) {
+        silent.setSoTimeout(10_000);
+        assertEquals(-1, silent.getInputStream().read(), "closed without an answer");
+      }
+      awaitMetric(f, "relay_connections", v -> v == 0);
+      assertEquals(204, f.write(series("t")).statusCode(), "the slot is free again");
+      assertTrue(
+          f.relay
+              .metrics()
+              .scrape()
+              .contains("relay_connections_rejected_total{action=\"silent\"} 1.0"));
+    }
+  }
+
+  @Test
+  void aConnectionThatBeginsAHeadAndStopsGets408FromItsStart() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of("relay.server.read-timeout", "300ms"));
+        Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write("POST /api/v1/wr".getBytes(StandardCharsets.US_ASCII));
+      s.getOutputStream().flush();
+      List<String> answer = TestRequests.head(s.getInputStream());
+      assertEquals("HTTP/1.1 408 Request Timeout", answer.get(0));
+      assertTrue(
+          !f.relay.metrics().scrape().contains("action=\"silent\""),
+          "a connection that sent something is not silent");
+    }
+  }
+
+  @Test
   void connectionsBeyondTwiceTheBoundAreClosedAtOnce() throws Exception {
     try (RelayFixture f = new RelayFixture(Map.of("relay.server.max-connections", "1"))) {
       int port = f.relay.address().getPort();

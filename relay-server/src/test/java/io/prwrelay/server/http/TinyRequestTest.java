@@ -308,6 +308,44 @@ class TinyRequestTest {
   }
 
   @Test
+  void transferCodingsOtherThanChunkedAloneAre501() throws Exception {
+    try (RelayFixture f = new RelayFixture(Map.of())) {
+      for (String codings :
+          List.of(
+              "Transfer-Encoding: gzip, chunked\r\n",
+              "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n")) {
+        Response r =
+            raw(
+                f,
+                "POST /api/v1/write HTTP/1.1\r\nHost: relay\r\n"
+                    + codings
+                    + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n\r\n"
+                    + "5\r\nhello\r\n0\r\n\r\n");
+        assertEquals(501, r.status, codings);
+        assertTrue(r.body.startsWith("unsupported Transfer-Encoding: "), r.body);
+        assertTrue(r.body.endsWith(" (only chunked is supported)"), r.body);
+        assertEquals("close", r.header("connection"));
+      }
+      // Without chunked last the body's length is unknown: RFC 9112 6.3 says 400.
+      Response deflate =
+          raw(
+              f,
+              "POST /api/v1/write HTTP/1.1\r\nHost: relay\r\nTransfer-Encoding: deflate\r\n"
+                  + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n\r\n");
+      assertEquals(400, deflate.status, deflate.body);
+      Response chunked =
+          raw(
+              f,
+              "POST /api/v1/write HTTP/1.1\r\nHost: relay\r\nTransfer-Encoding: Chunked\r\n"
+                  + "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n\r\n"
+                  + "5\r\nhello\r\n0\r\n\r\n");
+      assertEquals(400, chunked.status, "chunked alone is read, and a 5-byte body is not snappy");
+      assertEquals(0, f.downstream.received().size());
+      assertServesOthers(f);
+    }
+  }
+
+  @Test
   void answersNameNeitherTheDownstreamHostNorItsPort() throws Exception {
     // Port 1 on loopback: nothing listens there (a port freed just now could be taken again by the
     // fixture's own downstream).
