@@ -188,11 +188,12 @@ final class WriteProcessor {
     if (routed instanceof Refusal refusal) {
       return refusal.answer();
     }
-    List<Routed.Batch> batches = ((Routed.Batches) routed).list();
-    if (batches.isEmpty()) {
+    Routed.Batches batches = (Routed.Batches) routed;
+    if (batches.list().isEmpty()) {
       return AnswerPolicy.fromResults(List.of());
     }
-    delivery.deliver(loop, body, encoding, input, batches, startNanos, done);
+    delivery.deliver(
+        loop, body, encoding, input, batches.list(), batches.whole(), startNanos, done);
     return null;
   }
 

@@ -35,7 +35,7 @@ class SenderRequestTest {
     int tenants = 1000;
     AtomicInteger calls = new AtomicInteger();
     CountDownLatch answered = new CountDownLatch(1);
-    List<SenderRequest.Result> seen = new ArrayList<>();
+    List<BatchResult> seen = new ArrayList<>();
     boolean[] onRequestLoop = new boolean[1];
     SenderRequest request =
         new SenderRequest(
@@ -51,8 +51,12 @@ class SenderRequestTest {
         .submit(
             () ->
                 request.settled(
-                    "known",
-                    SeriesCounts.NONE,
+                    new Fragment(
+                        "known",
+                        io.netty.buffer.Unpooled.EMPTY_BUFFER,
+                        SeriesCounts.NONE,
+                        0,
+                        request),
                     new FragmentOutcome(Kind.DELIVERED, 200, "earlier attempt", -1, 0)))
         .sync();
     for (int i = 0; i < tenants; i++) {
@@ -75,7 +79,7 @@ class SenderRequestTest {
     assertEquals(1, calls.get(), "answered once");
     assertTrue(onRequestLoop[0], "answered on the request's loop");
     Set<String> names = new HashSet<>();
-    for (SenderRequest.Result r : seen) {
+    for (BatchResult r : seen) {
       names.add(r.tenant());
     }
     assertEquals(tenants + 1, names.size(), "every tenant's outcome, each once");
