@@ -67,7 +67,8 @@ final class LaneShard {
 
   /** Hands each fragment to its tenant's lane; one without a lane (no room) is answered 503. */
   void offerAll(List<Fragment> fragments) {
-    for (Fragment f : fragments) {
+    for (int i = 0; i < fragments.size(); i++) {
+      Fragment f = fragments.get(i);
       Lane lane = lane(f.tenant());
       if (lane == null) {
         lanes.finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));

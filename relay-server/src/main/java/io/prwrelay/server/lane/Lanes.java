@@ -167,7 +167,8 @@ public final class Lanes implements AutoCloseable {
     LaneShard from = ctx.store == null ? callingShard() : null;
     @SuppressWarnings("unchecked")
     List<Fragment>[] byShard = new List[shards.length];
-    for (Fragment f : fragments) {
+    for (int j = 0; j < fragments.size(); j++) {
+      Fragment f = fragments.get(j);
       int i = shardOf(f.tenant());
       if (from != null && i != from.index) {
         if (from.sentFromHere(f)) {
