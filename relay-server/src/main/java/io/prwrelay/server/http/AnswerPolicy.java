@@ -34,7 +34,7 @@ final class AnswerPolicy {
   private AnswerPolicy() {}
 
   /** The answer for a delivered request; keeps the connection open. */
-  static Answer fromResults(List<BatchResult> results) {
+  static Answer fromResults(List<? extends BatchResult> results) {
     int n = results.size();
     int i = 0;
     while (i < n && succeeded(results.get(i).outcome())) {
@@ -96,7 +96,8 @@ final class AnswerPolicy {
    * @param answers 429 answers the body got before
    * @param sinceNanos time since the first of them
    */
-  static Answer throttledDropped(List<BatchResult> results, int answers, long sinceNanos) {
+  static Answer throttledDropped(
+      List<? extends BatchResult> results, int answers, long sinceNanos) {
     List<BatchResult> throttled = new ArrayList<>();
     List<BatchResult> rejected = new ArrayList<>();
     for (BatchResult r : results) {
@@ -132,7 +133,7 @@ final class AnswerPolicy {
    * tenant the downstream's own counts where its answer carried them, else the batch's counts when
    * it was delivered (or durably queued, or delivered by an earlier attempt), else nothing.
    */
-  static WrittenCounts written(List<BatchResult> results) {
+  static WrittenCounts written(List<? extends BatchResult> results) {
     WrittenCounts sum = WrittenCounts.ZERO;
     for (BatchResult r : results) {
       WrittenCounts relayed =
@@ -149,7 +150,7 @@ final class AnswerPolicy {
    * One line per failing tenant, at most {@link #MAX_TENANT_LINES}, then how many more there are: a
    * request with many thousands of tenants gets an answer of a few lines, not megabytes.
    */
-  private static void lines(StringBuilder sb, List<BatchResult> failed) {
+  private static void lines(StringBuilder sb, List<? extends BatchResult> failed) {
     int n = Math.min(failed.size(), MAX_TENANT_LINES);
     for (int i = 0; i < n; i++) {
       line(sb, failed.get(i));

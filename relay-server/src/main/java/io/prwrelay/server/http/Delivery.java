@@ -58,7 +58,8 @@ final class Delivery {
    *
    * @param body borrowed; the compressed request. What needs it after this call takes a reference
    *     of its own: the fragment forwarding it as it came, the answer that may need its hash
-   * @param batches takes ownership of every batch, unbound ({@link Fragment#unbound}); not empty
+   * @param batches takes ownership of every batch, unbound ({@link Fragment#unbound}), and of the
+   *     list, which the request's {@link SenderRequest} reports to the answer; not empty
    * @param whole whether the one batch is the request itself, unchanged ({@link Routed.Batches})
    * @param input the Remote Write version of the request
    * @param startNanos when the request started, on {@code loop}'s ticker
@@ -80,7 +81,8 @@ final class Delivery {
     // Hashed only if the answer asks for a retry (or is a 429 whose repeats are counted).
     ByteBuf kept = known == null && (several || ledger.countsThrottled()) ? body.retain() : null;
     SenderRequest request =
-        new SenderRequest(loop, n, results -> answer(results, known, kept, several, input, done));
+        new SenderRequest(
+            loop, batches, results -> answer(results, known, kept, several, input, done));
     long deadline = startNanos + timeoutNanos;
     List<Fragment> toLanes = batches;
     try {
@@ -139,7 +141,7 @@ final class Delivery {
    * @param several whether the ledger keeps what this request delivered
    */
   private void answer(
-      List<BatchResult> results,
+      List<? extends BatchResult> results,
       LedgerKey known,
       ByteBuf kept,
       boolean several,
@@ -174,7 +176,7 @@ final class Delivery {
   /**
    * Writes which tenants of a request that the sender will retry were delivered into the ledger.
    */
-  private void remember(LedgerKey key, List<BatchResult> results) {
+  private void remember(LedgerKey key, List<? extends BatchResult> results) {
     List<String> delivered = new ArrayList<>();
     List<String> notDelivered = new ArrayList<>();
     for (BatchResult r : results) {

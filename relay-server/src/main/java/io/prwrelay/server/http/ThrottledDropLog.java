@@ -35,7 +35,7 @@ final class ThrottledDropLog {
   }
 
   /** The throttled batches of a request answered 400 under policy drop. */
-  void dropped(List<BatchResult> results) {
+  void dropped(List<? extends BatchResult> results) {
     long now = System.nanoTime();
     String line = null;
     synchronized (this) {

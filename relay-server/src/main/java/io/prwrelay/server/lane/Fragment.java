@@ -31,11 +31,12 @@ public final class Fragment implements BatchResult {
   private int size;
   // The counts as fields, not a SeriesCounts: a fragment per tenant batch is the one object the
   // batch needs (the allocation profile showed the batch, its counts, the fragment and its
-  // request's result as four objects per tenant batch).
+  // request's result as four objects per tenant batch). Ints: each counted item takes at least a
+  // byte of the batch, whose size is an int.
   private final int series;
-  private final long samples;
-  private final long exemplars;
-  private final long histograms;
+  private final int samples;
+  private final int exemplars;
+  private final int histograms;
   private long deadlineNanos;
   private Listener listener;
   private FragmentOutcome outcome;
@@ -119,9 +120,9 @@ public final class Fragment implements BatchResult {
     this.compressed = compressed;
     this.size = size;
     this.series = series;
-    this.samples = samples;
-    this.exemplars = exemplars;
-    this.histograms = histograms;
+    this.samples = Math.toIntExact(samples);
+    this.exemplars = Math.toIntExact(exemplars);
+    this.histograms = Math.toIntExact(histograms);
   }
 
   /**

@@ -1,7 +1,6 @@
 package io.prwrelay.server.lane;
 
 import io.netty.util.concurrent.EventExecutor;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
@@ -12,45 +11,45 @@ import java.util.function.Consumer;
  * request is answered only from the outcomes of its own fragments, even when a lane carried them
  * downstream together with other requests'.
  *
- * <p>Finished fragments are written into slots taken with an atomic counter and the last outcome
- * hands the whole list to the request's loop in one task: a request of 1,000 tenants spread over
- * several loops crosses between loops once, not once per tenant. A fragment is its own {@link
- * BatchResult} (it keeps its outcome), so a tenant batch costs no object of its own here.
+ * <p>A finished fragment keeps its outcome ({@link Fragment#outcome()}), so the request counts the
+ * outcomes still to come and, when the last one is known, reports its list of fragments, in the
+ * request's order, in one task: a request of 1,000 tenants spread over several loops crosses
+ * between loops once, not once per tenant, and a tenant batch costs no object here.
  */
 public final class SenderRequest implements Fragment.Listener, Runnable {
-  private static final AtomicIntegerFieldUpdater<SenderRequest> TAKEN =
-      AtomicIntegerFieldUpdater.newUpdater(SenderRequest.class, "taken");
   private static final AtomicIntegerFieldUpdater<SenderRequest> WAITING =
       AtomicIntegerFieldUpdater.newUpdater(SenderRequest.class, "waiting");
 
   private final EventExecutor loop;
-  private final BatchResult[] results;
-  private final Consumer<List<BatchResult>> done;
+  private final List<Fragment> fragments;
+  private final Consumer<List<? extends BatchResult>> done;
 
-  @SuppressWarnings("unused") // through TAKEN
-  private volatile int taken;
-
-  /** Outcomes still to come; the thread that takes it to zero sees every slot written before. */
-  @SuppressWarnings("unused") // through WAITING
+  /**
+   * Outcomes still to come ({@link #WAITING}); the thread that takes it to zero sees every outcome
+   * set before.
+   */
+  @SuppressWarnings("unused")
   private volatile int waiting;
 
   /**
    * @param loop the request's event loop; {@code done} runs there
-   * @param fragments how many fragments will report
-   * @param done receives every result once all fragments have reported
+   * @param fragments every fragment of the request, each {@link Fragment#bind bound} to this
+   *     request; read, never changed, here and by whoever else holds it
+   * @param done receives {@code fragments} once all have reported
    */
-  public SenderRequest(EventExecutor loop, int fragments, Consumer<List<BatchResult>> done) {
+  public SenderRequest(
+      EventExecutor loop, List<Fragment> fragments, Consumer<List<? extends BatchResult>> done) {
     this.loop = loop;
-    this.results = new BatchResult[fragments];
+    this.fragments = fragments;
     this.done = done;
-    WAITING.set(this, fragments);
+    WAITING.set(this, fragments.size());
   }
 
   /**
    * Records an outcome known without sending (for example, delivered by an earlier attempt): the
    * fragment's body is released and it reports {@code outcome} to this request.
    *
-   * @param fragment bound to this request ({@link Fragment#bind}) and never handed to a lane
+   * @param fragment one of this request's, never handed to a lane
    */
   public void settled(Fragment fragment, FragmentOutcome outcome) {
     fragment.complete(outcome);
@@ -58,7 +57,6 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
 
   @Override
   public void done(Fragment fragment, FragmentOutcome outcome) {
-    results[TAKEN.getAndIncrement(this)] = fragment;
     if (WAITING.decrementAndGet(this) != 0) {
       return;
     }
@@ -69,9 +67,9 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
     }
   }
 
-  /** Reports every result: on the request's loop, once all fragments reported. */
+  /** Reports every fragment: on the request's loop, once all reported. */
   @Override
   public void run() {
-    done.accept(Arrays.asList(results));
+    done.accept(fragments);
   }
 }
