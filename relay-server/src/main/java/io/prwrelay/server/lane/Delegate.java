@@ -36,21 +36,9 @@ final class Delegate {
   private final int shard;
   private final Pending pending = new Pending();
   private int inFlight;
+  private ScheduledFuture<?> linger;
   private boolean withdrawn;
   private final Runnable onLinger = this::onLinger;
-
-  /** Whether what waits is to be flushed at {@link #lingerUntil}. */
-  private boolean lingering;
-
-  private long lingerUntil;
-
-  /**
-   * The one task that ends a linger, or {@code null}; it may be set for an earlier linger that a
-   * send ended, and then sets itself again for the current one when it fires. A linger begins after
-   * each send with fragments waiting, and a task per linger (scheduled, then cancelled by the send
-   * that ended it) showed in the allocation profile.
-   */
-  private ScheduledFuture<?> lingerTask;
 
   /**
    * @param shard index of {@code loop} among the lanes' loops
@@ -84,13 +72,8 @@ final class Delegate {
     pending.add(f);
     if (pending.bytes() >= ctx.settings.batchMaxBytes()) {
       flush();
-    } else if (!lingering) {
-      lingering = true;
-      lingerUntil = now() + ctx.lingerNanos;
-      if (lingerTask == null) {
-        // A task set before fires no later: lingers begin later and last as long.
-        lingerTask = loop.schedule(onLinger, ctx.lingerNanos, TimeUnit.NANOSECONDS);
-      }
+    } else if (linger == null) {
+      linger = loop.schedule(onLinger, ctx.lingerNanos, TimeUnit.NANOSECONDS);
     }
     return true;
   }
@@ -99,7 +82,6 @@ final class Delegate {
   void withdraw() {
     withdrawn = true;
     cancelLinger();
-    cancelLingerTask();
     if (!pending.isEmpty()) {
       lanes.toLane(pending.takeAll(), shard);
     }
@@ -109,7 +91,6 @@ final class Delegate {
   void close() {
     withdrawn = true;
     cancelLinger();
-    cancelLingerTask();
     for (Fragment f : pending.takeAll()) {
       lanes.finish(f, FragmentOutcome.shuttingDown());
     }
@@ -129,28 +110,14 @@ final class Delegate {
   }
 
   private void onLinger() {
-    lingerTask = null;
-    if (!lingering) {
-      return;
-    }
-    long left = lingerUntil - now();
-    if (left > 0) {
-      lingerTask = loop.schedule(onLinger, left, TimeUnit.NANOSECONDS);
-      return;
-    }
-    lingering = false;
+    linger = null;
     flush();
   }
 
-  /** Ends the linger; its task, if set, stays for the next one. */
   private void cancelLinger() {
-    lingering = false;
-  }
-
-  private void cancelLingerTask() {
-    if (lingerTask != null) {
-      lingerTask.cancel(false);
-      lingerTask = null;
+    if (linger != null) {
+      linger.cancel(false);
+      linger = null;
     }
   }
 
@@ -217,13 +184,13 @@ final class Delegate {
     }
     // The lane decides from here on: this loop stops sending for the tenant until the lane, healthy
     // again, allows it anew, and what waits here goes to the lane with the failed batch. A send
-    // that fails after this delegate ended does not tell the lane to allow this loop again: by then
-    // the lane may have allowed a new delegate here.
+    // that
+    // fails after this delegate ended does not tell the lane to allow this loop again: by then the
+    // lane may have allowed a new delegate here.
     boolean ending = !withdrawn;
     if (ending) {
       withdrawn = true;
       cancelLinger();
-      cancelLingerTask();
       lanes.dropDelegate(shard, tenant, this);
     }
     lanes.failedRemotely(batch, o, pending.takeAll(), ending ? shard : -1);
