@@ -76,12 +76,16 @@ final class Pending {
 
   /** Takes every fragment, in order. */
   List<Fragment> takeAll() {
-    List<Fragment> all = new ArrayList<>(count);
+    return takeAll(new ArrayList<>(count));
+  }
+
+  /** Moves every fragment, in order, to the end of {@code out}, and returns it. */
+  <L extends List<Fragment>> L takeAll(L out) {
     while (count > 0) {
-      all.add(poll());
+      out.add(poll());
     }
     bytes = 0;
-    return all;
+    return out;
   }
 
   /** Puts {@code f} at the tail of the ring. */
