@@ -64,7 +64,7 @@ final class Delivery {
    * @param input the Remote Write version of the request
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
-   *     released
+   *     released; with the {@code *-Written} counts for a PRW 2.0 sender
    */
   void deliver(
       EventLoop loop,

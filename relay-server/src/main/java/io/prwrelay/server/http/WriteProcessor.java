@@ -127,8 +127,6 @@ final class WriteProcessor {
       TenantAllowList allowed,
       long startNanos,
       Consumer<Answer> answer) {
-    // A PRW 2.0 sender learns what was written from every answer, failures included.
-    Consumer<Answer> done = a -> answer.accept(a.forSenderOf(input));
     Answer now;
     try {
       LoopResources res = resources.get();
@@ -146,14 +144,16 @@ final class WriteProcessor {
               incomingTenant,
               allowed,
               startNanos,
-              done);
+              answer);
     } catch (RuntimeException | Error e) {
       now = internalError(e);
     } finally {
       body.release();
     }
     if (now != null) {
-      done.accept(now);
+      // A PRW 2.0 sender learns what was written from every answer, failures included (the
+      // lanes' answers carry it: Delivery).
+      answer.accept(now.forSenderOf(input));
     }
   }
 
