@@ -31,8 +31,8 @@ import java.util.function.Consumer;
  * delivered are written to the ledger under the body's hash, so the retry sends only the rest.
  *
  * <p>A request that is its own batch, received as snappy, goes to its lane as the body it came in
- * ({@link Fragment#ofBlock}): the downstream is sent the sender's bytes, and nothing is encoded or
- * compressed again ({@code relay_requests_forwarded_whole_total}).
+ * ({@link Fragment#forwardAs}): the downstream is sent the sender's bytes, and nothing is encoded
+ * or compressed again ({@code relay_requests_forwarded_whole_total}).
  */
 final class Delivery {
   private final Lanes lanes;
