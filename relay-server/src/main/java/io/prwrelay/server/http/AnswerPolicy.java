@@ -2,9 +2,9 @@ package io.prwrelay.server.http;
 
 import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.downstream.WrittenCounts;
+import io.prwrelay.server.lane.BatchResult;
 import io.prwrelay.server.lane.FragmentOutcome;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.lane.SenderRequest;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -34,7 +34,7 @@ final class AnswerPolicy {
   private AnswerPolicy() {}
 
   /** The answer for a delivered request; keeps the connection open. */
-  static Answer fromResults(List<SenderRequest.Result> results) {
+  static Answer fromResults(List<? extends BatchResult> results) {
     int n = results.size();
     int i = 0;
     while (i < n && succeeded(results.get(i).outcome())) {
@@ -43,9 +43,9 @@ final class AnswerPolicy {
     if (i == n) {
       return NO_CONTENT; // the usual answer: nothing else to build
     }
-    List<SenderRequest.Result> retriable = new ArrayList<>();
-    List<SenderRequest.Result> rejected = new ArrayList<>();
-    for (SenderRequest.Result r : results) {
+    List<BatchResult> retriable = new ArrayList<>();
+    List<BatchResult> rejected = new ArrayList<>();
+    for (BatchResult r : results) {
       if (r.outcome().retriable()) {
         retriable.add(r);
       } else if (r.outcome().kind() == Kind.REJECTED) {
@@ -60,7 +60,7 @@ final class AnswerPolicy {
         .append(" tenant batches accepted downstream");
     long retryAfterMillis = -1;
     boolean allThrottled = true;
-    for (SenderRequest.Result r : retriable) {
+    for (BatchResult r : retriable) {
       retryAfterMillis = Math.max(retryAfterMillis, r.outcome().retryAfterMillis());
       allThrottled &= r.outcome().kind() == Kind.THROTTLED;
     }
@@ -96,10 +96,11 @@ final class AnswerPolicy {
    * @param answers 429 answers the body got before
    * @param sinceNanos time since the first of them
    */
-  static Answer throttledDropped(List<SenderRequest.Result> results, int answers, long sinceNanos) {
-    List<SenderRequest.Result> throttled = new ArrayList<>();
-    List<SenderRequest.Result> rejected = new ArrayList<>();
-    for (SenderRequest.Result r : results) {
+  static Answer throttledDropped(
+      List<? extends BatchResult> results, int answers, long sinceNanos) {
+    List<BatchResult> throttled = new ArrayList<>();
+    List<BatchResult> rejected = new ArrayList<>();
+    for (BatchResult r : results) {
       if (r.outcome().kind() == Kind.THROTTLED) {
         throttled.add(r);
       } else if (!r.outcome().accepted()) {
@@ -132,13 +133,12 @@ final class AnswerPolicy {
    * tenant the downstream's own counts where its answer carried them, else the batch's counts when
    * it was delivered (or durably queued, or delivered by an earlier attempt), else nothing.
    */
-  static WrittenCounts written(List<SenderRequest.Result> results) {
+  static WrittenCounts written(List<? extends BatchResult> results) {
     WrittenCounts sum = WrittenCounts.ZERO;
-    for (SenderRequest.Result r : results) {
+    for (BatchResult r : results) {
       WrittenCounts relayed =
           r.outcome().accepted()
-              ? new WrittenCounts(
-                  r.counts().samples(), r.counts().histograms(), r.counts().exemplars())
+              ? new WrittenCounts(r.samples(), r.histograms(), r.exemplars())
               : WrittenCounts.ZERO;
       WrittenCounts own = r.outcome().written();
       sum = sum.plus(own == null ? relayed : own.orElse(relayed));
@@ -150,7 +150,7 @@ final class AnswerPolicy {
    * One line per failing tenant, at most {@link #MAX_TENANT_LINES}, then how many more there are: a
    * request with many thousands of tenants gets an answer of a few lines, not megabytes.
    */
-  private static void lines(StringBuilder sb, List<SenderRequest.Result> failed) {
+  private static void lines(StringBuilder sb, List<? extends BatchResult> failed) {
     int n = Math.min(failed.size(), MAX_TENANT_LINES);
     for (int i = 0; i < n; i++) {
       line(sb, failed.get(i));
@@ -160,12 +160,12 @@ final class AnswerPolicy {
     }
   }
 
-  private static void line(StringBuilder sb, SenderRequest.Result r) {
+  private static void line(StringBuilder sb, BatchResult r) {
     FragmentOutcome o = r.outcome();
     sb.append("\n  tenant ")
         .append(r.tenant())
         .append(" (")
-        .append(r.counts().series())
+        .append(r.series())
         .append(" series, ")
         .append(o.attempts())
         .append(o.attempts() == 1 ? " attempt): " : " attempts): ")

@@ -3,7 +3,7 @@ package io.prwrelay.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.http.Routed.Batch;
+import io.prwrelay.server.lane.BatchResult;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Fragment;
 import io.prwrelay.server.lane.FragmentOutcome;
@@ -31,8 +31,8 @@ import java.util.function.Consumer;
  * delivered are written to the ledger under the body's hash, so the retry sends only the rest.
  *
  * <p>A request that is its own batch, received as snappy, goes to its lane as the body it came in
- * ({@link Fragment#ofBlock}): the downstream is sent the sender's bytes, and nothing is encoded or
- * compressed again ({@code relay_requests_forwarded_whole_total}).
+ * ({@link Fragment#forwardAs}): the downstream is sent the sender's bytes, and nothing is encoded
+ * or compressed again ({@code relay_requests_forwarded_whole_total}).
  */
 final class Delivery {
   private final Lanes lanes;
@@ -53,86 +53,84 @@ final class Delivery {
   }
 
   /**
-   * Hands every batch to its lane; {@code done} gets the answer once all have their outcome.
+   * Binds every batch to one {@link SenderRequest} and hands it to its lane; {@code done} gets the
+   * answer once all have their outcome.
    *
    * @param body borrowed; the compressed request. What needs it after this call takes a reference
    *     of its own: the fragment forwarding it as it came, the answer that may need its hash
-   * @param batches takes ownership of every batch's content; not empty
+   * @param batches takes ownership of every batch, unbound ({@link Fragment#unbound}), and of the
+   *     list, which the request's {@link SenderRequest} reports to the answer; not empty
+   * @param whole whether the one batch is the request itself, unchanged ({@link Routed.Batches})
    * @param input the Remote Write version of the request
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
-   *     released
+   *     released; with the {@code *-Written} counts for a PRW 2.0 sender
    */
   void deliver(
       EventLoop loop,
       ByteBuf body,
       BodyEncoding encoding,
       Protocol input,
-      List<Batch> batches,
+      List<Fragment> batches,
+      boolean whole,
       long startNanos,
       Consumer<Answer> done) {
-    boolean several = ledger.enabled() && batches.size() > 1;
+    int n = batches.size();
+    boolean several = ledger.enabled() && n > 1;
     LedgerKey known = several && !ledger.isEmpty() ? LedgerKey.of(body) : null;
     // Hashed only if the answer asks for a retry (or is a 429 whose repeats are counted).
     ByteBuf kept = known == null && (several || ledger.countsThrottled()) ? body.retain() : null;
     SenderRequest request =
         new SenderRequest(
-            loop, batches.size(), results -> answer(results, known, kept, several, input, done));
-    ByteBuf forwarded =
-        batches.size() == 1 && batches.get(0).whole() && encoding == BodyEncoding.SNAPPY
-            ? body.retain()
-            : null;
+            loop, batches, results -> answer(results, known, kept, several, input, done));
     long deadline = startNanos + timeoutNanos;
-    List<Fragment> fragments = new ArrayList<>(batches.size());
-    int i = 0;
+    List<Fragment> toLanes = batches;
     try {
-      for (; i < batches.size(); i++) {
-        Batch b = batches.get(i);
-        int size = b.content().readableBytes();
-        metrics.tenantIn(b.tenant(), b.counts(), size);
-        if (known != null && ledger.delivered(known, b.tenant())) {
-          metrics.ledgerSkipped(b.tenant(), b.counts());
-          request.settled(
-              b.tenant(),
-              b.counts(),
-              new FragmentOutcome(
-                  Kind.DELIVERED, 200, "delivered by an earlier attempt of this request", -1, 0));
-          b.content().release();
-          continue;
+      if (n == 1 && whole && encoding == BodyEncoding.SNAPPY) {
+        Fragment f = batches.get(0);
+        metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
+        f.bind(deadline, request);
+        f.forwardAs(body.retain());
+        metrics.forwardedWhole();
+      } else if (known != null) {
+        toLanes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          Fragment f = batches.get(i);
+          metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
+          f.bind(deadline, request);
+          if (ledger.delivered(known, f.tenant())) {
+            metrics.ledgerSkipped(f.tenant(), f.series());
+            request.settled(f, DELIVERED_EARLIER);
+          } else {
+            toLanes.add(f);
+          }
         }
-        if (forwarded != null) {
-          fragments.add(
-              Fragment.ofBlock(
-                  b.tenant(), b.protocol(), forwarded, size, b.counts(), deadline, request));
-          forwarded = null;
-          metrics.forwardedWhole();
-          b.content().release();
-          continue;
+      } else {
+        for (int i = 0; i < n; i++) {
+          Fragment f = batches.get(i);
+          metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
+          f.bind(deadline, request);
         }
-        fragments.add(
-            new Fragment(b.tenant(), b.protocol(), b.content(), b.counts(), deadline, request));
       }
     } catch (RuntimeException | Error e) {
-      // Nothing was handed to a lane yet: everything this call owns is released here. (A
-      // forwarded body is the request's only fragment: never among the batches left.)
-      for (Fragment f : fragments) {
-        f.body().release();
-      }
-      if (forwarded != null) {
-        forwarded.release();
-      }
-      for (int j = i; j < batches.size(); j++) {
-        batches.get(j).content().release();
+      // Nothing was handed to a lane yet: everything this call owns is released here (a fragment
+      // settled from the ledger already released its body).
+      for (Fragment f : batches) {
+        f.discard();
       }
       if (kept != null) {
         kept.release();
       }
       throw e;
     }
-    if (!fragments.isEmpty()) {
-      lanes.submit(fragments);
+    if (!toLanes.isEmpty()) {
+      lanes.submit(toLanes);
     }
   }
+
+  private static final FragmentOutcome DELIVERED_EARLIER =
+      new FragmentOutcome(
+          Kind.DELIVERED, 200, "delivered by an earlier attempt of this request", -1, 0);
 
   /**
    * Answers a request from its fragments' {@code results}, writing the ledger when the sender will
@@ -143,7 +141,7 @@ final class Delivery {
    * @param several whether the ledger keeps what this request delivered
    */
   private void answer(
-      List<SenderRequest.Result> results,
+      List<? extends BatchResult> results,
       LedgerKey known,
       ByteBuf kept,
       boolean several,
@@ -178,10 +176,10 @@ final class Delivery {
   /**
    * Writes which tenants of a request that the sender will retry were delivered into the ledger.
    */
-  private void remember(LedgerKey key, List<SenderRequest.Result> results) {
+  private void remember(LedgerKey key, List<? extends BatchResult> results) {
     List<String> delivered = new ArrayList<>();
     List<String> notDelivered = new ArrayList<>();
-    for (SenderRequest.Result r : results) {
+    for (BatchResult r : results) {
       (r.outcome().accepted() ? delivered : notDelivered).add(r.tenant());
     }
     ledger.record(key, delivered, notDelivered);

@@ -9,8 +9,8 @@ import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.http.Routed.Batch;
 import io.prwrelay.server.insight.TenantInsight;
+import io.prwrelay.server.lane.Fragment;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,20 +73,21 @@ final class RouteStage {
       String incomingTenant,
       TenantAllowList allowed) {
     Protocol output = input == Protocol.V1 ? Protocol.V1 : protocol.forV2Input();
-    List<Batch> batches = new ArrayList<>();
+    List<Fragment> batches = new ArrayList<>();
     try {
-      Refusal refusal =
+      Routed routed =
           incomingTenant != null
               ? whole(res, alloc, decoded, input, output, incomingTenant, batches)
               : split(res.router(input, output), alloc, decoded, input, output, allowed, batches);
-      if (refusal == null) {
-        refusal = forbidden(allowed, batches);
-      }
-      if (refusal == null) {
-        return new Routed.Batches(batches);
+      if (routed instanceof Routed.Batches) {
+        Refusal refusal = forbidden(allowed, batches);
+        if (refusal == null) {
+          return routed;
+        }
+        routed = refusal;
       }
       release(batches);
-      return refusal;
+      return routed;
     } catch (RuntimeException | Error e) {
       // Last resort (an allocation or a codec failing): the caller answers the sender. Every batch
       // in the list is owned here and released nowhere else before this point (small batches are
@@ -103,16 +104,16 @@ final class RouteStage {
    * The request as the trusted tenant's one batch in {@code output}, added to {@code out}.
    *
    * @param decoded borrowed; retained by a batch that is the request itself
-   * @return the refusal, or {@code null} when the batch was added
+   * @return the refusal, or the batches ({@code out})
    */
-  private Refusal whole(
+  private Routed whole(
       LoopResources res,
       ByteBufAllocator alloc,
       ByteBuf decoded,
       Protocol input,
       Protocol output,
       String incomingTenant,
-      List<Batch> out) {
+      List<Fragment> out) {
     String tenant = tenants.incomingTenant(incomingTenant);
     if (tenant == null) {
       return new Refusal(
@@ -128,23 +129,24 @@ final class RouteStage {
       if (error != null) {
         return invalid("malformed", res.counter.counts().series(), error);
       }
-      out.add(new Batch(tenant, Protocol.V1, decoded.retain(), res.counter.counts(), true));
+      out.add(Fragment.unbound(tenant, Protocol.V1, decoded.retain(), res.counter.counts()));
     } else if (output == Protocol.V1) {
       V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc, res.maxOutputBytes);
       if (c.error() != null) {
         return invalid(reason(c.error()), 0, c.error());
       }
-      out.add(new Batch(tenant, Protocol.V1, c.content(), c.counts(), false));
+      out.add(Fragment.unbound(tenant, Protocol.V1, c.content(), c.counts()));
     } else {
       V2Check check = res.v2Check.check(decoded, alloc);
       if (check.error() != null) {
         return invalid(reason(check.error()), 0, check.error());
       }
-      out.add(new Batch(tenant, Protocol.V2, decoded.retain(), check.counts(), true));
+      out.add(Fragment.unbound(tenant, Protocol.V2, decoded.retain(), check.counts()));
     }
-    Batch batch = out.get(0);
-    insight.recordWhole(tenant, batch.counts().series(), batch.content().readableBytes());
-    return null;
+    Fragment batch = out.get(0);
+    insight.recordWhole(tenant, batch.series(), batch.size());
+    // The converted request is a new one; the others are the request itself.
+    return new Routed.Batches(out, !(input == Protocol.V2 && output == Protocol.V1));
   }
 
   /**
@@ -152,16 +154,16 @@ final class RouteStage {
    * to {@code out}.
    *
    * @param decoded borrowed
-   * @return the refusal, or {@code null} when the batches were added
+   * @return the refusal, or the batches ({@code out})
    */
-  private Refusal split(
+  private Routed split(
       LoopResources.Router router,
       ByteBufAllocator alloc,
       ByteBuf decoded,
       Protocol input,
       Protocol output,
       TenantAllowList allowed,
-      List<Batch> out) {
+      List<Fragment> out) {
     RouteResult result = router.route(decoded, alloc);
     try {
       RequestError error = result.error();
@@ -170,7 +172,9 @@ final class RouteStage {
       }
       metrics.routed(result);
       insight.record(result);
-      for (TenantBatch b : result.batches()) {
+      List<TenantBatch> batches = result.batches();
+      for (int i = 0; i < batches.size(); i++) {
+        TenantBatch b = batches.get(i);
         if (b.series() == 0 && !allowed.allows(b.tenant())) {
           // Metadata routed by family to a tenant these credentials may not write: dropped
           // (counted), where a series of that tenant would refuse the request.
@@ -180,9 +184,17 @@ final class RouteStage {
         if (input == Protocol.V1) {
           metrics.tenantMetadataIn(b.tenant(), b.metadata());
         }
-        out.add(new Batch(b.tenant(), output, b.takeContent(), b.counts(), result.whole()));
+        out.add(
+            Fragment.unbound(
+                b.tenant(),
+                output,
+                b.takeContent(),
+                b.series(),
+                b.samples(),
+                b.exemplars(),
+                b.histograms()));
       }
-      return null;
+      return new Routed.Batches(out, result.whole());
     } finally {
       result.clear();
     }
@@ -208,12 +220,13 @@ final class RouteStage {
    * A 403 naming the first tenant of {@code batches} that {@code allowed} does not allow, with
    * every series of the request counted as rejected; {@code null} when all are allowed.
    */
-  private Refusal forbidden(TenantAllowList allowed, List<Batch> batches) {
-    for (Batch b : batches) {
+  private Refusal forbidden(TenantAllowList allowed, List<Fragment> batches) {
+    for (int i = 0; i < batches.size(); i++) {
+      Fragment b = batches.get(i);
       if (!allowed.allows(b.tenant())) {
         int series = 0;
-        for (Batch r : batches) {
-          series += r.counts().series();
+        for (Fragment r : batches) {
+          series += r.series();
         }
         metrics.authRejected(403);
         metrics.rejectedSeries("forbidden_tenant", series);
@@ -223,9 +236,9 @@ final class RouteStage {
     return null;
   }
 
-  private static void release(List<Batch> batches) {
-    for (Batch b : batches) {
-      b.content().release();
+  private static void release(List<Fragment> batches) {
+    for (Fragment b : batches) {
+      b.discard();
     }
   }
 }

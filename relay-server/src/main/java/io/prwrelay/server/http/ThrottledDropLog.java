@@ -1,7 +1,7 @@
 package io.prwrelay.server.http;
 
+import io.prwrelay.server.lane.BatchResult;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.lane.SenderRequest;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.List;
 import java.util.Map;
@@ -35,15 +35,15 @@ final class ThrottledDropLog {
   }
 
   /** The throttled batches of a request answered 400 under policy drop. */
-  void dropped(List<SenderRequest.Result> results) {
+  void dropped(List<? extends BatchResult> results) {
     long now = System.nanoTime();
     String line = null;
     synchronized (this) {
-      for (SenderRequest.Result r : results) {
+      for (BatchResult r : results) {
         if (r.outcome().kind() == Kind.THROTTLED) {
-          metrics.throttledDropped(r.tenant(), r.counts().series());
+          metrics.throttledDropped(r.tenant(), r.series());
           long[] c = pending.computeIfAbsent(r.tenant(), t -> new long[2]);
-          c[0] += r.counts().series();
+          c[0] += r.series();
           c[1]++;
         }
       }

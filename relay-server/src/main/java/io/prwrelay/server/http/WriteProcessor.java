@@ -127,9 +127,6 @@ final class WriteProcessor {
       TenantAllowList allowed,
       long startNanos,
       Consumer<Answer> answer) {
-    // A PRW 2.0 sender learns what was written from every answer, failures included.
-    Consumer<Answer> done =
-        input == Protocol.V2 ? a -> answer.accept(a.forSenderOf(input)) : answer;
     Answer now;
     try {
       LoopResources res = resources.get();
@@ -147,14 +144,16 @@ final class WriteProcessor {
               incomingTenant,
               allowed,
               startNanos,
-              done);
+              answer);
     } catch (RuntimeException | Error e) {
       now = internalError(e);
     } finally {
       body.release();
     }
     if (now != null) {
-      done.accept(now);
+      // A PRW 2.0 sender learns what was written from every answer, failures included (the
+      // lanes' answers carry it: Delivery).
+      answer.accept(now.forSenderOf(input));
     }
   }
 
@@ -189,11 +188,12 @@ final class WriteProcessor {
     if (routed instanceof Refusal refusal) {
       return refusal.answer();
     }
-    List<Routed.Batch> batches = ((Routed.Batches) routed).list();
-    if (batches.isEmpty()) {
+    Routed.Batches batches = (Routed.Batches) routed;
+    if (batches.list().isEmpty()) {
       return AnswerPolicy.fromResults(List.of());
     }
-    delivery.deliver(loop, body, encoding, input, batches, startNanos, done);
+    delivery.deliver(
+        loop, body, encoding, input, batches.list(), batches.whole(), startNanos, done);
     return null;
   }
 

@@ -342,7 +342,7 @@ final class DirectSpill {
   private static long series(List<Fragment> batch) {
     long n = 0;
     for (int i = 0; i < batch.size(); i++) {
-      n += batch.get(i).counts().series();
+      n += batch.get(i).series();
     }
     return n;
   }

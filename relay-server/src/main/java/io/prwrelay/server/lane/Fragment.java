@@ -18,7 +18,7 @@ import io.prwrelay.server.downstream.Protocol;
  * downstream together in one coalesced request, but each fragment's outcome is reported to its own
  * listener.
  */
-public final class Fragment {
+public final class Fragment implements BatchResult {
   /** Told the outcome of a fragment, once, on the lane's event loop. */
   public interface Listener {
     void done(Fragment fragment, FragmentOutcome outcome);
@@ -29,9 +29,17 @@ public final class Fragment {
   private ByteBuf compressed;
   private Protocol protocol;
   private int size;
-  private final SeriesCounts counts;
-  private final long deadlineNanos;
-  private final Listener listener;
+  // The counts as fields, not a SeriesCounts: a fragment per tenant batch is the one object the
+  // batch needs (the allocation profile showed the batch, its counts, the fragment and its
+  // request's result as four objects per tenant batch). Ints: each counted item takes at least a
+  // byte of the batch, whose size is an int.
+  private final int series;
+  private final int samples;
+  private final int exemplars;
+  private final int histograms;
+  private long deadlineNanos;
+  private Listener listener;
+  private FragmentOutcome outcome;
   int attempts;
   long queuedNanos;
 
@@ -82,14 +90,103 @@ public final class Fragment {
       SeriesCounts counts,
       long deadlineNanos,
       Listener listener) {
+    this(
+        tenant,
+        protocol,
+        body,
+        compressed,
+        size,
+        counts.series(),
+        counts.samples(),
+        counts.exemplars(),
+        counts.histograms());
+    this.deadlineNanos = deadlineNanos;
+    this.listener = listener;
+  }
+
+  private Fragment(
+      String tenant,
+      Protocol protocol,
+      ByteBuf body,
+      ByteBuf compressed,
+      int size,
+      int series,
+      long samples,
+      long exemplars,
+      long histograms) {
     this.tenant = tenant;
     this.protocol = protocol;
     this.body = body;
     this.compressed = compressed;
     this.size = size;
-    this.counts = counts;
+    this.series = series;
+    this.samples = Math.toIntExact(samples);
+    this.exemplars = Math.toIntExact(exemplars);
+    this.histograms = Math.toIntExact(histograms);
+  }
+
+  /**
+   * A tenant batch of a request being routed, not yet {@link #bind bound} to its request: what
+   * {@link #body()} holds and what it counts.
+   *
+   * @param protocol the message {@code body} holds
+   * @param body takes ownership; uncompressed
+   */
+  public static Fragment unbound(
+      String tenant,
+      Protocol protocol,
+      ByteBuf body,
+      int series,
+      long samples,
+      long exemplars,
+      long histograms) {
+    return new Fragment(
+        tenant, protocol, body, null, body.readableBytes(), series, samples, exemplars, histograms);
+  }
+
+  /** {@link #unbound} with the counts as one value. */
+  public static Fragment unbound(String tenant, Protocol protocol, ByteBuf body, SeriesCounts c) {
+    return unbound(tenant, protocol, body, c.series(), c.samples(), c.exemplars(), c.histograms());
+  }
+
+  /**
+   * Binds a fragment made {@link #unbound} to its request, once, before it is handed to {@link
+   * Lanes} or {@link SenderRequest#settled settled}.
+   *
+   * @param deadlineNanos ticker time by which the outcome must be known
+   */
+  public void bind(long deadlineNanos, Listener listener) {
     this.deadlineNanos = deadlineNanos;
     this.listener = listener;
+  }
+
+  /**
+   * Replaces the uncompressed body by {@code block}, the sender's own snappy body it decompressed
+   * from ({@link #ofBlock}): lanes send, join and queue it like a block they compressed.
+   *
+   * @param block takes ownership; a valid snappy block that decompresses to {@link #body()}
+   */
+  public void forwardAs(ByteBuf block) {
+    if (body != null) {
+      body.release();
+      body = null;
+    }
+    compressed = block;
+  }
+
+  /**
+   * Releases what the fragment holds without telling anyone: for the owner of a fragment that was
+   * never handed to a lane (a request refused, or failing, before delivery).
+   */
+  public void discard() {
+    if (body != null) {
+      body.release();
+      body = null;
+    }
+    if (compressed != null) {
+      compressed.release();
+      compressed = null;
+    }
   }
 
   /**
@@ -170,8 +267,34 @@ public final class Fragment {
     return size;
   }
 
+  /** Series of the batch. */
+  public int series() {
+    return series;
+  }
+
+  /** Samples of the batch, counted from tags. */
+  public long samples() {
+    return samples;
+  }
+
+  /** Exemplars of the batch, counted from tags. */
+  public long exemplars() {
+    return exemplars;
+  }
+
+  /** Native histogram samples of the batch, counted from tags. */
+  public long histograms() {
+    return histograms;
+  }
+
+  /** The counts as one value, made per call: the hot paths read the fields. */
   public SeriesCounts counts() {
-    return counts;
+    return new SeriesCounts(series, samples, exemplars, histograms);
+  }
+
+  /** How the fragment ended, once its listener was told; {@code null} before. */
+  public FragmentOutcome outcome() {
+    return outcome;
   }
 
   public long deadlineNanos() {
@@ -180,14 +303,8 @@ public final class Fragment {
 
   /** Releases the body and tells the listener; called once by the lane. */
   void complete(FragmentOutcome outcome) {
-    if (body != null) {
-      body.release();
-      body = null;
-    }
-    if (compressed != null) {
-      compressed.release();
-      compressed = null;
-    }
+    discard();
+    this.outcome = outcome;
     listener.done(this, outcome);
   }
 }

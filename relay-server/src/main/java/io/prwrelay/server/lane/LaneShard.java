@@ -67,13 +67,18 @@ final class LaneShard {
 
   /** Hands each fragment to its tenant's lane; one without a lane (no room) is answered 503. */
   void offerAll(List<Fragment> fragments) {
-    for (Fragment f : fragments) {
-      Lane lane = lane(f.tenant());
-      if (lane == null) {
-        lanes.finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));
-      } else {
-        lane.offer(f);
-      }
+    for (int i = 0; i < fragments.size(); i++) {
+      offer(fragments.get(i));
+    }
+  }
+
+  /** Offers {@code f} to its tenant's lane, or answers it 503 when there is no room for one. */
+  void offer(Fragment f) {
+    Lane lane = lane(f.tenant());
+    if (lane == null) {
+      lanes.finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));
+    } else {
+      lane.offer(f);
     }
   }
 

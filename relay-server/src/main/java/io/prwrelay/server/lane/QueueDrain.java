@@ -103,10 +103,7 @@ final class QueueDrain {
     // The fragment keeps its block until appended() completes it, after the queue is done with it.
     CompletableFuture<TenantQueue.Position> appended =
         queue.appendAt(
-            f.compressed(),
-            f.counts().series(),
-            f.protocol() == Protocol.V2,
-            ctx.wallMillis.getAsLong());
+            f.compressed(), f.series(), f.protocol() == Protocol.V2, ctx.wallMillis.getAsLong());
     appended.whenComplete((ok, error) -> loop.execute(() -> appended(f, error)));
     return appended;
   }
@@ -145,7 +142,7 @@ final class QueueDrain {
           first = last;
         }
         records++;
-        series += d.batch.get(i).counts().series();
+        series += d.batch.get(i).series();
       }
     }
     if (lane.closed() || first == null) {

@@ -2,6 +2,7 @@ package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.FastThreadLocal;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.V2ToV1Converter;
@@ -27,6 +28,18 @@ final class RequestBody {
   private RequestBody() {}
 
   /**
+   * The blocks {@link #of} joins, a list per thread cleared after each join: it lives only inside
+   * the call, and a list per send showed in the allocation profile.
+   */
+  private static final FastThreadLocal<List<ByteBuf>> BLOCKS =
+      new FastThreadLocal<>() {
+        @Override
+        protected List<ByteBuf> initialValue() {
+          return new ArrayList<>();
+        }
+      };
+
+  /**
    * The body of a send of {@code batch}: its one block, or the blocks of its fragments joined.
    * Fragments that arrived uncompressed (small ones, see {@link Lanes#COMPRESS_IN_LANE_BELOW}) are
    * compressed here, each run of them next to each other as one block; each fragment keeps its own
@@ -40,7 +53,7 @@ final class RequestBody {
       f.compress(alloc);
       return f.compressed().retainedDuplicate();
     }
-    List<ByteBuf> blocks = new ArrayList<>(batch.size());
+    List<ByteBuf> blocks = BLOCKS.get();
     ByteBuf[] made = null; // blocks compressed here, made when there is one
     int madeCount = 0;
     try {
@@ -75,6 +88,7 @@ final class RequestBody {
     } catch (CodecException e) {
       throw new IllegalStateException("cannot join the batch's snappy blocks", e);
     } finally {
+      blocks.clear();
       for (int k = 0; k < madeCount; k++) {
         made[k].release();
       }

@@ -1,10 +1,8 @@
 package io.prwrelay.server.lane;
 
 import io.netty.util.concurrent.EventExecutor;
-import io.prwrelay.core.encode.SeriesCounts;
-import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
 
 /**
@@ -13,54 +11,65 @@ import java.util.function.Consumer;
  * request is answered only from the outcomes of its own fragments, even when a lane carried them
  * downstream together with other requests'.
  *
- * <p>Outcomes are written into slots taken with an atomic counter and the last outcome hands the
- * whole list to the request's loop in one task: a request of 1,000 tenants spread over several
- * loops crosses between loops once, not once per tenant.
+ * <p>A finished fragment keeps its outcome ({@link Fragment#outcome()}), so the request counts the
+ * outcomes still to come and, when the last one is known, reports its list of fragments, in the
+ * request's order, in one task: a request of 1,000 tenants spread over several loops crosses
+ * between loops once, not once per tenant, and a tenant batch costs no object here.
  */
-public final class SenderRequest implements Fragment.Listener {
-  /** One tenant's part of the request and how it ended. */
-  public record Result(String tenant, SeriesCounts counts, FragmentOutcome outcome) {}
+public final class SenderRequest implements Fragment.Listener, Runnable {
+  private static final AtomicIntegerFieldUpdater<SenderRequest> WAITING =
+      AtomicIntegerFieldUpdater.newUpdater(SenderRequest.class, "waiting");
 
   private final EventExecutor loop;
-  private final Result[] results;
-  private final Consumer<List<Result>> done;
-  private final AtomicInteger taken = new AtomicInteger();
+  private final List<Fragment> fragments;
+  private final Consumer<List<? extends BatchResult>> done;
 
-  /** Outcomes still to come; the thread that takes it to zero sees every slot written before. */
-  private final AtomicInteger waiting;
+  /**
+   * Outcomes still to come ({@link #WAITING}); the thread that takes it to zero sees every outcome
+   * set before.
+   */
+  @SuppressWarnings("unused")
+  private volatile int waiting;
 
   /**
    * @param loop the request's event loop; {@code done} runs there
-   * @param fragments how many fragments will report
-   * @param done receives every result once all fragments have reported
+   * @param fragments every fragment of the request, each {@link Fragment#bind bound} to this
+   *     request; read, never changed, here and by whoever else holds it
+   * @param done receives {@code fragments} once all have reported
    */
-  public SenderRequest(EventExecutor loop, int fragments, Consumer<List<Result>> done) {
+  public SenderRequest(
+      EventExecutor loop, List<Fragment> fragments, Consumer<List<? extends BatchResult>> done) {
     this.loop = loop;
-    this.results = new Result[fragments];
-    this.waiting = new AtomicInteger(fragments);
+    this.fragments = fragments;
     this.done = done;
+    WAITING.set(this, fragments.size());
   }
 
-  /** Records an outcome known without sending (for example, delivered by an earlier attempt). */
-  public void settled(String tenant, SeriesCounts counts, FragmentOutcome outcome) {
-    record(new Result(tenant, counts, outcome));
+  /**
+   * Records an outcome known without sending (for example, delivered by an earlier attempt): the
+   * fragment's body is released and it reports {@code outcome} to this request.
+   *
+   * @param fragment one of this request's, never handed to a lane
+   */
+  public void settled(Fragment fragment, FragmentOutcome outcome) {
+    fragment.complete(outcome);
   }
 
   @Override
   public void done(Fragment fragment, FragmentOutcome outcome) {
-    record(new Result(fragment.tenant(), fragment.counts(), outcome));
-  }
-
-  private void record(Result r) {
-    results[taken.getAndIncrement()] = r;
-    if (waiting.decrementAndGet() != 0) {
+    if (WAITING.decrementAndGet(this) != 0) {
       return;
     }
-    List<Result> all = Arrays.asList(results);
     if (loop.inEventLoop()) {
-      done.accept(all);
+      run();
     } else {
-      loop.execute(() -> done.accept(all));
+      loop.execute(this);
     }
+  }
+
+  /** Reports every fragment: on the request's loop, once all reported. */
+  @Override
+  public void run() {
+    done.accept(fragments);
   }
 }

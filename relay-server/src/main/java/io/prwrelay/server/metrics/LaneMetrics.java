@@ -5,7 +5,6 @@ import static io.prwrelay.server.metrics.MetricCatalogue.DOWNSTREAM_RESPONSES;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
@@ -89,19 +88,18 @@ public final class LaneMetrics implements LaneObserver {
   @Override
   public void finished(Fragment fragment, FragmentOutcome outcome) {
     TenantMeters m = tenants.meters(fragment.tenant());
-    SeriesCounts c = fragment.counts();
     switch (outcome.kind()) {
       case DELIVERED:
         m.batchesDirect.increment();
-        m.seriesOut.increment(c.series());
-        m.samplesOut.increment(c.samples());
+        m.seriesOut.increment(fragment.series());
+        m.samplesOut.increment(fragment.samples());
         m.bytesOut.increment(fragment.size());
         break;
       case QUEUED:
-        m.seriesQueued.increment(c.series());
+        m.seriesQueued.increment(fragment.series());
         break;
       default:
-        m.failed(tag(outcome.kind())).increment(c.series());
+        m.failed(tag(outcome.kind())).increment(fragment.series());
     }
   }
 

@@ -12,7 +12,6 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetric;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.util.concurrent.Ticker;
-import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.core.route.MetadataDrop;
 import io.prwrelay.core.route.MetadataRoute;
 import io.prwrelay.core.route.MetricFamilies;
@@ -306,11 +305,11 @@ public final class RelayMetrics {
   }
 
   /** A tenant batch of {@code bytes} uncompressed bytes was formed and goes to its lane. */
-  public void tenantIn(String tenant, SeriesCounts counts, int bytes) {
-    tenants.routed(tenant, counts.series());
+  public void tenantIn(String tenant, int series, long samples, int bytes) {
+    tenants.routed(tenant, series);
     TenantMeters m = tenants.meters(tenant);
-    m.seriesIn.increment(counts.series());
-    m.samplesIn.increment(counts.samples());
+    m.seriesIn.increment(series);
+    m.samplesIn.increment(samples);
     m.bytesIn.increment(bytes);
   }
 
@@ -323,8 +322,8 @@ public final class RelayMetrics {
   }
 
   /** A tenant batch was not sent: an earlier attempt of the same request delivered it. */
-  public void ledgerSkipped(String tenant, SeriesCounts counts) {
-    ledgerSkipped.increment(counts.series());
+  public void ledgerSkipped(String tenant, int series) {
+    ledgerSkipped.increment(series);
   }
 
   /**

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.WrittenCounts;
+import io.prwrelay.server.lane.BatchResult;
 import io.prwrelay.server.lane.FragmentOutcome;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import io.prwrelay.server.lane.SenderRequest;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -18,9 +18,33 @@ import org.junit.jupiter.api.Test;
  * The sender's answer (docs/ARCHITECTURE.md#delivery-semantics), for every mix of tenant outcomes.
  */
 class AnswerPolicyTest {
+  /** A tenant batch's result as a finished fragment reports it. */
+  private record Result(String tenant, SeriesCounts counts, FragmentOutcome outcome)
+      implements BatchResult {
+    @Override
+    public int series() {
+      return counts.series();
+    }
+
+    @Override
+    public long samples() {
+      return counts.samples();
+    }
+
+    @Override
+    public long exemplars() {
+      return counts.exemplars();
+    }
+
+    @Override
+    public long histograms() {
+      return counts.histograms();
+    }
+  }
+
   /** Each outcome as a lane reports the fragment a downstream answered this way. */
   private static Answer answer(AttemptOutcome... outcomes) {
-    List<SenderRequest.Result> list = new ArrayList<>();
+    List<BatchResult> list = new ArrayList<>();
     for (int i = 0; i < outcomes.length; i++) {
       AttemptOutcome o = outcomes[i];
       Kind kind =
@@ -30,7 +54,7 @@ class AnswerPolicyTest {
                   ? Kind.REJECTED
                   : o.status() == 429 ? Kind.THROTTLED : Kind.UNAVAILABLE;
       list.add(
-          new SenderRequest.Result(
+          new Result(
               "t" + i,
               new SeriesCounts(3, 3, 0, 0),
               new FragmentOutcome(
@@ -41,7 +65,7 @@ class AnswerPolicyTest {
 
   /** The answer to a request of one batch, of tenant x, that ended with {@code outcome}. */
   private static Answer answerForX(SeriesCounts counts, FragmentOutcome outcome) {
-    return AnswerPolicy.fromResults(List.of(new SenderRequest.Result("x", counts, outcome)));
+    return AnswerPolicy.fromResults(List.of(new Result("x", counts, outcome)));
   }
 
   private static AttemptOutcome status(int s) {
@@ -64,19 +88,16 @@ class AnswerPolicyTest {
   @Test
   void writtenCountsSumDownstreamHeadersAndDeliveredOrQueuedBatchesOnly() {
     SeriesCounts counts = new SeriesCounts(2, 10, 3, 1);
-    List<SenderRequest.Result> results =
+    List<BatchResult> results =
         List.of(
-            new SenderRequest.Result(
-                "delivered", counts, new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1)),
-            new SenderRequest.Result(
-                "queued", counts, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0)),
-            new SenderRequest.Result(
+            new Result("delivered", counts, new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1)),
+            new Result("queued", counts, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0)),
+            new Result(
                 "own headers",
                 counts,
                 new FragmentOutcome(Kind.DELIVERED, 204, "", -1, 1, new WrittenCounts(7, -1, 0))),
-            new SenderRequest.Result(
-                "failed", counts, new FragmentOutcome(Kind.UNAVAILABLE, 500, "down", -1, 3)),
-            new SenderRequest.Result(
+            new Result("failed", counts, new FragmentOutcome(Kind.UNAVAILABLE, 500, "down", -1, 3)),
+            new Result(
                 "partly written",
                 counts,
                 new FragmentOutcome(Kind.REJECTED, 400, "bad", -1, 1, new WrittenCounts(4, 0, 0))));

@@ -15,8 +15,8 @@ import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.http.Routed.Batch;
 import io.prwrelay.server.insight.TenantInsight;
+import io.prwrelay.server.lane.Fragment;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testing.V2RawProto;
@@ -76,17 +76,21 @@ class RouteStageTest {
     return RawProto.series(RawProto.label("service_id", tenant), RawProto.sample(value, 1));
   }
 
-  private static List<Batch> batches(Routed routed) {
+  private static List<Fragment> batches(Routed routed) {
     return assertInstanceOf(Routed.Batches.class, routed).list();
+  }
+
+  private static boolean whole(Routed routed) {
+    return assertInstanceOf(Routed.Batches.class, routed).whole();
   }
 
   private static Answer refusal(Routed routed) {
     return assertInstanceOf(Refusal.class, routed).answer();
   }
 
-  private static void release(List<Batch> batches) {
-    for (Batch b : batches) {
-      b.content().release();
+  private static void release(List<Fragment> batches) {
+    for (Fragment b : batches) {
+      b.discard();
     }
   }
 
@@ -94,15 +98,16 @@ class RouteStageTest {
   void splitsARequestIntoOneBatchPerTenantInOrderOfFirstSeries() throws Exception {
     RouteStage stage = stage(ProtocolMode.V1);
     byte[] request = RawProto.cat(series("b", 1), series("a", 2), series("b", 3));
-    List<Batch> batches = batches(route(stage, request, Protocol.V1, null, TenantAllowList.ANY));
+    Routed routed = route(stage, request, Protocol.V1, null, TenantAllowList.ANY);
+    List<Fragment> batches = batches(routed);
     try {
-      assertEquals(List.of("b", "a"), batches.stream().map(Batch::tenant).toList());
-      assertEquals(2, batches.get(0).counts().series());
-      assertEquals(1, batches.get(1).counts().series());
-      for (Batch b : batches) {
+      assertEquals(List.of("b", "a"), batches.stream().map(Fragment::tenant).toList());
+      assertEquals(2, batches.get(0).series());
+      assertEquals(1, batches.get(1).series());
+      for (Fragment b : batches) {
         assertEquals(Protocol.V1, b.protocol());
-        assertFalse(b.whole());
       }
+      assertFalse(whole(routed));
     } finally {
       release(batches);
     }
@@ -112,10 +117,11 @@ class RouteStageTest {
   void aRequestOfOneTenantWithNothingToChangeIsItsBatchWhole() throws Exception {
     RouteStage stage = stage(ProtocolMode.V1);
     byte[] request = RawProto.cat(series("a", 1), series("a", 2));
-    List<Batch> batches = batches(route(stage, request, Protocol.V1, null, TenantAllowList.ANY));
+    Routed routed = route(stage, request, Protocol.V1, null, TenantAllowList.ANY);
+    List<Fragment> batches = batches(routed);
     try {
       assertEquals(1, batches.size());
-      assertTrue(batches.get(0).whole());
+      assertTrue(whole(routed));
     } finally {
       release(batches);
     }
@@ -125,16 +131,16 @@ class RouteStageTest {
   void aTrustedTenantHeaderMakesTheRequestItselfThatTenantsBatch() throws Exception {
     RouteStage stage = stage(ProtocolMode.V1, "relay.tenant.trust-incoming-header", "true");
     byte[] request = RawProto.cat(series("a", 1), series("b", 2));
-    List<Batch> batches =
-        batches(route(stage, request, Protocol.V1, "team-x", TenantAllowList.ANY));
+    Routed routed = route(stage, request, Protocol.V1, "team-x", TenantAllowList.ANY);
+    List<Fragment> batches = batches(routed);
     try {
       assertEquals(1, batches.size());
-      Batch b = batches.get(0);
+      Fragment b = batches.get(0);
       assertEquals("team-x", b.tenant());
-      assertTrue(b.whole());
-      assertEquals(2, b.counts().series());
-      assertSame(decodedRequests.get(0), b.content(), "the batch is the request, not a copy");
-      assertEquals(1, b.content().refCnt(), "held by the batch alone");
+      assertTrue(whole(routed));
+      assertEquals(2, b.series());
+      assertSame(decodedRequests.get(0), b.body(), "the batch is the request, not a copy");
+      assertEquals(1, b.body().refCnt(), "held by the batch alone");
     } finally {
       release(batches);
     }
@@ -203,12 +209,12 @@ class RouteStageTest {
             V2RawProto.series(V2RawProto.refs(1, 2), V2RawProto.sample(1, 1)),
             V2RawProto.series(V2RawProto.refs(1, 3), V2RawProto.sample(2, 1)));
     for (ProtocolMode mode : List.of(ProtocolMode.V1, ProtocolMode.V2)) {
-      List<Batch> batches =
+      List<Fragment> batches =
           batches(route(stage(mode), request, Protocol.V2, null, TenantAllowList.ANY));
       try {
-        assertEquals(List.of("a", "b"), batches.stream().map(Batch::tenant).toList());
+        assertEquals(List.of("a", "b"), batches.stream().map(Fragment::tenant).toList());
         Protocol expected = mode == ProtocolMode.V1 ? Protocol.V1 : Protocol.V2;
-        for (Batch b : batches) {
+        for (Fragment b : batches) {
           assertEquals(expected, b.protocol(), "downstream " + mode);
         }
       } finally {

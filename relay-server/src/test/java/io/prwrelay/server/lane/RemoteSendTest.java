@@ -241,6 +241,33 @@ class RemoteSendTest {
   }
 
   @Test
+  void aLingerThatBeginsAfterASendEndedAnEarlierOneLastsItsFullLinger() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.script(
+        "a",
+        Reply.status(200),
+        Reply.status(200).after(Duration.ofMillis(2)),
+        Reply.status(200).after(Duration.ofMillis(50)),
+        Reply.status(200));
+    submit(large("a1"));
+    submit(large("a2"));
+    submit(large("a3")); // a2 in flight: a3 lingers until 5 ms
+    advance(2);
+    assertEquals("HRR", sentFrom(), "a2's answer sent a3 before its linger ended");
+    advance(1);
+    submit(large("a4")); // a3 in flight: a4 lingers until 8 ms
+    advance(2);
+    assertEquals("HRR", sentFrom(), "a4 still waits when a3's linger would have ended");
+    advance(2);
+    assertEquals("HRR", sentFrom());
+    advance(1);
+    assertEquals("HRRR", sentFrom(), "a4 goes when its own linger ends");
+    advance(100);
+    assertEquals(4, outcomes.size());
+    outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
+  }
+
+  @Test
   void aFailedRemoteSendTakesTheFragmentsWaitingBehindItToTheLane() {
     lanes(settings(4, 1 << 20, 1 << 20, 20));
     downstream.script(

@@ -3,14 +3,14 @@ package io.prwrelay.server.lane;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.channel.EventLoop;
 import io.prwrelay.core.encode.SeriesCounts;
+import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,49 +35,52 @@ class SenderRequestTest {
     int tenants = 1000;
     AtomicInteger calls = new AtomicInteger();
     CountDownLatch answered = new CountDownLatch(1);
-    List<SenderRequest.Result> seen = new ArrayList<>();
+    List<BatchResult> seen = new ArrayList<>();
     boolean[] onRequestLoop = new boolean[1];
+    List<Fragment> fragments = new ArrayList<>();
+    fragments.add(Fragment.unbound("known", Protocol.V1, Unpooled.EMPTY_BUFFER, SeriesCounts.NONE));
+    for (int i = 0; i < tenants; i++) {
+      fragments.add(
+          Fragment.unbound("t" + i, Protocol.V1, Unpooled.EMPTY_BUFFER, SeriesCounts.NONE));
+    }
     SenderRequest request =
         new SenderRequest(
             requestLoop,
-            tenants + 1,
+            fragments,
             results -> {
               calls.incrementAndGet();
               onRequestLoop[0] = requestLoop.inEventLoop();
               seen.addAll(results);
               answered.countDown();
             });
+    for (Fragment f : fragments) {
+      f.bind(0, request);
+    }
     requestLoop
         .submit(
             () ->
                 request.settled(
-                    "known",
-                    SeriesCounts.NONE,
+                    fragments.get(0),
                     new FragmentOutcome(Kind.DELIVERED, 200, "earlier attempt", -1, 0)))
         .sync();
-    for (int i = 0; i < tenants; i++) {
-      String tenant = "t" + i;
+    for (int i = 1; i <= tenants; i++) {
+      Fragment f = fragments.get(i);
       laneLoops
           .get(i % 2)
-          .execute(
-              () ->
-                  request.done(
-                      new Fragment(
-                          tenant,
-                          io.netty.buffer.Unpooled.EMPTY_BUFFER,
-                          SeriesCounts.NONE,
-                          0,
-                          request),
-                      new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1)));
+          .execute(() -> f.complete(new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1)));
     }
     assertTrue(answered.await(10, TimeUnit.SECONDS));
     Thread.sleep(50);
     assertEquals(1, calls.get(), "answered once");
     assertTrue(onRequestLoop[0], "answered on the request's loop");
-    Set<String> names = new HashSet<>();
-    for (SenderRequest.Result r : seen) {
+    List<String> names = new ArrayList<>();
+    for (BatchResult r : seen) {
       names.add(r.tenant());
+      assertEquals(r.tenant().equals("known") ? 0 : 1, r.outcome().attempts(), r.tenant());
     }
-    assertEquals(tenants + 1, names.size(), "every tenant's outcome, each once");
+    assertEquals(
+        fragments.stream().map(Fragment::tenant).toList(),
+        names,
+        "every tenant's outcome, once, in the request's order");
   }
 }

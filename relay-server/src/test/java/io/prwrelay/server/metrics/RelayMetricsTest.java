@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
-import io.prwrelay.core.encode.SeriesCounts;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -23,10 +22,10 @@ class RelayMetricsTest {
   @Test
   void tenantsBeyondTheBoundAreCountedAsOther() {
     RelayMetrics m = new RelayMetrics(2, ByteBufAllocator.DEFAULT, ticker);
-    m.tenantIn("a", new SeriesCounts(1, 1 * 2L, 0, 0), 1 * 100);
-    m.tenantIn("b", new SeriesCounts(2, 2 * 2L, 0, 0), 2 * 100);
-    m.tenantIn("c", new SeriesCounts(3, 3 * 2L, 0, 0), 3 * 100);
-    m.tenantIn("d", new SeriesCounts(4, 4 * 2L, 0, 0), 4 * 100);
+    m.tenantIn("a", 1, 1 * 2L, 1 * 100);
+    m.tenantIn("b", 2, 2 * 2L, 2 * 100);
+    m.tenantIn("c", 3, 3 * 2L, 3 * 100);
+    m.tenantIn("d", 4, 4 * 2L, 4 * 100);
     assertEquals(1, seriesIn(m, "a"));
     assertEquals(2, seriesIn(m, "b"));
     assertEquals(7, seriesIn(m, "other"));
@@ -38,8 +37,8 @@ class RelayMetricsTest {
   void activeSeriesEstimatesAreReportedForTheTenantsWithinTheBound() {
     RelayMetrics m = new RelayMetrics(1, ByteBufAllocator.DEFAULT, ticker);
     m.activeSeries(tenant -> tenant.equals("a") ? 12345 : Double.NaN);
-    m.tenantIn("a", new SeriesCounts(1, 1, 0, 0), 100);
-    m.tenantIn("b", new SeriesCounts(1, 1, 0, 0), 100);
+    m.tenantIn("a", 1, 1, 100);
+    m.tenantIn("b", 1, 1, 100);
     String text = m.scrape();
     assertTrue(text.contains("relay_tenant_active_series_estimate{tenant=\"a\"} 12345.0"), text);
     assertFalse(text.contains("relay_tenant_active_series_estimate{tenant=\"other\"}"), text);
@@ -49,7 +48,7 @@ class RelayMetricsTest {
   @Test
   void splitSendsAreCountedPerTenantWithinTheBound() {
     RelayMetrics m = new RelayMetrics(1, ByteBufAllocator.DEFAULT, ticker);
-    m.tenantIn("a", new SeriesCounts(1, 1, 0, 0), 100);
+    m.tenantIn("a", 1, 1, 100);
     m.laneObserver().splitSend("a", 4);
     m.laneObserver().splitSend("a", 4);
     m.laneObserver().splitSend("b", 1);
@@ -61,14 +60,14 @@ class RelayMetricsTest {
   @Test
   void aRankingRemovesTheSeriesOfTenantsThatFellOutOfTheTop() {
     RelayMetrics m = new RelayMetrics(2, ByteBufAllocator.DEFAULT, ticker);
-    m.tenantIn("small-1", new SeriesCounts(1, 1 * 2L, 0, 0), 1 * 100);
-    m.tenantIn("small-2", new SeriesCounts(1, 1 * 2L, 0, 0), 1 * 100);
-    m.tenantIn("big", new SeriesCounts(1000, 1000 * 2L, 0, 0), 1000 * 100);
-    m.tenantIn("bigger", new SeriesCounts(5000, 5000 * 2L, 0, 0), 5000 * 100);
+    m.tenantIn("small-1", 1, 1 * 2L, 1 * 100);
+    m.tenantIn("small-2", 1, 1 * 2L, 1 * 100);
+    m.tenantIn("big", 1000, 1000 * 2L, 1000 * 100);
+    m.tenantIn("bigger", 5000, 5000 * 2L, 5000 * 100);
     ticker.advance(RelayMetrics.DEFAULT_RERANK_INTERVAL.toNanos(), TimeUnit.NANOSECONDS);
-    m.tenantIn("big", new SeriesCounts(10, 10 * 2L, 0, 0), 10 * 100);
-    m.tenantIn("bigger", new SeriesCounts(10, 10 * 2L, 0, 0), 10 * 100);
-    m.tenantIn("small-1", new SeriesCounts(10, 10 * 2L, 0, 0), 10 * 100);
+    m.tenantIn("big", 10, 10 * 2L, 10 * 100);
+    m.tenantIn("bigger", 10, 10 * 2L, 10 * 100);
+    m.tenantIn("small-1", 10, 10 * 2L, 10 * 100);
     assertEquals(10, seriesIn(m, "big"));
     assertEquals(10, seriesIn(m, "bigger"));
     assertEquals(-1, seriesIn(m, "small-1"), "fell out of the top 2");
