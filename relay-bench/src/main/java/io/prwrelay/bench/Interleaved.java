@@ -57,6 +57,8 @@ public final class Interleaved {
     rows.put("RouteBenchmark.routeV2Digesting", route::routeV2Digesting);
     rows.put("RouteBenchmark.scan", route::scan);
     rows.put("RouteBenchmark.scanCountingSamples", route::scanCountingSamples);
+    rows.put("RouteBenchmark.labelWalk", route::labelWalk);
+    rows.put("RouteBenchmark.labelWalkValidated", route::labelWalkValidated);
     rows.put("RouteBenchmark.copy", route::copy);
     rows.put("RouteBenchmark.baseline", () -> route.baseline(bh));
     rows.put("PipelineBenchmark.relay", pipeline::relay);

@@ -61,6 +61,7 @@ public class RouteBenchmark extends RelayBenchmark {
   private V2TenantRouter v2Router;
   private V2TenantRouter v2ToV1Router;
   private final SeriesCounter counter = new SeriesCounter();
+  private LabelWalk labelWalk;
 
   /** Visitor that only counts, so {@code scan} measures the reader. */
   static final class SeriesCounter implements WriteRequestVisitor {
@@ -87,6 +88,7 @@ public class RouteBenchmark extends RelayBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     bytes = Payloads.load(payload, tenantLabel);
+    labelWalk = new LabelWalk(tenantLabel);
     request = Unpooled.wrappedBuffer(bytes);
     router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
     routerWithoutFamilies =
@@ -158,6 +160,25 @@ public class RouteBenchmark extends RelayBenchmark {
     counter.series = 0;
     reader.read(bytes, 0, bytes.length, counter);
     return counter.series;
+  }
+
+  /**
+   * The least a label-reading router must do ({@link LabelWalk}): labels hopped by tag and length
+   * to the tenant label, nothing validated or reported. Against {@code copy}: what walking the
+   * labels costs by itself.
+   */
+  @Benchmark
+  public int labelWalk() {
+    return labelWalk.walk(bytes, 0, bytes.length);
+  }
+
+  /**
+   * {@code labelWalk} with the reader's checks on the way to the tenant label ({@link
+   * LabelWalk#walkValidated}): between it and {@code scan} is the reader's report of each series.
+   */
+  @Benchmark
+  public int labelWalkValidated() {
+    return labelWalk.walkValidated(bytes, 0, bytes.length);
   }
 
   /** {@code scan} counting every series' fields by tag, as {@code routeCountingSamples} reads. */
