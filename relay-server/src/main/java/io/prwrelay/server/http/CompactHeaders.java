@@ -33,14 +33,23 @@ final class CompactHeaders extends HttpHeaders {
 
   private int size;
 
+  /** The storage of a map made with no room: an array is made when the first header is added. */
+  private static final CharSequence[] NONE = {};
+
   /**
    * @param validation whose name and value validators the map uses
-   * @param sizeHint headers the map makes room for at first
+   * @param sizeHint headers the map makes room for at first; 0 for none until one is added (the
+   *     request's trailers, which senders do not send)
    */
   CompactHeaders(DefaultHttpHeadersFactory validation, int sizeHint) {
     this.nameValidator = validation.getNameValidator();
     this.valueValidator = validation.getValueValidator();
-    this.pairs = new CharSequence[2 * Math.max(1, sizeHint)];
+    this.pairs = sizeHint <= 0 ? NONE : new CharSequence[2 * sizeHint];
+  }
+
+  /** Headers the map holds room for without growing. */
+  int capacity() {
+    return pairs.length / 2;
   }
 
   /** A factory of maps validated as {@code validation}'s, with room for {@code sizeHint}. */
@@ -104,7 +113,7 @@ final class CompactHeaders extends HttpHeaders {
 
   private void append(CharSequence name, CharSequence value) {
     if (2 * size == pairs.length) {
-      pairs = Arrays.copyOf(pairs, 2 * pairs.length);
+      pairs = Arrays.copyOf(pairs, Math.max(2, 2 * pairs.length));
     }
     pairs[2 * size] = name;
     pairs[2 * size + 1] = value;

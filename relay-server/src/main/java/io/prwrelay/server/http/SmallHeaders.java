@@ -22,9 +22,9 @@ final class SmallHeaders extends DefaultHttpHeaders {
    * Trailers of requests (senders send none, yet the decoder makes a map for every request whose
    * body has a {@code Content-Length}), validated as Netty's trailers are: names that only a head
    * may carry are refused. Each map's storage is made only when a trailer arrives ({@link
-   * LazyHeaders}).
+   * CompactHeaders} with no room at first).
    */
-  static final HttpHeadersFactory TRAILERS = LazyHeaders.factory(factory(TRAILERS_VALIDATION, 2));
+  static final HttpHeadersFactory TRAILERS = CompactHeaders.factory(TRAILERS_VALIDATION, 0);
 
   /**
    * @param validation whose name and value validators the map uses
