@@ -60,10 +60,10 @@ final class RequestHead {
    * several {@code Transfer-Encoding} headers); {@code null} when there are none or only that.
    */
   private static String unsupportedTransferCoding(HttpRequest req) {
-    if (!req.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+    List<String> codings = req.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
+    if (codings.isEmpty()) {
       return null;
     }
-    List<String> codings = req.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
     if (codings.size() == 1
         && HttpHeaderValues.CHUNKED.toString().equalsIgnoreCase(codings.get(0).trim())) {
       return null;

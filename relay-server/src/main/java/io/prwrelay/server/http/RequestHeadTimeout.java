@@ -46,7 +46,10 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
   private boolean headInThisRead;
   private ScheduledFuture<?> timer;
 
-  /** Something arrived on the connection (any read, even one that decoded nothing). */
+  /**
+   * Something arrived on the connection: set at the end of every read, even one that decoded
+   * nothing (a read always ends before the timer's task can run).
+   */
   private boolean spoke;
 
   /**
@@ -83,7 +86,6 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    spoke = true;
     if (msg instanceof HttpRequest) {
       open++;
       headInThisRead = true;
