@@ -14,11 +14,17 @@ import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
- * Which tenants recently sent series of each metric family: what routes a PRW 1.0 request that
- * carries only {@code metadata} (Prometheus 2.x sends its metadata that way, apart from the series,
- * every {@code metadata_config.send_interval}) to the tenants whose series that metadata describes.
- * Learned from the series the routers route ({@link FamilyLearner}); shared by every event loop's
- * router.
+ * Which tenants each sender recently sent series of each metric family to: what routes a PRW 1.0
+ * request that carries only {@code metadata} (Prometheus 2.x sends its metadata that way, apart
+ * from the series, every {@code metadata_config.send_interval}) to the tenants whose series that
+ * metadata describes. Learned from the series the routers route ({@link FamilyLearner}); shared by
+ * every event loop's router.
+ *
+ * <p><b>Per sender.</b> Every association is learned under the sender that sent the series (a
+ * 64-bit id the caller derives, keyed so that no sender can choose it), and a metadata entry is
+ * looked up under the sender of the metadata: a sender's metadata goes only to tenants it sent
+ * series of the family to, never to another sender's tenants, whose answers (a throttled tenant's
+ * 429) would otherwise decide its own.
  *
  * <p><b>Family key.</b> Prometheus names a family in its metadata as the exposition's {@code #
  * TYPE} line does: a text-format counter {@code http_requests_total}, an OpenMetrics counter {@code
@@ -32,17 +38,24 @@ import java.util.function.LongSupplier;
  * different family whose name differs only by one of these suffixes (a gauge {@code jobs_count}
  * next to a counter {@code jobs_total}), which then receives that metadata too.
  *
- * <p><b>Bounds.</b> At most {@code capacity} family–tenant associations (a family sent by three
- * tenants takes three); a new one beyond that evicts the least recently seen. An association not
- * seen for {@code ttl} is no longer used and is removed on the next update. Each association takes
- * about 60 bytes of arrays and tables (58.6 measured at 500,000); each distinct tenant ID is held
- * once, with a count of its associations.
+ * <p><b>Bounds.</b> At most {@code capacity} sender–family–tenant associations over all senders (a
+ * family one sender sent to three tenants takes three). A new one beyond that evicts the least
+ * recently seen association <em>of the sender holding the most</em>: a sender that learns more than
+ * any other recycles its own, and one holding fewer than {@code capacity} divided by the senders
+ * holding any keeps all of them (max-min fairness). An association not seen for {@code ttl} is no
+ * longer used and is removed on the next update. Each association takes about 71 bytes of arrays
+ * and tables (58.6 measured at 500,000 before each also named its sender, and 12 bytes for that and
+ * its place in the sender's age list); each sender holding any about 80 bytes, and each distinct
+ * tenant ID (at most 150 bytes) is held once, with a count of its associations.
  *
  * <p>Thread-safe: one lock, taken for each 256 pairs of a routed request that has something new to
  * teach (the learners teach a pair at most about once per refresh interval) and once per entry of a
  * metadata-only request. Nothing here runs per series.
  */
 public final class MetricFamilies {
+  /** The sender of series and metadata whose sender is not known: one sender for all of them. */
+  public static final long NO_SENDER = 0;
+
   private static final int NONE = -1;
   private static final int INITIAL = 1024;
   private static final int LEARN_CHUNK = 256;
@@ -78,6 +91,10 @@ public final class MetricFamilies {
   private int[] familyPrev = new int[0];
   private int[] newer = new int[0];
   private int[] older = new int[0];
+  // Each association's sender, and its neighbours in that sender's age list.
+  private Sender[] owner = new Sender[0];
+  private int[] ownNewer = new int[0];
+  private int[] ownOlder = new int[0];
   private int oldest = NONE;
   private int newest = NONE;
   private int size;
@@ -91,6 +108,25 @@ public final class MetricFamilies {
 
   private final Map<String, Interned> tenantIds = new HashMap<>();
   private long lessons;
+
+  // Senders holding associations, and lists of them by how many they hold: bySize[n] holds n.
+  private final Map<Long, Sender> senders = new HashMap<>();
+  private Sender[] bySize = new Sender[16];
+  private int largest;
+
+  /** A sender's associations: how many, its age list (oldest .. newest), its size list. */
+  private static final class Sender {
+    final long id;
+    int held;
+    int oldest = NONE;
+    int newest = NONE;
+    Sender prevSize;
+    Sender nextSize;
+
+    Sender(long id) {
+      this.id = id;
+    }
+  }
 
   /**
    * @param capacity most family–tenant associations kept; 0 learns nothing
@@ -218,16 +254,22 @@ public final class MetricFamilies {
     return new long[] {value, mask};
   }
 
+  /** {@link #tenantsOf(long, byte[], int, int, List)} for {@link #NO_SENDER}. */
+  public void tenantsOf(byte[] a, int offset, int length, List<String> out) {
+    tenantsOf(NO_SENDER, a, offset, length, out);
+  }
+
   /**
-   * Adds to {@code out} every tenant that sent a series of the family named {@code a[offset, offset
-   * + length)} (a {@code metric_family_name}) within the TTL, each once.
+   * Adds to {@code out} every tenant that {@code sender} sent a series of the family named {@code
+   * a[offset, offset + length)} (a {@code metric_family_name}) to within the TTL, each once.
    *
    * @param a borrowed
    */
-  public void tenantsOf(byte[] a, int offset, int length, List<String> out) {
-    long asIs = LabelSetHasher.hash(a, offset, length);
+  public void tenantsOf(long sender, byte[] a, int offset, int length, List<String> out) {
+    long salt = salt(sender);
+    long asIs = LabelSetHasher.hash(a, offset, length) ^ salt;
     int stem = stemLength(a, offset, length);
-    long stripped = stem == length ? asIs : LabelSetHasher.hash(a, offset, stem);
+    long stripped = stem == length ? asIs : LabelSetHasher.hash(a, offset, stem) ^ salt;
     long now = now();
     synchronized (this) {
       if (capacity == 0 || size == 0) {
@@ -255,33 +297,50 @@ public final class MetricFamilies {
     }
   }
 
+  /** {@link #learn(long, long[], String[], int)} for {@link #NO_SENDER}. */
+  public void learn(long[] keys, String[] tenants, int count) {
+    learn(NO_SENDER, keys, tenants, count);
+  }
+
   /**
-   * Records that each {@code tenants[i]} sent a series of family key {@code keys[i]} ({@link
-   * #familyKey}) now; removes expired associations and, beyond the capacity, the least recently
-   * seen.
+   * Records that {@code sender} sent each {@code tenants[i]} a series of family key {@code keys[i]}
+   * ({@link #familyKey}) now; removes expired associations and, beyond the capacity, the least
+   * recently seen of the sender holding the most.
    *
    * @param keys borrowed
    * @param tenants borrowed; tenant IDs as sent downstream
    */
-  public void learn(long[] keys, String[] tenants, int count) {
+  public void learn(long sender, long[] keys, String[] tenants, int count) {
     if (capacity == 0 || count == 0) {
       return;
     }
     long now = now();
+    long salt = salt(sender);
     // In chunks, so that a large request's lesson holds the lock from other loops only briefly.
     for (int from = 0; from < count; from += LEARN_CHUNK) {
       int to = Math.min(count, from + LEARN_CHUNK);
       synchronized (this) {
         expire(now);
         for (int i = from; i < to; i++) {
-          learn(keys[i], tenants[i], now);
+          learn(sender, keys[i] ^ salt, tenants[i], now);
         }
         lessons += to - from;
       }
     }
   }
 
-  private void learn(long key, String t, long now) {
+  /**
+   * The bits a sender's family keys are combined with (SplitMix64's finaliser of its id): two
+   * senders' keys of one family differ in about half their bits.
+   */
+  private static long salt(long sender) {
+    long z = sender;
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 31);
+  }
+
+  private void learn(long sender, long key, String t, long now) {
     int id = find(key, t);
     if (id != NONE) {
       seen[id] = now;
@@ -289,16 +348,29 @@ public final class MetricFamilies {
         unlinkAge(id);
         linkNewest(id);
       }
+      Sender s = owner[id];
+      if (id != s.newest) {
+        unlinkOwn(s, id);
+        linkOwnNewest(s, id);
+      }
       return;
     }
     if (size == capacity) {
-      remove(oldest);
+      remove(bySize[largest].oldest);
+    }
+    Sender s = senders.get(sender);
+    if (s == null) {
+      s = new Sender(sender);
+      senders.put(sender, s);
     }
     id = allocate();
     family[id] = key;
     tenant[id] = intern(t);
     seen[id] = now;
     linkNewest(id);
+    owner[id] = s;
+    linkOwnNewest(s, id);
+    resize(s, 1);
     insertPair(id);
     int head = firstOf(key);
     familyPrev[id] = NONE;
@@ -321,6 +393,10 @@ public final class MetricFamilies {
 
   private void remove(int id) {
     unlinkAge(id);
+    Sender s = owner[id];
+    unlinkOwn(s, id);
+    owner[id] = null;
+    resize(s, -1);
     removePair(id);
     int prev = familyPrev[id];
     int next = familyNext[id];
@@ -400,6 +476,67 @@ public final class MetricFamilies {
     }
   }
 
+  // --- each sender's age list, and the senders by how many associations they hold
+
+  private void linkOwnNewest(Sender s, int id) {
+    ownOlder[id] = s.newest;
+    ownNewer[id] = NONE;
+    if (s.newest != NONE) {
+      ownNewer[s.newest] = id;
+    } else {
+      s.oldest = id;
+    }
+    s.newest = id;
+  }
+
+  private void unlinkOwn(Sender s, int id) {
+    int o = ownOlder[id];
+    int n = ownNewer[id];
+    if (o != NONE) {
+      ownNewer[o] = n;
+    } else {
+      s.oldest = n;
+    }
+    if (n != NONE) {
+      ownOlder[n] = o;
+    } else {
+      s.newest = o;
+    }
+  }
+
+  /** Changes by {@code delta} how many associations {@code s} holds; it leaves at none. */
+  private void resize(Sender s, int delta) {
+    if (s.held > 0) {
+      if (s.prevSize != null) {
+        s.prevSize.nextSize = s.nextSize;
+      } else {
+        bySize[s.held] = s.nextSize;
+      }
+      if (s.nextSize != null) {
+        s.nextSize.prevSize = s.prevSize;
+      }
+    }
+    s.held += delta;
+    if (s.held == 0) {
+      senders.remove(s.id);
+    } else {
+      if (s.held == bySize.length) {
+        bySize = Arrays.copyOf(bySize, bySize.length * 2);
+      }
+      Sender head = bySize[s.held];
+      s.prevSize = null;
+      s.nextSize = head;
+      if (head != null) {
+        head.prevSize = s;
+      }
+      bySize[s.held] = s;
+      largest = Math.max(largest, s.held);
+    }
+    while (largest > 0 && bySize[largest] == null) {
+      largest--;
+    }
+  }
+
   // --- storage
 
   private int allocate() {
@@ -423,6 +560,9 @@ public final class MetricFamilies {
     familyPrev = Arrays.copyOf(familyPrev, n);
     newer = Arrays.copyOf(newer, n);
     older = Arrays.copyOf(older, n);
+    owner = Arrays.copyOf(owner, n);
+    ownNewer = Arrays.copyOf(ownNewer, n);
+    ownOlder = Arrays.copyOf(ownOlder, n);
     // Tables at most half full: a power of two at least twice the ids.
     int cells = Integer.highestOneBit(Math.max(1, n - 1)) << 2;
     byPair = new int[cells];
@@ -550,9 +690,20 @@ public final class MetricFamilies {
     return lessons;
   }
 
-  /** Distinct families held now. */
+  /** Distinct (sender, family) keys held now. */
   public synchronized int families() {
     return families;
+  }
+
+  /** Associations {@code sender} holds now, expired ones not yet removed included. */
+  public synchronized int heldBy(long sender) {
+    Sender s = senders.get(sender);
+    return s == null ? 0 : s.held;
+  }
+
+  /** Senders holding associations now. */
+  public synchronized int senders() {
+    return senders.size();
   }
 
   private static byte[] ascii(String s) {

@@ -171,7 +171,7 @@ class IngressAdmissionTest {
     open(Map.of());
     EmbeddedChannel first = another();
     first.writeInbound(head(1000), new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
-    assertEquals(1000, budgetInUse(), "the declared size is held, not the bytes received");
+    assertEquals(1000, budgetInUse(), "its first buffer: the whole body, under 64 KiB");
     FullHttpResponse r = exchange(write(new byte[600]));
     assertEquals(503, r.status().code());
     assertEquals("5", r.headers().get(HttpHeaderNames.RETRY_AFTER));
@@ -184,6 +184,27 @@ class IngressAdmissionTest {
         metrics.scrape());
     first.close();
     assertEquals(0, budgetInUse(), "a connection closed mid-body releases its reservation");
+  }
+
+  @Test
+  void aDeclaredBodyHoldsWhatItReceivedAndAStallReturnsIt() throws Exception {
+    open(
+        Map.of(
+            "relay.server.max-request-bytes", "1000000",
+            "relay.server.max-inflight-bytes", "2000000"));
+    channel.writeInbound(head(1_000_000));
+    assertEquals(64 * 1024, budgetInUse(), "a declaration holds the first buffer only");
+    channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[100_000])));
+    assertEquals(128 * 1024, budgetInUse(), "the buffer the bytes received need");
+    channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[500_000])));
+    assertEquals(1_000_000, budgetInUse(), "at most the declared length");
+    sim.advance(Duration.ofSeconds(10));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(408, r.status().code());
+    assertEquals(
+        "request body stalled: no bytes of it within relay.server.body-stall-timeout=PT10S\n",
+        body(r));
+    assertEquals(0, budgetInUse(), "the stalled body's reservation returned");
   }
 
   @Test
