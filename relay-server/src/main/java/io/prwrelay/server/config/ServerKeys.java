@@ -72,9 +72,9 @@ final class ServerKeys {
       key(
           "relay.server.max-inflight-bytes",
           "auto",
-          "request memory admitted at once: each request's compressed body (its Content-Length"
-              + " before it is read; a chunked body as it arrives) and then what it decompresses"
-              + " to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
+          "request memory admitted at once: each request's compressed body (as it arrives, from"
+              + " a first buffer of 64 KiB; never its declared Content-Length) and then what it"
+              + " decompresses to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
               + " max direct memory and a quarter of its max heap, at least max-request-bytes");
 
   static final ConfigKey MAX_INFLIGHT_BYTES_PER_CLIENT =
