@@ -45,7 +45,8 @@ import java.util.function.LongSupplier;
  * holding any keeps all of them (max-min fairness). An association not seen for {@code ttl} is no
  * longer used and is removed on the next update. Each association takes about 71 bytes of arrays
  * and tables (58.6 measured at 500,000 before each also named its sender, and 12 bytes for that and
- * its place in the sender's age list); each sender holding any about 80 bytes, and each distinct
+ * its place in the sender's age list: {@link FamilySenders}); each sender holding any about 80
+ * bytes, and each distinct
  * tenant ID (at most 150 bytes) is held once, with a count of its associations.
  *
  * <p>Thread-safe: one lock, taken for each 256 pairs of a routed request that has something new to
@@ -91,10 +92,6 @@ public final class MetricFamilies {
   private int[] familyPrev = new int[0];
   private int[] newer = new int[0];
   private int[] older = new int[0];
-  // Each association's sender, and its neighbours in that sender's age list.
-  private Sender[] owner = new Sender[0];
-  private int[] ownNewer = new int[0];
-  private int[] ownOlder = new int[0];
   private int oldest = NONE;
   private int newest = NONE;
   private int size;
@@ -109,24 +106,9 @@ public final class MetricFamilies {
   private final Map<String, Interned> tenantIds = new HashMap<>();
   private long lessons;
 
-  // Senders holding associations, and lists of them by how many they hold: bySize[n] holds n.
-  private final Map<Long, Sender> senders = new HashMap<>();
-  private Sender[] bySize = new Sender[16];
-  private int largest;
+  // Whose each association is, and which to evict: the oldest of the sender holding the most.
+  private final FamilySenders owners = new FamilySenders();
 
-  /** A sender's associations: how many, its age list (oldest .. newest), its size list. */
-  private static final class Sender {
-    final long id;
-    int held;
-    int oldest = NONE;
-    int newest = NONE;
-    Sender prevSize;
-    Sender nextSize;
-
-    Sender(long id) {
-      this.id = id;
-    }
-  }
 
   /**
    * @param capacity most family–tenant associations kept; 0 learns nothing
@@ -348,29 +330,18 @@ public final class MetricFamilies {
         unlinkAge(id);
         linkNewest(id);
       }
-      Sender s = owner[id];
-      if (id != s.newest) {
-        unlinkOwn(s, id);
-        linkOwnNewest(s, id);
-      }
+      owners.touch(id);
       return;
     }
     if (size == capacity) {
-      remove(bySize[largest].oldest);
-    }
-    Sender s = senders.get(sender);
-    if (s == null) {
-      s = new Sender(sender);
-      senders.put(sender, s);
+      remove(owners.victim());
     }
     id = allocate();
     family[id] = key;
     tenant[id] = intern(t);
     seen[id] = now;
     linkNewest(id);
-    owner[id] = s;
-    linkOwnNewest(s, id);
-    resize(s, 1);
+    owners.add(sender, id);
     insertPair(id);
     int head = firstOf(key);
     familyPrev[id] = NONE;
@@ -393,10 +364,7 @@ public final class MetricFamilies {
 
   private void remove(int id) {
     unlinkAge(id);
-    Sender s = owner[id];
-    unlinkOwn(s, id);
-    owner[id] = null;
-    resize(s, -1);
+    owners.remove(id);
     removePair(id);
     int prev = familyPrev[id];
     int next = familyNext[id];
@@ -476,66 +444,6 @@ public final class MetricFamilies {
     }
   }
 
-  // --- each sender's age list, and the senders by how many associations they hold
-
-  private void linkOwnNewest(Sender s, int id) {
-    ownOlder[id] = s.newest;
-    ownNewer[id] = NONE;
-    if (s.newest != NONE) {
-      ownNewer[s.newest] = id;
-    } else {
-      s.oldest = id;
-    }
-    s.newest = id;
-  }
-
-  private void unlinkOwn(Sender s, int id) {
-    int o = ownOlder[id];
-    int n = ownNewer[id];
-    if (o != NONE) {
-      ownNewer[o] = n;
-    } else {
-      s.oldest = n;
-    }
-    if (n != NONE) {
-      ownOlder[n] = o;
-    } else {
-      s.newest = o;
-    }
-  }
-
-  /** Changes by {@code delta} how many associations {@code s} holds; it leaves at none. */
-  private void resize(Sender s, int delta) {
-    if (s.held > 0) {
-      if (s.prevSize != null) {
-        s.prevSize.nextSize = s.nextSize;
-      } else {
-        bySize[s.held] = s.nextSize;
-      }
-      if (s.nextSize != null) {
-        s.nextSize.prevSize = s.prevSize;
-      }
-    }
-    s.held += delta;
-    if (s.held == 0) {
-      senders.remove(s.id);
-    } else {
-      if (s.held == bySize.length) {
-        bySize = Arrays.copyOf(bySize, bySize.length * 2);
-      }
-      Sender head = bySize[s.held];
-      s.prevSize = null;
-      s.nextSize = head;
-      if (head != null) {
-        head.prevSize = s;
-      }
-      bySize[s.held] = s;
-      largest = Math.max(largest, s.held);
-    }
-    while (largest > 0 && bySize[largest] == null) {
-      largest--;
-    }
-  }
 
   // --- storage
 
@@ -560,9 +468,7 @@ public final class MetricFamilies {
     familyPrev = Arrays.copyOf(familyPrev, n);
     newer = Arrays.copyOf(newer, n);
     older = Arrays.copyOf(older, n);
-    owner = Arrays.copyOf(owner, n);
-    ownNewer = Arrays.copyOf(ownNewer, n);
-    ownOlder = Arrays.copyOf(ownOlder, n);
+    owners.grow(n);
     // Tables at most half full: a power of two at least twice the ids.
     int cells = Integer.highestOneBit(Math.max(1, n - 1)) << 2;
     byPair = new int[cells];
@@ -697,13 +603,12 @@ public final class MetricFamilies {
 
   /** Associations {@code sender} holds now, expired ones not yet removed included. */
   public synchronized int heldBy(long sender) {
-    Sender s = senders.get(sender);
-    return s == null ? 0 : s.held;
+    return owners.held(sender);
   }
 
   /** Senders holding associations now. */
   public synchronized int senders() {
-    return senders.size();
+    return owners.count();
   }
 
   private static byte[] ascii(String s) {
