@@ -6,8 +6,8 @@ import java.util.Map;
 
 /**
  * Whose each association of {@link MetricFamilies} is, for its fair eviction: every sender's
- * associations in an age list of their own (least recently seen first), and the senders in lists
- * by how many associations they hold, so that the least recently seen association of the sender
+ * associations in an age list of their own (least recently seen first), and the senders in lists by
+ * how many associations they hold, so that the least recently seen association of the sender
  * holding the most ({@link #victim}) is found in constant time.
  *
  * <p>Associations are {@link MetricFamilies}'s ids; the per-id arrays here grow with its arrays

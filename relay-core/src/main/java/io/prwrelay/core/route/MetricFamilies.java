@@ -46,8 +46,8 @@ import java.util.function.LongSupplier;
  * longer used and is removed on the next update. Each association takes about 71 bytes of arrays
  * and tables (58.6 measured at 500,000 before each also named its sender, and 12 bytes for that and
  * its place in the sender's age list: {@link FamilySenders}); each sender holding any about 80
- * bytes, and each distinct
- * tenant ID (at most 150 bytes) is held once, with a count of its associations.
+ * bytes, and each distinct tenant ID (at most 150 bytes) is held once, with a count of its
+ * associations.
  *
  * <p>Thread-safe: one lock, taken for each 256 pairs of a routed request that has something new to
  * teach (the learners teach a pair at most about once per refresh interval) and once per entry of a
@@ -108,7 +108,6 @@ public final class MetricFamilies {
 
   // Whose each association is, and which to evict: the oldest of the sender holding the most.
   private final FamilySenders owners = new FamilySenders();
-
 
   /**
    * @param capacity most family–tenant associations kept; 0 learns nothing
@@ -443,7 +442,6 @@ public final class MetricFamilies {
       newest = o;
     }
   }
-
 
   // --- storage
 

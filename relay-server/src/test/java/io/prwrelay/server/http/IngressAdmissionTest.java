@@ -271,6 +271,29 @@ class IngressAdmissionTest {
     assertEquals(0, budgetInUse());
   }
 
+  @Test
+  void eachCredentialHoldsItsOwnShareOfTheBudget() throws Exception {
+    Path tokens = dir.resolve("tokens");
+    Files.writeString(tokens, "tok-a\ntok-b\n");
+    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
+    // The budget is 1500 bytes, a sender's share 1000 (one largest request).
+    another().writeInbound(head(1000, "Authorization", "Bearer tok-a"));
+    assertEquals(1000, budgetInUse());
+    EmbeddedChannel sameSender = another();
+    sameSender.writeInbound(head(400, "Authorization", "Bearer tok-a"));
+    FullHttpResponse refused = sameSender.readOutbound();
+    assertEquals(503, refused.status().code());
+    assertTrue(body(refused).contains("this client's share"));
+    EmbeddedChannel otherSender = another();
+    otherSender.writeInbound(head(400, "Authorization", "Bearer tok-b"));
+    assertNull(otherSender.readOutbound(), "admitted: another credential is another sender");
+    assertEquals(1400, budgetInUse());
+    for (EmbeddedChannel c : channels) {
+      c.close();
+    }
+    assertEquals(0, budgetInUse());
+  }
+
   // ---- Expect: 100-continue
 
   @Test
