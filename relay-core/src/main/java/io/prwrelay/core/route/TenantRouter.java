@@ -38,9 +38,9 @@ import java.util.List;
  * metadata} fields are copied into every tenant batch, within {@link
  * TenantRules#maxBroadcastMetadataBytes()}. A request with no series left to carry them (Prometheus
  * 2.x sends its metadata alone) has each entry routed by its metric family instead ({@link
- * MetadataRouting}): to the tenants that recently sent series of that family, which every routed
- * series teaches the shared {@link MetricFamilies} ({@link FamilyLearner}: nothing allocated per
- * series; its cost is {@code RouteBenchmark.route} against {@code routeWithoutFamilies}).
+ * MetadataRouting}): to the tenants its sender recently sent series of that family to, which every
+ * routed series teaches the shared {@link MetricFamilies} ({@link FamilyLearner}: nothing allocated
+ * per series; its cost is {@code RouteBenchmark.route} against {@code routeWithoutFamilies}).
  *
  * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
  * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
@@ -53,6 +53,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   private final FamilyLearner learner;
   private final MetadataRouting metadata = new MetadataRouting();
   private byte[] array;
+  private long sender = MetricFamilies.NO_SENDER;
 
   // The last tenant value resolved in this request (offsets into the request array) and its slot.
   private int lastSlot;
@@ -100,6 +101,18 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    */
   @Override
   public RouteResult route(ByteBuf request, ByteBufAllocator alloc) {
+    return route(request, alloc, MetricFamilies.NO_SENDER);
+  }
+
+  /**
+   * Routes one request of {@code sender}: its series teach, and its metadata-only entries are
+   * routed by, the families this sender sent ({@link MetricFamilies}).
+   *
+   * @param request borrowed, as for {@link #route(ByteBuf, ByteBufAllocator)}
+   * @param sender the sender's id, chosen by the caller and never by the sender
+   */
+  public RouteResult route(ByteBuf request, ByteBufAllocator alloc, long sender) {
+    this.sender = sender;
     return routeRequest(request, alloc);
   }
 
@@ -114,7 +127,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
     encoder.reset(array);
     metadata.reset();
     if (learner != null) {
-      learner.startRequest(array);
+      learner.startRequest(array, sender);
     }
     return reader.read(array, offset, length, this);
   }
@@ -137,7 +150,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       result.metadataDropped[MetadataDrop.POLICY.ordinal()] += entries;
     } else if (encoder.slots() == 0) {
       // No series left to carry the metadata (Prometheus 2.x sends it alone): by family.
-      metadata.route(array, families, rules, slots, encoder, result);
+      metadata.route(array, sender, families, rules, slots, encoder, result);
       tenants = slots.tenants();
     } else if (encoder.metadataBytes() * encoder.slots() > rules.maxBroadcastMetadataBytes()) {
       // Broadcasting would copy more than the cap: the request's metadata is dropped.

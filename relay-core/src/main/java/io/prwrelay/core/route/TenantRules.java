@@ -48,7 +48,7 @@ public final class TenantRules {
 
   /**
    * Default of {@code relay.metadata.max-family-tenants}: family–tenant associations remembered for
-   * routing metadata-only requests ({@link MetricFamilies}), about 60 bytes each, so about 29 MB of
+   * routing metadata-only requests ({@link MetricFamilies}), about 71 bytes each, so about 36 MB of
    * tables when full, plus the tenant IDs they name, each once. Enough for 100,000 families sent by
    * five tenants each, or 500 families (the runtime's and the HTTP library's) sent by each of 1,000
    * tenants.

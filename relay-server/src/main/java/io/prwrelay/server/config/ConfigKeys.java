@@ -23,6 +23,7 @@ public final class ConfigKeys {
   public static final ConfigKey SERVER_MAX_DECOMPRESSED_BYTES = ServerKeys.MAX_DECOMPRESSED_BYTES;
   public static final ConfigKey SERVER_MAX_DECOMPRESSION_RATIO = ServerKeys.MAX_DECOMPRESSION_RATIO;
   public static final ConfigKey SERVER_READ_TIMEOUT = ServerKeys.READ_TIMEOUT;
+  public static final ConfigKey SERVER_BODY_STALL_TIMEOUT = ServerKeys.BODY_STALL_TIMEOUT;
   public static final ConfigKey SERVER_IDLE_TIMEOUT = ServerKeys.IDLE_TIMEOUT;
   public static final ConfigKey SERVER_IO_THREADS = ServerKeys.IO_THREADS;
   public static final ConfigKey SERVER_MAX_INFLIGHT_BYTES = ServerKeys.MAX_INFLIGHT_BYTES;

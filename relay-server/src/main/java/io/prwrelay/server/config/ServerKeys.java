@@ -49,6 +49,13 @@ final class ServerKeys {
           "30s",
           "time allowed to receive one whole request; slower senders get 408 and are disconnected");
 
+  static final ConfigKey BODY_STALL_TIMEOUT =
+      key(
+          "relay.server.body-stall-timeout",
+          "10s",
+          "a request body of which no byte arrives for this long gets 408 and is disconnected, its"
+              + " memory returned (the whole body still has relay.server.read-timeout)");
+
   static final ConfigKey IDLE_TIMEOUT =
       key(
           "relay.server.idle-timeout",
@@ -65,17 +72,18 @@ final class ServerKeys {
       key(
           "relay.server.max-inflight-bytes",
           "auto",
-          "request memory admitted at once: each request's compressed body (its Content-Length"
-              + " before it is read; a chunked body as it arrives) and then what it decompresses"
-              + " to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
+          "request memory admitted at once: each request's compressed body (as it arrives, from"
+              + " a first buffer of 64 KiB; never its declared Content-Length) and then what it"
+              + " decompresses to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
               + " max direct memory and a quarter of its max heap, at least max-request-bytes");
 
   static final ConfigKey MAX_INFLIGHT_BYTES_PER_CLIENT =
       key(
           "relay.server.max-inflight-bytes-per-client",
           "auto",
-          "share of max-inflight-bytes one client address may hold; more gets 503. auto = half of"
-              + " max-inflight-bytes, at least max-request-bytes");
+          "share of max-inflight-bytes one sender (client IP address, and credential under"
+              + " inbound auth) may hold; more gets 503. auto = half of max-inflight-bytes, at"
+              + " least max-request-bytes");
 
   static final ConfigKey MAX_CONNECTIONS =
       key(
@@ -165,6 +173,7 @@ final class ServerKeys {
           MAX_DECOMPRESSED_BYTES,
           MAX_DECOMPRESSION_RATIO,
           READ_TIMEOUT,
+          BODY_STALL_TIMEOUT,
           IDLE_TIMEOUT,
           IO_THREADS,
           MAX_INFLIGHT_BYTES,

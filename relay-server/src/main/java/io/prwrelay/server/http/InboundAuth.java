@@ -56,11 +56,9 @@ final class InboundAuth {
     this.basic =
         config.username().isEmpty()
             ? null
-            : new Credential(digest(config.password()), TenantAllowList.of(config.basicTenants()));
+            : credential(digest(config.password()), config.basicTenants());
     this.token =
-        config.bearerToken().isEmpty()
-            ? null
-            : new Credential(digest(config.bearerToken()), TenantAllowList.ANY);
+        config.bearerToken().isEmpty() ? null : credential(digest(config.bearerToken()), List.of());
     if (config.bearerTokenFile() != null) {
       fileStamp = FileStamp.of(List.of(config.bearerTokenFile()));
       try {
@@ -205,9 +203,21 @@ final class InboundAuth {
           parts.length == 1
               ? List.of()
               : Arrays.stream(parts[1].split(",")).filter(t -> !t.isEmpty()).toList();
-      tokens.add(new Credential(digest(parts[0]), TenantAllowList.of(tenants)));
+      tokens.add(credential(digest(parts[0]), tenants));
     }
     return List.copyOf(tokens);
+  }
+
+  /**
+   * A credential whose {@link TenantAllowList#credential() identity} is the first 8 bytes of its
+   * secret's digest (never 0): the same secret is the same sender after the token file is re-read.
+   */
+  private static Credential credential(byte[] digest, List<String> tenants) {
+    long identity = 0;
+    for (int i = 0; i < 8; i++) {
+      identity = identity << 8 | (digest[i] & 0xFF);
+    }
+    return new Credential(digest, TenantAllowList.of(tenants, identity == 0 ? 1 : identity));
   }
 
   private static boolean startsWithIgnoreCase(String s, String prefix) {

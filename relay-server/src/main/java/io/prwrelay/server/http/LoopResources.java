@@ -40,9 +40,11 @@ final class LoopResources implements AutoCloseable {
   interface Router {
     /**
      * @param request borrowed
+     * @param sender the sender's id ({@link SenderKey#id()}): the PRW 1.0 router learns and looks
+     *     up metric families under it; the PRW 2.0 routers do not need it
      * @return the router's reused result, until the router routes again
      */
-    RouteResult route(ByteBuf request, ByteBufAllocator alloc);
+    RouteResult route(ByteBuf request, ByteBufAllocator alloc, long sender);
   }
 
   /**
@@ -60,8 +62,8 @@ final class LoopResources implements AutoCloseable {
     V2TenantRouter v2ToV1 =
         new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries);
     this.v1 = v1::route;
-    this.v2 = v2::route;
-    this.v2ToV1Router = v2ToV1::route;
+    this.v2 = (request, alloc, sender) -> v2.route(request, alloc);
+    this.v2ToV1Router = (request, alloc, sender) -> v2ToV1.route(request, alloc);
   }
 
   /** The router of requests in {@code input} into tenant batches in {@code output}. */

@@ -62,6 +62,8 @@ final class RouteStage {
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
    * @param allowed tenants the request's credentials may write
+   * @param sender who sent it: a PRW 1.0 request teaches, and its metadata is routed by, the
+   *     families this sender sent series of
    * @return the batches, whose contents the caller owns; or the refusal, with nothing of the
    *     request left held here
    */
@@ -71,14 +73,23 @@ final class RouteStage {
       ByteBuf decoded,
       Protocol input,
       String incomingTenant,
-      TenantAllowList allowed) {
+      TenantAllowList allowed,
+      SenderKey sender) {
     Protocol output = input == Protocol.V1 ? Protocol.V1 : protocol.forV2Input();
     List<Fragment> batches = new ArrayList<>();
     try {
       Routed routed =
           incomingTenant != null
               ? whole(res, alloc, decoded, input, output, incomingTenant, batches)
-              : split(res.router(input, output), alloc, decoded, input, output, allowed, batches);
+              : split(
+                  res.router(input, output),
+                  alloc,
+                  decoded,
+                  input,
+                  output,
+                  allowed,
+                  sender,
+                  batches);
       if (routed instanceof Routed.Batches) {
         Refusal refusal = forbidden(allowed, batches);
         if (refusal == null) {
@@ -163,8 +174,9 @@ final class RouteStage {
       Protocol input,
       Protocol output,
       TenantAllowList allowed,
+      SenderKey sender,
       List<Fragment> out) {
-    RouteResult result = router.route(decoded, alloc);
+    RouteResult result = router.route(decoded, alloc, sender.id());
     try {
       RequestError error = result.error();
       if (error != null) {

@@ -110,6 +110,8 @@ final class WriteProcessor {
    *     null}
    * @param allowed tenants the request's credentials may write; a series of another one makes the
    *     whole request 403, with nothing delivered
+   * @param sender who sent it: its metadata goes to the tenants it sent series of, its ledgers are
+   *     its own
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param answer receives the answer, on {@code loop} (with the {@code *-Written} headers for a
    *     PRW 2.0 sender): also when something fails inside the relay (500, or 503 when memory ran
@@ -125,6 +127,7 @@ final class WriteProcessor {
       Protocol input,
       String incomingTenant,
       TenantAllowList allowed,
+      SenderKey sender,
       long startNanos,
       Consumer<Answer> answer) {
     Answer now;
@@ -143,6 +146,7 @@ final class WriteProcessor {
               input,
               incomingTenant,
               allowed,
+              sender,
               startNanos,
               answer);
     } catch (RuntimeException | Error e) {
@@ -176,6 +180,7 @@ final class WriteProcessor {
       Protocol input,
       String incomingTenant,
       TenantAllowList allowed,
+      SenderKey sender,
       long startNanos,
       Consumer<Answer> done) {
     Decompression.Result decompressed =
@@ -184,7 +189,7 @@ final class WriteProcessor {
       return refusal.answer();
     }
     ByteBuf decoded = ((Decompression.Body) decompressed).content();
-    Routed routed = routing.route(res, alloc, decoded, input, incomingTenant, allowed);
+    Routed routed = routing.route(res, alloc, decoded, input, incomingTenant, allowed, sender);
     if (routed instanceof Refusal refusal) {
       return refusal.answer();
     }
@@ -193,7 +198,7 @@ final class WriteProcessor {
       return AnswerPolicy.fromResults(List.of());
     }
     delivery.deliver(
-        loop, body, encoding, input, batches.list(), batches.whole(), startNanos, done);
+        loop, body, encoding, input, batches.list(), batches.whole(), sender, startNanos, done);
     return null;
   }
 

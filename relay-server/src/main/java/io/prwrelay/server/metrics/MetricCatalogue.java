@@ -52,7 +52,8 @@ public final class MetricCatalogue {
       gauge(
           "relay.inflight.body",
           BYTES,
-          "declared request body bytes admitted by the memory budget and not yet answered");
+          "request bytes admitted by the memory budget and not yet answered (bodies as received,"
+              + " and what they decompress to)");
   public static final Metric INFLIGHT_BODY_LIMIT =
       gauge("relay.inflight.body.limit", BYTES, "relay.server.max-inflight-bytes in effect");
   public static final Metric INFLIGHT_REJECTED =

@@ -69,7 +69,7 @@ class RouteStageTest {
       RouteStage stage, byte[] request, Protocol input, String tenant, TenantAllowList allowed) {
     ByteBuf decoded = Unpooled.wrappedBuffer(request);
     decodedRequests.add(decoded);
-    return stage.route(res, alloc, decoded, input, tenant, allowed);
+    return stage.route(res, alloc, decoded, input, tenant, allowed, SenderKey.UNKNOWN);
   }
 
   private static byte[] series(String tenant, double value) {
