@@ -77,6 +77,8 @@ public final class ConfigKeys {
   public static final ConfigKey LANES_LINGER = LaneKeys.LINGER;
   public static final ConfigKey LANES_IDLE_TIMEOUT = LaneKeys.IDLE_TIMEOUT;
   public static final ConfigKey LANES_MAX = LaneKeys.MAX;
+  public static final ConfigKey LANES_NEW_PER_SENDER_RATE = LaneKeys.NEW_PER_SENDER_RATE;
+  public static final ConfigKey LANES_NEW_PER_SENDER_BURST = LaneKeys.NEW_PER_SENDER_BURST;
 
   public static final ConfigKey TENANT_LABELS = TenantKeys.LABELS;
   public static final ConfigKey TENANT_MISSING = TenantKeys.MISSING;

@@ -63,6 +63,8 @@ final class Delivery {
    * @param whole whether the one batch is the request itself, unchanged ({@link Routed.Batches})
    * @param input the Remote Write version of the request
    * @param startNanos when the request started, on {@code loop}'s ticker
+   * @param sender who sent the request ({@link SenderIdentity}), charged for the new tenant lanes
+   *     its batches cause
    * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
    *     released; with the {@code *-Written} counts for a PRW 2.0 sender
    */
@@ -74,6 +76,7 @@ final class Delivery {
       List<Fragment> batches,
       boolean whole,
       long startNanos,
+      Object sender,
       Consumer<Answer> done) {
     int n = batches.size();
     boolean several = ledger.enabled() && n > 1;
@@ -82,7 +85,7 @@ final class Delivery {
     ByteBuf kept = known == null && (several || ledger.countsThrottled()) ? body.retain() : null;
     SenderRequest request =
         new SenderRequest(
-            loop, batches, results -> answer(results, known, kept, several, input, done));
+            loop, batches, results -> answer(results, known, kept, several, input, done), sender);
     long deadline = startNanos + timeoutNanos;
     List<Fragment> toLanes = batches;
     try {

@@ -60,7 +60,7 @@ final class InboundAuth {
     this.token =
         config.bearerToken().isEmpty()
             ? null
-            : new Credential(digest(config.bearerToken()), TenantAllowList.ANY);
+            : new Credential(digest(config.bearerToken()), TenantAllowList.of(List.of()));
     if (config.bearerTokenFile() != null) {
       fileStamp = FileStamp.of(List.of(config.bearerTokenFile()));
       try {

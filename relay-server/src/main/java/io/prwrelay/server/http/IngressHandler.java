@@ -253,6 +253,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           in.accepted.incomingTenant(),
           in.allowed,
           in.startNanos,
+          SenderIdentity.of(auth.enabled(), in.allowed, clientAddress(ctx)),
           processed);
     }
   }

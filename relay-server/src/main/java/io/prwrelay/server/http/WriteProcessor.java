@@ -111,6 +111,7 @@ final class WriteProcessor {
    * @param allowed tenants the request's credentials may write; a series of another one makes the
    *     whole request 403, with nothing delivered
    * @param startNanos when the request started, on {@code loop}'s ticker
+   * @param sender who sent the request ({@link SenderIdentity})
    * @param answer receives the answer, on {@code loop} (with the {@code *-Written} headers for a
    *     PRW 2.0 sender): also when something fails inside the relay (500, or 503 when memory ran
    *     out), after everything the request held was released
@@ -126,6 +127,7 @@ final class WriteProcessor {
       String incomingTenant,
       TenantAllowList allowed,
       long startNanos,
+      Object sender,
       Consumer<Answer> answer) {
     Answer now;
     try {
@@ -144,6 +146,7 @@ final class WriteProcessor {
               incomingTenant,
               allowed,
               startNanos,
+              sender,
               answer);
     } catch (RuntimeException | Error e) {
       now = internalError(e);
@@ -177,6 +180,7 @@ final class WriteProcessor {
       String incomingTenant,
       TenantAllowList allowed,
       long startNanos,
+      Object sender,
       Consumer<Answer> done) {
     Decompression.Result decompressed =
         decompression.decompress(res, alloc, body, budget, reservation, encoding);
@@ -193,7 +197,7 @@ final class WriteProcessor {
       return AnswerPolicy.fromResults(List.of());
     }
     delivery.deliver(
-        loop, body, encoding, input, batches.list(), batches.whole(), startNanos, done);
+        loop, body, encoding, input, batches.list(), batches.whole(), startNanos, sender, done);
     return null;
   }
 

@@ -125,6 +125,11 @@ public final class MetricCatalogue {
   // The lanes and the downstream.
 
   public static final Metric LANES = gauge("relay.lanes", null, "tenant lanes in memory");
+  public static final Metric LANES_NEW_REFUSED =
+      counter(
+          "relay.lanes.new.refused",
+          "tenant batches answered 503 because their sender had caused more new tenant lanes than"
+              + " relay.lanes.new-per-sender-rate and -burst allow");
   public static final Metric LANES_NOT_HEALTHY =
       gauge(
           "relay.lanes.not.healthy",
@@ -320,6 +325,7 @@ public final class MetricCatalogue {
           METADATA_FAMILY_TENANTS,
           LEDGER_SKIPPED,
           LANES,
+          LANES_NEW_REFUSED,
           LANES_NOT_HEALTHY,
           DOWNSTREAM_RESPONSES,
           DOWNSTREAM_DURATION,

@@ -19,6 +19,7 @@ import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.lane.LaneObserver;
+import io.prwrelay.server.lane.NewLaneBudget;
 import io.prwrelay.server.queue.QueueListener;
 import io.prwrelay.server.queue.QueueStore;
 import java.time.Duration;
@@ -333,6 +334,14 @@ public final class RelayMetrics {
    */
   public void activeSeries(ToDoubleFunction<String> estimate) {
     this.activeSeries = estimate;
+  }
+
+  /**
+   * Registers {@code relay_lanes_new_refused_total}: tenant batches refused because their sender
+   * caused too many new lanes.
+   */
+  public void newLaneBudget(NewLaneBudget budget) {
+    MetricCatalogue.LANES_NEW_REFUSED.counter(registry, budget, NewLaneBudget::refused);
   }
 
   /** The on-disk queues of queue mode, whose sizes the {@code relay_queue_*} gauges report. */

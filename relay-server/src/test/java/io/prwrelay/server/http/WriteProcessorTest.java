@@ -89,6 +89,7 @@ class WriteProcessorTest {
         null,
         allowed,
         sim.now(),
+        null,
         a -> {
           answers.add(a);
           refCnts.add(body.refCnt());
