@@ -38,6 +38,7 @@ public final class ConfigKeys {
   public static final ConfigKey SERVER_BEARER_TOKEN = ServerKeys.BEARER_TOKEN;
   public static final ConfigKey SERVER_BEARER_TOKEN_FILE = ServerKeys.BEARER_TOKEN_FILE;
   public static final ConfigKey SERVER_AUTH_PROTECT_METRICS = ServerKeys.AUTH_PROTECT_METRICS;
+  public static final ConfigKey SERVER_AUTH_VIEW_TOKEN = ServerKeys.AUTH_VIEW_TOKEN;
   public static final ConfigKey SERVER_TLS_CERT_FILE = ServerKeys.TLS_CERT_FILE;
   public static final ConfigKey SERVER_TLS_KEY_FILE = ServerKeys.TLS_KEY_FILE;
   public static final ConfigKey SERVER_TLS_CLIENT_CA_FILE = ServerKeys.TLS_CLIENT_CA_FILE;

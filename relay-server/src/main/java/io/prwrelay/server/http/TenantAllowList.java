@@ -7,7 +7,7 @@ import java.util.Set;
  * The tenants one credential may write: any, or the listed tenant IDs (as sent downstream, {@code
  * relay.tenant.prefix} included). A request carrying a series of any other tenant is refused whole
  * with 403 naming the tenant, so that nothing of it is delivered. The same list says which tenants'
- * rows and metrics the credential may read ({@link AdminView}).
+ * rows and metrics the credential may read ({@link AdminHandler}).
  *
  * <p>Each credential has a list of its own, also when it allows every tenant, so that the list also
  * tells one credential from another ({@link SenderIdentity}).

@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -127,6 +128,14 @@ public final class RelayMetrics {
   /** The Prometheus text exposition of every metric. */
   public String scrape() {
     return registry.scrape();
+  }
+
+  /**
+   * The exposition of only the per-tenant series of the tenants {@code visible} accepts ({@link
+   * TenantScrape}): what a reader limited to some tenants may see.
+   */
+  public String scrape(Predicate<String> visible) {
+    return TenantScrape.of(registry.getPrometheusRegistry(), visible);
   }
 
   /** Sender write requests started and not yet answered. */

@@ -55,8 +55,21 @@ class NewLanesTest {
             Duration.ofSeconds(2),
             Duration.ofSeconds(5),
             LaneTesting.MAX_CONVERTED);
+    LaneObserver lanesMadeAndForgotten =
+        new LaneObserver() {
+          @Override
+          public void laneCreated(String tenant) {
+            made.add(tenant);
+          }
+
+          @Override
+          public void laneForgotten(String tenant) {
+            forgotten.add(tenant);
+          }
+        };
     lanes =
-        new Lanes(List.of(one.loop(), two.loop()), s, downstream, ALLOC, statesInto(events), null);
+        new Lanes(
+            List.of(one.loop(), two.loop()), s, downstream, ALLOC, lanesMadeAndForgotten, null);
   }
 
   /** Fragment {@code id} of {@code tenant} sent by {@code sender}. */
