@@ -98,6 +98,12 @@ public final class MetricCatalogue {
           "relay.series.defaulted",
           "series without a valid tenant sent to the default tenant, by reason",
           "reason");
+  public static final Metric SERIES_WITHOUT_TENANT_LABEL =
+      counter(
+          "relay.series.without.tenant.label",
+          "series routed that carried none of relay.tenant.labels, however few they were (sent to"
+              + " the default tenant or dropped; a request refused under relay.tenant.missing=reject"
+              + " counts in relay_series_rejected_total)");
   public static final Metric METADATA_ROUTED =
       counter(
           "relay.metadata.routed",
@@ -320,6 +326,7 @@ public final class MetricCatalogue {
           SERIES_REJECTED,
           SERIES_DROPPED,
           SERIES_DEFAULTED,
+          SERIES_WITHOUT_TENANT_LABEL,
           METADATA_ROUTED,
           METADATA_DROPPED,
           METADATA_FAMILY_TENANTS,

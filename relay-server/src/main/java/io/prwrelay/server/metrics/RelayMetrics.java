@@ -63,6 +63,7 @@ public final class RelayMetrics {
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Counter ledgerSkipped;
   private final Counter receivedBytes;
+  private final Counter withoutTenantLabel;
 
   /**
    * {@code relay_requests_total} by the status answered, looked up once per status: a builder, a
@@ -99,6 +100,7 @@ public final class RelayMetrics {
     }
     receivedBytes = MetricCatalogue.RECEIVED_BYTES.counter(registry);
     ledgerSkipped = MetricCatalogue.LEDGER_SKIPPED.counter(registry);
+    withoutTenantLabel = MetricCatalogue.SERIES_WITHOUT_TENANT_LABEL.counter(registry);
   }
 
   /** What the lanes tell the metrics: downstream attempts, batch outcomes, lane health. */
@@ -184,9 +186,12 @@ public final class RelayMetrics {
 
   /** Counts what routing found: series without a valid tenant, by reason and fate. */
   public void routed(RouteResult result) {
-    tenantLabels.routed(
-        result.seriesIn(),
-        result.defaulted(TenantProblem.MISSING) + result.dropped(TenantProblem.MISSING));
+    int unlabelled =
+        result.defaulted(TenantProblem.MISSING) + result.dropped(TenantProblem.MISSING);
+    tenantLabels.routed(result.seriesIn(), unlabelled);
+    if (unlabelled > 0) {
+      withoutTenantLabel.increment(unlabelled);
+    }
     for (TenantProblem p : PROBLEMS) {
       int dropped = result.dropped(p);
       if (dropped > 0) {
