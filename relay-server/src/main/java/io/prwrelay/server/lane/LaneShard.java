@@ -189,7 +189,9 @@ final class LaneShard {
       d.close();
     }
     remotes.clear();
-    for (Lane l : byTenant.values()) {
+    // A copy: a lane that answers its fragments may start another request's routing on this loop,
+    // and a lookup reorders an access-ordered map.
+    for (Lane l : List.copyOf(byTenant.values())) {
       l.close();
     }
   }
