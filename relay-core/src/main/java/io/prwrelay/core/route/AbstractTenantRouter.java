@@ -226,6 +226,11 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
           "none of the tenant labels "
               + String.join(", ", labelNames)
               + " is present with a non-empty value";
+    } else if (problem == TenantProblem.NOT_ALLOWED) {
+      what =
+          "the value of tenant label "
+              + labelNames[tenantLabel]
+              + " is not one of the allowed tenants (not_allowed)";
     } else {
       what =
           "the value of tenant label "

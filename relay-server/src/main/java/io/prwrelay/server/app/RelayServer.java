@@ -26,6 +26,7 @@ import io.prwrelay.server.lane.LaneLog;
 import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
+import io.prwrelay.server.lane.NewLaneBudget;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.server.metrics.RuntimeMetrics;
 import io.prwrelay.server.queue.QueueLimits;
@@ -125,6 +126,11 @@ public final class RelayServer implements AutoCloseable {
                     config.server().maxDecompressedBytes(),
                     delivery.queue().directTimeout()),
             protocol);
+    DeliveryConfig.Lanes lanesConfig = delivery.lanes();
+    NewLaneBudget newLanes =
+        new NewLaneBudget(lanesConfig.newPerSenderRate(), lanesConfig.newPerSenderBurst());
+    lanes.limitNewLanes(newLanes);
+    metrics.newLaneBudget(newLanes);
     Ticker ticker = Ticker.systemTicker();
     DeliveryLedger ledger =
         new DeliveryLedger(

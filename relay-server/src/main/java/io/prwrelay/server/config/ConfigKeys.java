@@ -39,6 +39,7 @@ public final class ConfigKeys {
   public static final ConfigKey SERVER_BEARER_TOKEN = ServerKeys.BEARER_TOKEN;
   public static final ConfigKey SERVER_BEARER_TOKEN_FILE = ServerKeys.BEARER_TOKEN_FILE;
   public static final ConfigKey SERVER_AUTH_PROTECT_METRICS = ServerKeys.AUTH_PROTECT_METRICS;
+  public static final ConfigKey SERVER_AUTH_VIEW_TOKEN = ServerKeys.AUTH_VIEW_TOKEN;
   public static final ConfigKey SERVER_TLS_CERT_FILE = ServerKeys.TLS_CERT_FILE;
   public static final ConfigKey SERVER_TLS_KEY_FILE = ServerKeys.TLS_KEY_FILE;
   public static final ConfigKey SERVER_TLS_CLIENT_CA_FILE = ServerKeys.TLS_CLIENT_CA_FILE;
@@ -78,6 +79,8 @@ public final class ConfigKeys {
   public static final ConfigKey LANES_LINGER = LaneKeys.LINGER;
   public static final ConfigKey LANES_IDLE_TIMEOUT = LaneKeys.IDLE_TIMEOUT;
   public static final ConfigKey LANES_MAX = LaneKeys.MAX;
+  public static final ConfigKey LANES_NEW_PER_SENDER_RATE = LaneKeys.NEW_PER_SENDER_RATE;
+  public static final ConfigKey LANES_NEW_PER_SENDER_BURST = LaneKeys.NEW_PER_SENDER_BURST;
 
   public static final ConfigKey TENANT_LABELS = TenantKeys.LABELS;
   public static final ConfigKey TENANT_MISSING = TenantKeys.MISSING;
@@ -87,6 +90,7 @@ public final class ConfigKeys {
   public static final ConfigKey TENANT_TRUST_INCOMING_HEADER = TenantKeys.TRUST_INCOMING_HEADER;
   public static final ConfigKey TENANT_MAX_CACHED = TenantKeys.MAX_CACHED;
   public static final ConfigKey TENANT_MAX_PER_REQUEST = TenantKeys.MAX_PER_REQUEST;
+  public static final ConfigKey TENANT_ALLOWED = TenantKeys.ALLOWED;
 
   public static final ConfigKey METADATA = MetadataKeys.METADATA;
   public static final ConfigKey METADATA_MAX_BROADCAST_BYTES = MetadataKeys.MAX_BROADCAST_BYTES;

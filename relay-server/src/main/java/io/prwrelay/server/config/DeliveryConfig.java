@@ -7,6 +7,8 @@ import static io.prwrelay.server.config.ConfigKeys.LANES_LINGER;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_CONCURRENT_SENDS;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_PENDING_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.LANES_NEW_PER_SENDER_BURST;
+import static io.prwrelay.server.config.ConfigKeys.LANES_NEW_PER_SENDER_RATE;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_MAX_ENTRIES;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_TTL;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIR;
@@ -100,6 +102,8 @@ public record DeliveryConfig(
    * @param linger wait for more fragments before opening another concurrent send
    * @param idleTimeout an idle lane is forgotten after this long
    * @param max lanes at most
+   * @param newPerSenderRate new lanes one sender may cause a second; 0 for no bound
+   * @param newPerSenderBurst new lanes one sender may cause at once
    */
   public record Lanes(
       int maxConcurrentSends,
@@ -107,7 +111,9 @@ public record DeliveryConfig(
       int batchMaxBytes,
       Duration linger,
       Duration idleTimeout,
-      int max) {}
+      int max,
+      int newPerSenderRate,
+      int newPerSenderBurst) {}
 
   static DeliveryConfig load(ConfigValues v) throws ConfigException {
     Mode mode = v.choice(DELIVERY_MODE, Mode.class);
@@ -151,7 +157,9 @@ public record DeliveryConfig(
             (int) v.bytes(LANES_BATCH_MAX_BYTES, 1 << 10, Integer.MAX_VALUE - 8),
             v.duration(LANES_LINGER),
             v.duration(LANES_IDLE_TIMEOUT),
-            v.integer(LANES_MAX, 1, 100_000_000));
+            v.integer(LANES_MAX, 1, 100_000_000),
+            v.integer(LANES_NEW_PER_SENDER_RATE, 0, 100_000_000),
+            v.integer(LANES_NEW_PER_SENDER_BURST, 1, 100_000_000));
     return new DeliveryConfig(
         mode,
         queueDir,

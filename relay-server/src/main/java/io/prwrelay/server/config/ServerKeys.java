@@ -137,7 +137,16 @@ final class ServerKeys {
       key(
           "relay.server.auth.protect-metrics",
           "false",
-          "GET /metrics needs the same credentials as writes (/-/healthy and /-/ready stay open)");
+          "GET /metrics, /tenants and /api/v1/tenants need credentials (/-/healthy and /-/ready"
+              + " stay open): a writer limited to some tenants sees only their rows and series, a"
+              + " writer of every tenant and relay.server.auth.view-token everything");
+
+  static final ConfigKey AUTH_VIEW_TOKEN =
+      secret(
+          "relay.server.auth.view-token",
+          "bearer token that may read all of /metrics, /tenants and /api/v1/tenants under"
+              + " relay.server.auth.protect-metrics (an operator's or a scraper's), and write"
+              + " nothing");
 
   static final ConfigKey TLS_CERT_FILE =
       key(
@@ -187,6 +196,7 @@ final class ServerKeys {
           BEARER_TOKEN,
           BEARER_TOKEN_FILE,
           AUTH_PROTECT_METRICS,
+          AUTH_VIEW_TOKEN,
           TLS_CERT_FILE,
           TLS_KEY_FILE,
           TLS_CLIENT_CA_FILE,

@@ -64,7 +64,8 @@ final class Delivery {
    * @param batches takes ownership of every batch, unbound ({@link Fragment#unbound}), and of the
    *     list, which the request's {@link SenderRequest} reports to the answer; not empty
    * @param whole whether the one batch is the request itself, unchanged ({@link Routed.Batches})
-   * @param sender who sent it: the ledgers are the sender's ({@link LedgerKey})
+   * @param sender who sent it: the ledgers are the sender's ({@link LedgerKey}), and it is charged
+   *     for the new tenant lanes its batches cause
    * @param input the Remote Write version of the request
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
@@ -88,7 +89,10 @@ final class Delivery {
     ByteBuf kept = known == null && (several || ledger.countsThrottled()) ? body.retain() : null;
     SenderRequest request =
         new SenderRequest(
-            loop, batches, results -> answer(results, senderId, known, kept, several, input, done));
+            loop,
+            batches,
+            results -> answer(results, senderId, known, kept, several, input, done),
+            sender == SenderKey.UNKNOWN ? null : sender);
     long deadline = startNanos + timeoutNanos;
     List<Fragment> toLanes = batches;
     try {

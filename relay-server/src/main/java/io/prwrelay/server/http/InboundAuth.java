@@ -26,7 +26,10 @@ import java.util.logging.Logger;
  * taken says nothing about which part of a guess was right. Secrets are never logged.
  *
  * <p>A request without valid credentials is answered 401 with a {@code WWW-Authenticate} challenge
- * and no detail; a valid one yields the {@link TenantAllowList} of its credential.
+ * and no detail; a valid one yields the {@link TenantAllowList} of its credential. The same list
+ * says what the credential may read of {@code /metrics} and the tenant insight ({@link
+ * #authenticateReader}); the view token ({@code relay.server.auth.view-token}) reads everything and
+ * writes nothing.
  */
 final class InboundAuth {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
@@ -42,6 +45,7 @@ final class InboundAuth {
   private final byte[] userDigest;
   private final Credential basic;
   private final Credential token;
+  private final Credential view;
   private volatile List<Credential> fileTokens = List.of();
   private FileStamp fileStamp;
 
@@ -59,6 +63,8 @@ final class InboundAuth {
             : credential(digest(config.password()), config.basicTenants());
     this.token =
         config.bearerToken().isEmpty() ? null : credential(digest(config.bearerToken()), List.of());
+    this.view =
+        config.viewToken().isEmpty() ? null : credential(digest(config.viewToken()), List.of());
     if (config.bearerTokenFile() != null) {
       fileStamp = FileStamp.of(List.of(config.bearerTokenFile()));
       try {
@@ -103,6 +109,29 @@ final class InboundAuth {
     return found;
   }
 
+  /**
+   * The tenants whose rows and series the credentials of a request to {@code /metrics} or the
+   * tenant insight may read ({@code relay.server.auth.protect-metrics}): every tenant for the view
+   * token and for a writer of every tenant, a writer's own tenants otherwise; {@code null} when the
+   * credentials are missing or wrong (answer with {@link #unauthorized()}).
+   */
+  TenantAllowList authenticateReader(HttpHeaders headers) {
+    if (view != null) {
+      String authorization = headers.get(HttpHeaderNames.AUTHORIZATION);
+      String value = authorization == null ? "" : authorization.trim();
+      if (startsWithIgnoreCase(value, "Bearer ")
+          && MessageDigest.isEqual(view.digest(), digest(value.substring(7).trim()))) {
+        return view.tenants();
+      }
+    }
+    if (!config.enabled()) {
+      // Only the view token reads: writes need no credentials, so none can stand for a writer.
+      metrics.authRejected(401);
+      return null;
+    }
+    return authenticate(headers);
+  }
+
   private TenantAllowList checkBasic(String encoded) {
     String userPass;
     try {
@@ -139,7 +168,7 @@ final class InboundAuth {
     if (basic != null) {
       r.headers().add(HttpHeaderNames.WWW_AUTHENTICATE, "Basic realm=\"" + REALM + "\"");
     }
-    if (token != null || config.bearerTokenFile() != null) {
+    if (token != null || config.bearerTokenFile() != null || view != null) {
       r.headers().add(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"" + REALM + "\"");
     }
     return r;

@@ -83,6 +83,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   /** Path of {@link #skipping}. */
   private String skippingPath;
 
+  /** What the credentials of {@link #skipping} may read. */
+  private TenantAllowList skippingReader;
+
   /** The client closed its side: the connection closes once every request read is answered. */
   private boolean inputShut;
 
@@ -154,17 +157,30 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     String path = RequestHead.path(req.uri());
     if (WriteRequestCheck.WRITE_PATHS.contains(path) && req.method().equals(HttpMethod.POST)) {
       startWrite(ctx, req);
-    } else if (auth.protectsMetrics()
-        && AdminEndpoint.at(path) != null
-        && AdminEndpoint.at(path).protectedLikeMetrics()
-        && auth.authenticate(req.headers()) == null) {
-      metrics.otherRequest(AdminEndpoint.at(path).tag(), 401);
-      writer.write(ctx, req, auth.unauthorized(), true);
     } else {
+      TenantAllowList reader = readerOf(req, path);
+      if (reader == null) {
+        metrics.otherRequest(AdminEndpoint.at(path).tag(), 401);
+        writer.write(ctx, req, auth.unauthorized(), true);
+        return;
+      }
       AnswerWriter.continueIfExpected(ctx, req);
       skipping = req;
       skippingPath = path;
+      skippingReader = reader;
     }
+  }
+
+  /**
+   * What the credentials of a request to an endpoint other than a write may read: everything,
+   * unless {@code relay.server.auth.protect-metrics} protects the endpoint; {@code null} for 401.
+   */
+  private TenantAllowList readerOf(HttpRequest req, String path) {
+    AdminEndpoint endpoint = AdminEndpoint.at(path);
+    if (!auth.protectsMetrics() || endpoint == null || !endpoint.protectedLikeMetrics()) {
+      return TenantAllowList.ANY;
+    }
+    return auth.authenticateReader(req.headers());
   }
 
   private void startWrite(ChannelHandlerContext ctx, HttpRequest req) {
@@ -240,7 +256,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       if (content instanceof LastHttpContent && skipping != null) {
         HttpRequest req = skipping;
         skipping = null;
-        writer.write(ctx, req, admin.respond(req, skippingPath), false);
+        writer.write(ctx, req, admin.respond(req, skippingPath, skippingReader), false);
       }
       return;
     }

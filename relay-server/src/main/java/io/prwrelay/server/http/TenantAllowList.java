@@ -21,7 +21,7 @@ final class TenantAllowList {
     this.credential = credential;
   }
 
-  /** Only {@code tenants}; {@link #ANY} when empty. */
+  /** A new list of only {@code tenants}; of every tenant when empty. */
   static TenantAllowList of(Collection<String> tenants) {
     return of(tenants, 0);
   }
@@ -44,6 +44,11 @@ final class TenantAllowList {
 
   boolean allows(String tenant) {
     return tenants == null || tenants.contains(tenant);
+  }
+
+  /** Whether every tenant is allowed: no list. */
+  boolean allowsAll() {
+    return tenants == null;
   }
 
   /**

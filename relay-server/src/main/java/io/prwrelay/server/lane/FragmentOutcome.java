@@ -187,6 +187,21 @@ public record FragmentOutcome(
         0);
   }
 
+  /**
+   * No lane for a new tenant: the request's sender may open no more new tenant lanes now ({@link
+   * NewLaneBudget}); retry in {@code retryAfterMillis}.
+   *
+   * @param bound the keys in force, as {@code key=value}
+   */
+  static FragmentOutcome tooManyNewTenants(String bound, long retryAfterMillis) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        "this sender sent more new tenants than it may open lanes for (" + bound + ")",
+        retryAfterMillis,
+        0);
+  }
+
   /** {@link #delivered}'s outcomes of the common first attempts, made once. */
   private static final FragmentOutcome DELIVERED_200 =
       new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1, null);

@@ -35,6 +35,9 @@ final class LaneContext {
   /** The Remote Write version PRW 2.0 batches go downstream in. */
   final DownstreamProtocol protocol;
 
+  /** How many new lanes each sender may cause; set once, before the first fragment. */
+  volatile NewLaneBudget newLanes = NewLaneBudget.UNLIMITED;
+
   LaneContext(
       LaneSettings settings,
       TenantSender sender,

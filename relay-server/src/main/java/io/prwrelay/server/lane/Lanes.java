@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -37,7 +36,7 @@ import java.util.function.LongSupplier;
 public final class Lanes implements AutoCloseable {
   private final LaneContext ctx;
   private final LaneShard[] shards;
-  private final AtomicInteger count = new AtomicInteger();
+  private final LaneCount count;
   private final ScheduledFuture<?> expirer;
 
   /** Set by {@link #close()}: no loop sends a tenant's fragments for its lane any more. */
@@ -98,6 +97,7 @@ public final class Lanes implements AutoCloseable {
       Queues queues,
       DownstreamProtocol protocol) {
     this.ctx = new LaneContext(settings, sender, alloc, observer, queues, protocol);
+    this.count = new LaneCount(settings.maxLanes());
     List<LaneShard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
       EventLoop loop = (EventLoop) e;
@@ -135,6 +135,14 @@ public final class Lanes implements AutoCloseable {
     } else {
       expirer = null;
     }
+  }
+
+  /**
+   * Bounds the new lanes each sender may cause ({@code relay.lanes.new-per-sender-*}); every sender
+   * may make every lane it needs until this is called. Call before the first fragment.
+   */
+  public void limitNewLanes(NewLaneBudget budget) {
+    ctx.newLanes = budget;
   }
 
   /** Lanes that exist now. */

@@ -23,6 +23,7 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
   private final EventExecutor loop;
   private final List<Fragment> fragments;
   private final Consumer<List<? extends BatchResult>> done;
+  private final Object sender;
 
   /**
    * Outcomes still to come ({@link #WAITING}); the thread that takes it to zero sees every outcome
@@ -39,10 +40,30 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
    */
   public SenderRequest(
       EventExecutor loop, List<Fragment> fragments, Consumer<List<? extends BatchResult>> done) {
+    this(loop, fragments, done, null);
+  }
+
+  /**
+   * A request of {@code sender}, charged for the new lanes its fragments cause ({@link
+   * NewLaneBudget}).
+   *
+   * @param sender the sender's identity, or {@code null} for no one to charge
+   */
+  public SenderRequest(
+      EventExecutor loop,
+      List<Fragment> fragments,
+      Consumer<List<? extends BatchResult>> done,
+      Object sender) {
     this.loop = loop;
     this.fragments = fragments;
     this.done = done;
+    this.sender = sender;
     WAITING.set(this, fragments.size());
+  }
+
+  @Override
+  public Object sender() {
+    return sender;
   }
 
   /**

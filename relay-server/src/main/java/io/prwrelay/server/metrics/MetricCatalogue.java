@@ -99,6 +99,12 @@ public final class MetricCatalogue {
           "relay.series.defaulted",
           "series without a valid tenant sent to the default tenant, by reason",
           "reason");
+  public static final Metric SERIES_WITHOUT_TENANT_LABEL =
+      counter(
+          "relay.series.without.tenant.label",
+          "series routed that carried none of relay.tenant.labels, however few they were (sent to"
+              + " the default tenant or dropped; a request refused under relay.tenant.missing=reject"
+              + " counts in relay_series_rejected_total)");
   public static final Metric METADATA_ROUTED =
       counter(
           "relay.metadata.routed",
@@ -126,6 +132,11 @@ public final class MetricCatalogue {
   // The lanes and the downstream.
 
   public static final Metric LANES = gauge("relay.lanes", null, "tenant lanes in memory");
+  public static final Metric LANES_NEW_REFUSED =
+      counter(
+          "relay.lanes.new.refused",
+          "tenant batches answered 503 because their sender had caused more new tenant lanes than"
+              + " relay.lanes.new-per-sender-rate and -burst allow");
   public static final Metric LANES_NOT_HEALTHY =
       gauge(
           "relay.lanes.not.healthy",
@@ -316,11 +327,13 @@ public final class MetricCatalogue {
           SERIES_REJECTED,
           SERIES_DROPPED,
           SERIES_DEFAULTED,
+          SERIES_WITHOUT_TENANT_LABEL,
           METADATA_ROUTED,
           METADATA_DROPPED,
           METADATA_FAMILY_TENANTS,
           LEDGER_SKIPPED,
           LANES,
+          LANES_NEW_REFUSED,
           LANES_NOT_HEALTHY,
           DOWNSTREAM_RESPONSES,
           DOWNSTREAM_DURATION,
