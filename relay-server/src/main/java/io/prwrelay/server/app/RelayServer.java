@@ -28,6 +28,7 @@ import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.server.metrics.RuntimeMetrics;
+import io.prwrelay.server.queue.QueueFullPolicy;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.transport.Transport;
@@ -123,7 +124,9 @@ public final class RelayServer implements AutoCloseable {
                     store,
                     System::currentTimeMillis,
                     config.server().maxDecompressedBytes(),
-                    delivery.queue().directTimeout()),
+                    delivery.queue().directTimeout(),
+                    delivery.queue().maxNewTenantsPerRequest(),
+                    delivery.queue().maxNewTenantsPerSecond()),
             protocol);
     Ticker ticker = Ticker.systemTicker();
     DeliveryLedger ledger =
@@ -149,7 +152,14 @@ public final class RelayServer implements AutoCloseable {
   private QueueStore openQueues(DeliveryConfig delivery) throws IOException {
     DeliveryConfig.Queue q = delivery.queue();
     QueueLimits limits =
-        new QueueLimits(q.segmentBytes(), q.maxTenantBytes(), q.maxAge(), q.maxBytes());
+        new QueueLimits(
+            q.segmentBytes(),
+            q.maxTenantBytes(),
+            q.maxAge(),
+            q.maxBytes(),
+            q.fullPolicy() == DeliveryConfig.FullPolicy.DROP_OLDEST
+                ? QueueFullPolicy.DROP_OLDEST
+                : QueueFullPolicy.REFUSE);
     try {
       return QueueStore.open(delivery.queueDir(), limits, metrics.queueListener());
     } catch (IOException e) {

@@ -165,6 +165,11 @@ public final class FileTenantQueue implements TenantQueue {
     return log.series();
   }
 
+  @Override
+  public boolean created() {
+    return log.created();
+  }
+
   /** True when nothing is queued. */
   @Override
   public boolean isEmpty() {

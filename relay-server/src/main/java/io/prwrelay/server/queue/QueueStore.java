@@ -44,6 +44,9 @@ import java.util.logging.Logger;
 public final class QueueStore implements TenantQueues, AutoCloseable {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.queue");
 
+  /** Queues checked by one task of the periodic check ({@link #expire}). */
+  static final int EXPIRE_CHUNK = 16;
+
   private final Path dir;
   private final QueueLimits limits;
   private final StoreContext context;
@@ -69,7 +72,7 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
     RecordCodec codec = new RecordCodec();
     this.context = new StoreContext(dir, io, totals, listener, codec);
     this.ioThread = new IoThread(dir);
-    this.retention = new Retention(limits, totals, listener, queues.values());
+    this.retention = new Retention(limits, totals, listener);
     this.commits = new GroupCommit(ioThread, retention, limits, io, codec);
   }
 
@@ -164,12 +167,37 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
    */
   @Override
   public CompletableFuture<Void> expire(long nowMillis) {
-    return ioThread.submit(
-        () -> {
-          retention.expire(nowMillis);
-          return null;
-        },
-        null);
+    List<FileTenantQueue> all = List.copyOf(queues.values());
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    expireFrom(all, 0, nowMillis, done);
+    return done;
+  }
+
+  /**
+   * Checks {@value #EXPIRE_CHUNK} queues from {@code from} in one task of the I/O thread, then
+   * queues the next chunk behind the work that came meanwhile: removing thousands of drained
+   * queues' files (a few flushes each) never holds other tenants' appends for more than a chunk.
+   */
+  private void expireFrom(
+      List<FileTenantQueue> all, int from, long nowMillis, CompletableFuture<Void> done) {
+    int to = Math.min(all.size(), from + EXPIRE_CHUNK);
+    ioThread
+        .submit(
+            () -> {
+              retention.expire(all.subList(from, to), nowMillis);
+              return null;
+            },
+            null)
+        .whenComplete(
+            (ok, error) -> {
+              if (error != null) {
+                done.completeExceptionally(error);
+              } else if (to == all.size()) {
+                done.complete(null);
+              } else {
+                expireFrom(all, to, nowMillis, done);
+              }
+            });
   }
 
   /**
@@ -237,7 +265,7 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
   }
 
   private void closeOnIoThread() {
-    commits.flush();
+    commits.flushLast();
     for (FileTenantQueue q : queues.values()) {
       q.log.close();
     }

@@ -103,8 +103,11 @@
  *       segment there (one log line and one listener call naming the tenant, the segment and the
  *       bytes cut); the later segments of the same tenant are validated on their own and kept up to
  *       their own first bad record, because each was written and flushed on its own. A segment
- *       whose header is bad is deleted whole. Only an unusable directory, or a segment of a newer
- *       format version, makes {@code open} throw.
+ *       whose header is bad is deleted whole; one whose version field holds no version any relay
+ *       writes (0, negative, or past {@link
+ *       io.prwrelay.server.queue.RecordLayout#NEWEST_PLAUSIBLE_SEGMENT_VERSION}) has its header
+ *       repaired and its records validated as any others. Only an unusable directory, or a segment
+ *       of a plausible newer format version, makes {@code open} throw.
  * </ul>
  */
 package io.prwrelay.server.queue;
