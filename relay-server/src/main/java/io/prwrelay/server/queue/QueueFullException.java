@@ -36,8 +36,9 @@ public final class QueueFullException extends IOException {
 
   QueueFullException(String tenant, Bound bound, long limit, long queued, long recordBytes) {
     super(
-        (bound == Bound.TENANT_BYTES ? "the queue of tenant " + tenant : "all tenants' queues")
-            + " hold "
+        (bound == Bound.TENANT_BYTES
+                ? "the queue of tenant " + tenant + " holds "
+                : "all tenants' queues hold ")
             + queued
             + " bytes; a record of "
             + recordBytes
