@@ -57,7 +57,11 @@ final class RelayProcess implements AutoCloseable {
     Files.writeString(properties, file);
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // A small container's flags: memory a sender's bytes can take is bounded and charged, and
+    // running out ends the relay instead of leaving it limping.
     cmd.add("-Xmx256m");
+    cmd.add("-XX:MaxDirectMemorySize=256m");
+    cmd.add("-XX:+ExitOnOutOfMemoryError");
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(Main.class.getName());
