@@ -56,8 +56,9 @@ final class DeliveryKeys {
       key(
           "relay.delivery.queue.max-new-tenants-per-request",
           "100",
-          "tenant queues one request may make on disk (tenants not queued for since the start);"
-              + " its further new tenants are answered 503 with Retry-After");
+          "tenant queues one request may make on disk (tenants whose queue is not on disk nor"
+              + " made since their lane was); its further new tenants are answered 503 with"
+              + " Retry-After");
 
   static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_SECOND =
       key(

@@ -116,6 +116,7 @@ final class LaneShard {
     }
     byTenant.remove(victim).withdraw();
     count.decrementAndGet();
+    release(victim);
     ctx.observer.laneForgotten(victim);
     return true;
   }
@@ -129,8 +130,16 @@ final class LaneShard {
         it.remove();
         lane.withdraw();
         count.decrementAndGet();
+        release(lane.tenant());
         ctx.observer.laneForgotten(lane.tenant());
       }
+    }
+  }
+
+  /** Lets the store forget the queue of a forgotten lane's tenant if it holds nothing. */
+  private void release(String tenant) {
+    if (ctx.store != null) {
+      ctx.store.release(tenant);
     }
   }
 

@@ -38,8 +38,10 @@ import java.util.logging.Logger;
  * Retention}) run on the same thread, in submission order.
  *
  * <p>State: the directory lock, held from {@link #open} to {@link #close()}, and the tenants'
- * queues (every one replayed by {@link QueueRecovery}, then one more per new tenant, never fewer);
- * the totals across them are {@link QueueTotals}.
+ * queues (every one replayed by {@link QueueRecovery}, then one more per new tenant; one that holds
+ * nothing and has no files is forgotten with its tenant's lane, {@link #release}). Bound: a queue
+ * per tenant with a lane ({@code relay.lanes.max}) or with records or files on disk (about 1 KiB
+ * each with the tenant ID). The totals across them are {@link QueueTotals}.
  */
 public final class QueueStore implements TenantQueues, AutoCloseable {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.queue");
@@ -146,6 +148,20 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
     }
     return queues.computeIfAbsent(
         tenant, t -> new FileTenantQueue(this, TenantLog.create(t, context)));
+  }
+
+  /**
+   * Forgets the queue of {@code tenant} when it holds nothing and has no files; its next lane gets
+   * a new one, which counts as not {@linkplain TenantQueue#created() created}. Safe because the
+   * tenant's lane, gone, was the only one to append to it, and {@link #queue} for the tenant runs
+   * on the same loop as this.
+   */
+  @Override
+  public void release(String tenant) {
+    FileTenantQueue q = queues.get(tenant);
+    if (q != null && q.log.vacant()) {
+      queues.remove(tenant, q);
+    }
   }
 
   /** The queue of {@code tenant} if this store knows it, else {@code null}; creates nothing. */

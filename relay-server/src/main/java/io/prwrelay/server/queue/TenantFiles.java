@@ -42,7 +42,8 @@ final class TenantFiles {
   /** The queue directory, parent of {@link #dir}. */
   private final Path root;
 
-  private boolean ready;
+  /** Written on the I/O thread; read there, and by {@link QueueStore#release} on a lane's loop. */
+  private volatile boolean ready;
 
   TenantFiles(String tenant, Path root, Path dir, SegmentIo io, boolean ready) {
     this.tenant = tenant;

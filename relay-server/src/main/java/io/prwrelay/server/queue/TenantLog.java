@@ -141,6 +141,15 @@ final class TenantLog {
     return !files.ready();
   }
 
+  /**
+   * True when nothing is queued and the tenant has no files (none yet, or removed once drained):
+   * then nothing on disk or in flight refers to this log. Any thread, meaningful when no append of
+   * the tenant is under way.
+   */
+  boolean vacant() {
+    return index.records() == 0 && !files.ready();
+  }
+
   /** Reserves the ID of the first segment of a directory {@link #makeFiles} will make. */
   long reserveSegmentId() {
     return nextSegmentId++;

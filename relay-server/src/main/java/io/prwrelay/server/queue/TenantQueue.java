@@ -33,7 +33,8 @@ public interface TenantQueue {
 
   /**
    * Whether this queue has had its storage since its store opened: found when the store opened, or
-   * made by an append since (and still true after a drained queue's files are removed). The first
+   * made by an append since (and still true after a drained queue's files are removed, until the
+   * store {@linkplain TenantQueues#release forgets} the queue with its tenant's lane). The first
    * append to a queue that has not makes that storage, which for the file queue is a directory, two
    * files and a segment, each flushed: the lanes bound how many such appends one request and one
    * second may start. Readable from any thread.

@@ -120,6 +120,31 @@ class TenantCreationTest {
   }
 
   @Test
+  void aForgottenLanesQueueIsForgottenOnlyWhenItHoldsNothingAndHasNoFiles() throws Exception {
+    try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE)) {
+      FileTenantQueue never = store.queue("never");
+      store.release("never");
+      assertEquals(null, store.find("never"), "a name seen, nothing queued: forgotten");
+
+      FileTenantQueue holding = store.queue("holding");
+      append(holding, "record-1", 1, T0);
+      store.release("holding");
+      assertTrue(store.find("holding") == holding, "records queued: kept");
+      take(holding, 1);
+      store.release("holding");
+      assertTrue(store.find("holding") == holding, "drained, files still there: kept");
+      get(store.expire(T0));
+      store.release("holding");
+      assertEquals(null, store.find("holding"), "drained and its files removed: forgotten");
+      FileTenantQueue again = store.queue("holding");
+      assertFalse(again.created(), "a new queue, counted as new");
+      append(again, "record-2", 1, T0);
+      assertEquals(List.of("record-2"), peekAll(again));
+      assertFalse(never.created());
+    }
+  }
+
+  @Test
   void closingFailsTheAppendsOfATenantWhoseFilesAreStillBeingMade() throws Exception {
     HeldCreation held = new HeldCreation();
     QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE, held);
