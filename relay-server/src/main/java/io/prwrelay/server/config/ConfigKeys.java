@@ -64,6 +64,11 @@ public final class ConfigKeys {
   public static final ConfigKey QUEUE_DIR = DeliveryKeys.QUEUE_DIR;
   public static final ConfigKey QUEUE_MAX_TENANT_BYTES = DeliveryKeys.QUEUE_MAX_TENANT_BYTES;
   public static final ConfigKey QUEUE_MAX_BYTES = DeliveryKeys.QUEUE_MAX_BYTES;
+  public static final ConfigKey QUEUE_FULL_POLICY = DeliveryKeys.QUEUE_FULL_POLICY;
+  public static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_REQUEST =
+      DeliveryKeys.QUEUE_MAX_NEW_TENANTS_PER_REQUEST;
+  public static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_SECOND =
+      DeliveryKeys.QUEUE_MAX_NEW_TENANTS_PER_SECOND;
   public static final ConfigKey QUEUE_MAX_AGE = DeliveryKeys.QUEUE_MAX_AGE;
   public static final ConfigKey QUEUE_SEGMENT_BYTES = DeliveryKeys.QUEUE_SEGMENT_BYTES;
   public static final ConfigKey QUEUE_DIRECT_TIMEOUT = DeliveryKeys.QUEUE_DIRECT_TIMEOUT;

@@ -13,8 +13,11 @@ import static io.prwrelay.server.config.ConfigKeys.LEDGER_MAX_ENTRIES;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_TTL;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIR;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIRECT_TIMEOUT;
+import static io.prwrelay.server.config.ConfigKeys.QUEUE_FULL_POLICY;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_AGE;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_REQUEST;
+import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_SECOND;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_TENANT_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_SEGMENT_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.THROTTLED_POLICY;
@@ -63,6 +66,19 @@ public record DeliveryConfig(
     }
   }
 
+  /** The choices of {@code relay.delivery.queue.full-policy}. */
+  public enum FullPolicy {
+    /** 503 with Retry-After; nothing queued is dropped. */
+    REFUSE,
+    /** The tenant's own oldest records make room (counted). */
+    DROP_OLDEST;
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+  }
+
   /** When a sender gets its 2xx. */
   public enum Mode {
     /** Once every tenant batch of the request was accepted downstream. */
@@ -85,13 +101,19 @@ public record DeliveryConfig(
    * @param segmentBytes size at which a queue file is rolled
    * @param directTimeout how long a caught-up tenant's batch may wait for its direct delivery
    *     before it goes to the queue; zero sends every batch through the queue
+   * @param fullPolicy what a batch that would pass a byte bound does
+   * @param maxNewTenantsPerRequest tenant queues one request may make on disk
+   * @param maxNewTenantsPerSecond tenant queues all requests may make on disk a second
    */
   public record Queue(
       long maxTenantBytes,
       long maxBytes,
       Duration maxAge,
       long segmentBytes,
-      Duration directTimeout) {}
+      Duration directTimeout,
+      FullPolicy fullPolicy,
+      int maxNewTenantsPerRequest,
+      int maxNewTenantsPerSecond) {}
 
   /**
    * Bounds and timing of each tenant's lane.
@@ -143,6 +165,9 @@ public record DeliveryConfig(
     Duration maxAge = v.duration(QUEUE_MAX_AGE);
     long segmentBytes = v.bytes(QUEUE_SEGMENT_BYTES, 64 << 10, 1L << 30);
     Duration directTimeout = v.durationOrZero(QUEUE_DIRECT_TIMEOUT);
+    FullPolicy fullPolicy = v.choice(QUEUE_FULL_POLICY, FullPolicy.class);
+    int newPerRequest = v.integer(QUEUE_MAX_NEW_TENANTS_PER_REQUEST, 1, 100_000_000);
+    int newPerSecond = v.integer(QUEUE_MAX_NEW_TENANTS_PER_SECOND, 1, 100_000_000);
     int ledgerMax = v.integer(LEDGER_MAX_ENTRIES, 0, 100_000_000);
     Duration ledgerTtl = v.duration(LEDGER_TTL);
     Throttled throttled =
@@ -163,7 +188,15 @@ public record DeliveryConfig(
     return new DeliveryConfig(
         mode,
         queueDir,
-        new Queue(maxTenantBytes, maxBytes, maxAge, segmentBytes, directTimeout),
+        new Queue(
+            maxTenantBytes,
+            maxBytes,
+            maxAge,
+            segmentBytes,
+            directTimeout,
+            fullPolicy,
+            newPerRequest,
+            newPerSecond),
         ledgerMax,
         ledgerTtl,
         throttled,

@@ -315,6 +315,11 @@ public final class Fragment implements BatchResult {
     return deadlineNanos;
   }
 
+  /** The sender request the fragment is part of, or {@code null} when its listener is another. */
+  SenderRequest request() {
+    return listener instanceof SenderRequest r ? r : null;
+  }
+
   /** Releases the body and tells the listener; called once by the lane. */
   void complete(FragmentOutcome outcome) {
     discard();

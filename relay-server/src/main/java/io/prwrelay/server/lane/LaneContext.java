@@ -32,6 +32,9 @@ final class LaneContext {
    */
   final long directNanos;
 
+  /** Queue mode: how many tenant queues may be made on disk; unbounded in sync mode. */
+  final NewQueueGate newQueues;
+
   /** The Remote Write version PRW 2.0 batches go downstream in. */
   final DownstreamProtocol protocol;
 
@@ -50,6 +53,7 @@ final class LaneContext {
     this.wallMillis = queues == null ? System::currentTimeMillis : queues.wallMillis();
     this.maxDecompressedBytes = queues == null ? 0 : queues.maxDecompressedBytes();
     this.directNanos = queues == null ? 0 : Math.max(0, queues.directTimeout().toNanos());
+    this.newQueues = queues == null ? NewQueueGate.UNBOUNDED : queues.newQueues();
     this.settings = settings;
     this.sender = sender;
     this.alloc = alloc;

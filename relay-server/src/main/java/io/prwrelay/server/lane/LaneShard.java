@@ -130,6 +130,7 @@ final class LaneShard {
       return false;
     }
     byTenant.remove(victim).withdraw();
+    release(victim);
     ctx.observer.laneForgotten(victim);
     return true;
   }
@@ -143,8 +144,16 @@ final class LaneShard {
         it.remove();
         lane.withdraw();
         count.give();
+        release(lane.tenant());
         ctx.observer.laneForgotten(lane.tenant());
       }
+    }
+  }
+
+  /** Lets the store forget the queue of a forgotten lane's tenant if it holds nothing. */
+  private void release(String tenant) {
+    if (ctx.store != null) {
+      ctx.store.release(tenant);
     }
   }
 

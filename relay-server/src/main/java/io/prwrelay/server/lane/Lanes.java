@@ -53,15 +53,45 @@ public final class Lanes implements AutoCloseable {
    * @param maxDecompressedBytes cap when merging queued records
    * @param directTimeout how long a caught-up lane's fragment may wait for its direct delivery
    *     before it goes to the queue; zero queues every fragment
+   * @param newQueues how many tenant queues may be made on disk ({@link NewQueueGate})
    */
   public record Queues(
       TenantQueues store,
       LongSupplier wallMillis,
       int maxDecompressedBytes,
-      Duration directTimeout) {
-    /** Queues through which every fragment goes (no direct delivery). */
+      Duration directTimeout,
+      NewQueueGate newQueues) {
+    /** Queues through which every fragment goes (no direct delivery), making queues unbounded. */
     public Queues(TenantQueues store, LongSupplier wallMillis, int maxDecompressedBytes) {
       this(store, wallMillis, maxDecompressedBytes, Duration.ZERO);
+    }
+
+    /** Queues making tenant queues on disk unbounded. */
+    public Queues(
+        TenantQueues store,
+        LongSupplier wallMillis,
+        int maxDecompressedBytes,
+        Duration directTimeout) {
+      this(store, wallMillis, maxDecompressedBytes, directTimeout, NewQueueGate.UNBOUNDED);
+    }
+
+    /**
+     * Queues making at most {@code newPerRequest} tenant queues for one sender request and {@code
+     * newPerSecond} a second ({@link NewQueueGate}).
+     */
+    public Queues(
+        TenantQueues store,
+        LongSupplier wallMillis,
+        int maxDecompressedBytes,
+        Duration directTimeout,
+        int newPerRequest,
+        int newPerSecond) {
+      this(
+          store,
+          wallMillis,
+          maxDecompressedBytes,
+          directTimeout,
+          NewQueueGate.of(newPerRequest, newPerSecond));
     }
   }
 

@@ -234,6 +234,14 @@ public final class MetricCatalogue {
               + " (answered 400 after too many 429s)",
           "tenant",
           "reason");
+  public static final Metric TENANT_SERIES_REFUSED =
+      counter(
+          "relay.tenant.series.refused",
+          "series refused a place in the tenant's queue and answered 503 (queue mode), by the bound"
+              + " reached: tenant-bytes, total-bytes, new-tenants-per-request,"
+              + " new-tenants-per-second",
+          "tenant",
+          "bound");
   public static final Metric TENANT_DOWNSTREAM_REQUESTS =
       counter(
           "relay.tenant.downstream.requests", "downstream requests made for the tenant", "tenant");
@@ -355,6 +363,7 @@ public final class MetricCatalogue {
           TENANT_BATCHES_DELIVERED,
           TENANT_SERIES_FAILED,
           TENANT_SERIES_DROPPED,
+          TENANT_SERIES_REFUSED,
           TENANT_DOWNSTREAM_REQUESTS,
           TENANT_COALESCED_FRAGMENTS,
           TENANT_SPLIT_SENDS,
