@@ -66,8 +66,9 @@ final class ServerKeys {
           "relay.server.max-inflight-bytes",
           "auto",
           "request memory admitted at once: each request's compressed body (its Content-Length"
-              + " before it is read; a chunked body as it arrives) and then what it decompresses"
-              + " to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
+              + " before it is read; a chunked body as it arrives), then what it decompresses"
+              + " to, then the tenant requests built of it, held until the answer; more gets 503."
+              + " auto = the smaller of half the JVM's"
               + " max direct memory and a quarter of its max heap, at least max-request-bytes");
 
   static final ConfigKey MAX_INFLIGHT_BYTES_PER_CLIENT =

@@ -47,6 +47,23 @@ final class RelayProcess implements AutoCloseable {
    * @param dir where the properties file is written
    */
   static RelayProcess start(Path dir, Map<String, String> config) throws IOException {
+    return start(dir, config, List.of("-Xmx256m"));
+  }
+
+  /**
+   * {@link #start(Path, Map)} with the memory of the small container docker/entrypoint.sh sizes:
+   * 256 MiB of heap, 256 MiB of direct memory, and an exit at the first {@link OutOfMemoryError},
+   * so that running out of memory ends the relay instead of leaving it half alive.
+   */
+  static RelayProcess startSmallContainer(Path dir, Map<String, String> config) throws IOException {
+    return start(
+        dir,
+        config,
+        List.of("-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+ExitOnOutOfMemoryError"));
+  }
+
+  private static RelayProcess start(Path dir, Map<String, String> config, List<String> jvmFlags)
+      throws IOException {
     Map<String, String> props = new TreeMap<>();
     props.put("relay.server.host", "127.0.0.1");
     props.put("relay.server.port", "0");
@@ -57,7 +74,7 @@ final class RelayProcess implements AutoCloseable {
     Files.writeString(properties, file);
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
+    cmd.addAll(jvmFlags);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(Main.class.getName());
