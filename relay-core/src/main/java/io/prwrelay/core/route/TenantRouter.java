@@ -2,6 +2,7 @@ package io.prwrelay.core.route;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.MemoryGrant;
 import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.AbstractSeriesView;
@@ -11,6 +12,7 @@ import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.List;
 
 /**
@@ -47,7 +49,7 @@ import java.util.List;
  */
 public final class TenantRouter extends AbstractTenantRouter implements WriteRequestVisitor {
   private final WriteRequestReader reader;
-  private final BatchEncoder encoder = new BatchEncoder();
+  private final BatchEncoder encoder;
   private final boolean withMetadata;
   private final MetricFamilies families;
   private final FamilyLearner learner;
@@ -83,7 +85,18 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    *     with; shared by the routers of every event loop
    */
   public TenantRouter(TenantRules rules, boolean digestSeries, MetricFamilies families) {
+    this(rules, digestSeries, families, new ScratchMemory());
+  }
+
+  /**
+   * @param digestSeries see {@link #TenantRouter(TenantRules, boolean)}
+   * @param families see {@link #TenantRouter(TenantRules, boolean, MetricFamilies)}
+   * @param scratch where the encoder's per-segment arrays grow
+   */
+  public TenantRouter(
+      TenantRules rules, boolean digestSeries, MetricFamilies families, ScratchMemory scratch) {
     super(rules, digestSeries);
+    this.encoder = new BatchEncoder(scratch);
     this.reader = new WriteRequestReader(rules.labels(), rules.countSamples(), digestSeries);
     this.withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
     this.families = families;
@@ -101,19 +114,24 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    */
   @Override
   public RouteResult route(ByteBuf request, ByteBufAllocator alloc) {
-    return route(request, alloc, MetricFamilies.NO_SENDER);
+    return routeRequest(request, alloc, MemoryGrant.UNLIMITED);
   }
 
   /**
-   * Routes one request of {@code sender}: its series teach, and its metadata-only entries are
-   * routed by, the families this sender sent ({@link MetricFamilies}).
+   * Routes one request of {@code sender} within {@code grant}: its series teach, and its
+   * metadata-only entries are routed by, the families this sender sent ({@link MetricFamilies}).
    *
    * @param request borrowed, as for {@link #route(ByteBuf, ByteBufAllocator)}
    * @param sender the sender's id, chosen by the caller and never by the sender
+   * @param grant asked for the batches' bytes before they are allocated
    */
-  public RouteResult route(ByteBuf request, ByteBufAllocator alloc, long sender) {
+  public RouteResult route(ByteBuf request, ByteBufAllocator alloc, long sender, MemoryGrant grant) {
     this.sender = sender;
-    return routeRequest(request, alloc);
+    try {
+      return routeRequest(request, alloc, grant);
+    } finally {
+      this.sender = MetricFamilies.NO_SENDER;
+    }
   }
 
   @Override
@@ -138,7 +156,8 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   }
 
   @Override
-  RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
+  RequestError encode(
+      String[] tenants, ByteBufAllocator alloc, MemoryGrant grant, List<TenantBatch> batches) {
     if (learner != null) {
       learner.finish(tenants);
     }
@@ -159,8 +178,13 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       broadcast = true;
       result.metadataRouted[MetadataRoute.BROADCAST.ordinal()] += entries;
     }
-    encoder.encode(tenants, broadcast, alloc, batches);
     // Splicing copies each series once: only metadata grows, under its own bound above.
+    long bytes = encoder.bytes(broadcast);
+    if (!grant.reserve(bytes)) {
+      return RequestError.overBudget(
+          "splitting this request by tenant would take " + bytes + " bytes, more than granted");
+    }
+    encoder.encode(tenants, broadcast, alloc, batches);
     return null;
   }
 

@@ -73,8 +73,9 @@ final class ServerKeys {
           "relay.server.max-inflight-bytes",
           "auto",
           "request memory admitted at once: each request's compressed body (as it arrives, from"
-              + " a first buffer of 64 KiB; never its declared Content-Length) and then what it"
-              + " decompresses to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
+              + " a first buffer of 64 KiB; never its declared Content-Length), then what it"
+              + " decompresses to, then the tenant requests built of it, held until the answer;"
+              + " more gets 503. auto = the smaller of half the JVM's"
               + " max direct memory and a quarter of its max heap, at least max-request-bytes");
 
   static final ConfigKey MAX_INFLIGHT_BYTES_PER_CLIENT =

@@ -27,8 +27,9 @@ import java.util.logging.Logger;
  *   <li>{@link Decompression}: the body into a pooled heap buffer, within the size caps and the
  *       memory budget;
  *   <li>{@link RouteStage}: the decompressed request into one batch per tenant (labels only), in
- *       the protocol the downstream takes, with the router chosen once for the request; or refused
- *       (400 invalid, 403 a tenant the credentials may not write);
+ *       the protocol the downstream takes, with the router chosen once for the request, the batches
+ *       and the scratch memory to build them in the memory budget; or refused (400 invalid, 403 a
+ *       tenant the credentials may not write, 503/413 no memory for them);
  *   <li>{@link Delivery}: every batch to its lane ({@link Lanes}), skipping tenants the {@link
  *       DeliveryLedger} knows an earlier attempt of the same body delivered, and the answer from
  *       their outcomes ({@link AnswerPolicy}).
@@ -103,8 +104,9 @@ final class WriteProcessor {
    *
    * @param body takes ownership; the compressed request body
    * @param reservation the request's share of {@code budget}, holding the compressed body; grown to
-   *     hold what the body decompresses to before that is allocated (the caller releases it once
-   *     answered)
+   *     hold what the body decompresses to, the tenant batches built of it and the scratch memory
+   *     to build them, each before it is allocated ({@link RequestGrant}; the caller releases it
+   *     once answered)
    * @param input the message the body holds
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
@@ -183,13 +185,19 @@ final class WriteProcessor {
       SenderKey sender,
       long startNanos,
       Consumer<Answer> done) {
-    Decompression.Result decompressed =
-        decompression.decompress(res, alloc, body, budget, reservation, encoding);
-    if (decompressed instanceof Refusal refusal) {
-      return refusal.answer();
+    RequestGrant grant = res.grant.reset(budget, reservation, body.readableBytes());
+    Routed routed;
+    try {
+      Decompression.Result decompressed =
+          decompression.decompress(res, alloc, body, grant, encoding);
+      if (decompressed instanceof Refusal refusal) {
+        return refusal.answer();
+      }
+      ByteBuf decoded = ((Decompression.Body) decompressed).content();
+      routed = routing.route(res, alloc, decoded, input, incomingTenant, allowed, sender, grant);
+    } finally {
+      grant.clear();
     }
-    ByteBuf decoded = ((Decompression.Body) decompressed).content();
-    Routed routed = routing.route(res, alloc, decoded, input, incomingTenant, allowed, sender);
     if (routed instanceof Refusal refusal) {
       return refusal.answer();
     }

@@ -228,10 +228,11 @@ class IngressAdmissionTest {
     channel.writeInbound(write(body));
     sim.runDue();
     assertNull(channel.readOutbound(), "b is still in flight");
+    // Two tenants' PRW 1.0 batches: every series spliced once, as many bytes as the request.
     assertEquals(
-        body.length + Snappy.uncompressedLength(body),
+        body.length + 2L * Snappy.uncompressedLength(body),
         budgetInUse(),
-        "the body and what it decompresses to are held while the request is delivered");
+        "the body, what it decompresses to and its tenant batches are held while it is delivered");
     sim.advance(Duration.ofMillis(500));
     assertEquals(204, status(channel.readOutbound()));
     assertEquals(0, budgetInUse());
