@@ -125,7 +125,8 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    * @param sender the sender's id, chosen by the caller and never by the sender
    * @param grant asked for the batches' bytes before they are allocated
    */
-  public RouteResult route(ByteBuf request, ByteBufAllocator alloc, long sender, MemoryGrant grant) {
+  public RouteResult route(
+      ByteBuf request, ByteBufAllocator alloc, long sender, MemoryGrant grant) {
     this.sender = sender;
     try {
       return routeRequest(request, alloc, grant);
