@@ -1,6 +1,7 @@
 package io.prwrelay.core.route;
 
 import io.prwrelay.core.remotewrite.Bytes;
+import io.prwrelay.core.remotewrite.SeededHash;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -12,6 +13,10 @@ import java.util.Arrays;
  * once; after that the tenant is a number. Entry 0 is the default tenant; a label value whose ID
  * equals the default tenant's maps to entry 0 too, so one tenant never gets two batches. Not
  * thread-safe.
+ *
+ * <p>The values are a client's choice, so the hash is {@link SeededHash}: with an unkeyed hash a
+ * sender can send thousands of values that share one slot, and linear probing makes each new one
+ * walk past all the others, on the loop every sender shares ({@link #longestProbe} shows it).
  */
 final class TenantTable {
   static final int DEFAULT_ENTRY = 0;
@@ -143,10 +148,21 @@ final class TenantTable {
   }
 
   private static int hash(byte[] a, int offset, int length) {
-    int h = length;
-    for (int i = offset, end = offset + length; i < end; i++) {
-      h = 31 * h + a[i];
+    return SeededHash.fold(SeededHash.hash(a, offset, length));
+  }
+
+  /**
+   * The most slots a lookup of an interned value walks: its distance from its home slot, plus one.
+   * For tests; scans the table.
+   */
+  int longestProbe() {
+    int mask = slots.length - 1;
+    int longest = 0;
+    for (int i = 0; i < slots.length; i++) {
+      if (slots[i] != 0) {
+        longest = Math.max(longest, ((i - (slotHashes[i] & mask)) & mask) + 1);
+      }
     }
-    return h ^ (h >>> 16);
+    return longest;
   }
 }
