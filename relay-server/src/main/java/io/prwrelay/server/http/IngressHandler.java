@@ -157,6 +157,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       AnswerWriter.continueIfExpected(ctx, req);
       skipping = req;
       skippingPath = path;
+      // Answered at the end of its body (none for most): that end must come within the read
+      // timeout too, or one byte every few minutes would hold the connection and its head forever.
+      armBodyTimer(ctx);
     }
   }
 
@@ -211,10 +214,14 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     armBodyTimer(ctx);
   }
 
-  /** The body of {@link #incoming} must be complete within the read timeout from now. */
+  /**
+   * The body of {@link #incoming} or {@link #skipping} must be complete within the read timeout
+   * from now.
+   */
   private void armBodyTimer(ChannelHandlerContext ctx) {
     if (bodyTimer == null) {
-      bodyTimer = new BodyTimer(ctx, () -> incoming != null, () -> readTimedOut(ctx));
+      bodyTimer =
+          new BodyTimer(ctx, () -> incoming != null || skipping != null, () -> readTimedOut(ctx));
     }
     bodyTimer.arm(config.readTimeout().toNanos());
   }
@@ -309,17 +316,21 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void readTimedOut(ChannelHandlerContext ctx) {
-    IncomingWrite in = incoming;
-    if (in == null) {
-      return;
-    }
-    abortAndAnswer(
-        ctx,
-        in,
+    Answer late =
         Answer.closing(
             408,
             "request body not received within "
-                + ConfigKeys.SERVER_READ_TIMEOUT.setTo(config.readTimeout())));
+                + ConfigKeys.SERVER_READ_TIMEOUT.setTo(config.readTimeout()));
+    IncomingWrite in = incoming;
+    if (in != null) {
+      abortAndAnswer(ctx, in, late);
+    } else if (skipping != null) {
+      HttpRequest req = skipping;
+      skipping = null;
+      AdminEndpoint endpoint = AdminEndpoint.at(skippingPath);
+      metrics.otherRequest(endpoint == null ? AdminHandler.OTHER_TAG : endpoint.tag(), 408);
+      writer.answer(ctx, req, late);
+    }
   }
 
   /**

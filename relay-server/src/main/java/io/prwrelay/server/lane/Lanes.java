@@ -1,11 +1,11 @@
 package io.prwrelay.server.lane;
 
-import io.prwrelay.core.remotewrite.SeededHash;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.core.encode.BatchEncoder;
+import io.prwrelay.core.remotewrite.SeededHash;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;

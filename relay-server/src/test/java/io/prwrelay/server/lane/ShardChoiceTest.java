@@ -33,7 +33,8 @@ class ShardChoiceTest {
     }
     for (int loop = 0; loop < loops; loop++) {
       // 1,024 expected; the binomial's standard deviation is 28.
-      assertTrue(perLoop[loop] > 850 && perLoop[loop] < 1200, "loop " + loop + ": " + perLoop[loop]);
+      assertTrue(
+          perLoop[loop] > 850 && perLoop[loop] < 1200, "loop " + loop + ": " + perLoop[loop]);
     }
   }
 }
