@@ -12,6 +12,7 @@ import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Splits one decompressed PRW 1.0 {@code WriteRequest} into one valid {@code WriteRequest} per
@@ -51,6 +52,15 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   private final boolean withMetadata;
   private final MetricFamilies families;
   private final FamilyLearner learner;
+
+  private static final Predicate<String> ANY = tenant -> true;
+
+  /**
+   * Whether the caller accepts the request routed now ({@link #route(ByteBuf, ByteBufAllocator,
+   * Predicate)}).
+   */
+  private Predicate<String> accepted = ANY;
+
   private final MetadataRouting metadata = new MetadataRouting();
   private byte[] array;
 
@@ -103,6 +113,37 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
     return routeRequest(request, alloc);
   }
 
+  /**
+   * Routes one request as {@link #route(ByteBuf, ByteBufAllocator)} does, but teaches the metric
+   * families (and this router's filter of pairs taught) only when every tenant that got series
+   * passes {@code accepted}: a request its sender may not write, refused by the caller, changes
+   * nothing shared.
+   *
+   * @param request borrowed
+   * @param accepted whether the caller accepts a request with series of this tenant
+   */
+  public RouteResult route(ByteBuf request, ByteBufAllocator alloc, Predicate<String> accepted) {
+    this.accepted = accepted;
+    try {
+      return routeRequest(request, alloc);
+    } finally {
+      this.accepted = ANY;
+    }
+  }
+
+  /** Teaches the families the pairs of the request, when the caller accepts its first tenants. */
+  private void learn(String[] tenants, int count) {
+    if (learner == null) {
+      return;
+    }
+    for (int i = 0; i < count; i++) {
+      if (!accepted.test(tenants[i])) {
+        return;
+      }
+    }
+    learner.finish(tenants);
+  }
+
   @Override
   void startRequest() {
     lastSlot = -1;
@@ -126,9 +167,8 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   @Override
   RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
-    if (learner != null) {
-      learner.finish(tenants);
-    }
+    // Every slot open now holds series (metadata routed by family opens its slots below).
+    learn(tenants, encoder.slots());
     int entries = metadata.count();
     boolean broadcast = false;
     if (entries == 0) {
@@ -164,9 +204,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   @Override
   void encodeWhole(String tenant, ByteBuf request, List<TenantBatch> batches) {
-    if (learner != null) {
-      learner.finish(slots.tenants());
-    }
+    learn(slots.tenants(), 1);
     int entries = metadata.count();
     if (entries > 0) {
       // whole() keeps metadata only when it is broadcast within its cap: to this one tenant.

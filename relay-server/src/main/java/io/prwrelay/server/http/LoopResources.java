@@ -40,9 +40,11 @@ final class LoopResources implements AutoCloseable {
   interface Router {
     /**
      * @param request borrowed
+     * @param allowed the tenants the request's credentials may write: a request with series of
+     *     another (refused 403) teaches the shared metric families nothing
      * @return the router's reused result, until the router routes again
      */
-    RouteResult route(ByteBuf request, ByteBufAllocator alloc);
+    RouteResult route(ByteBuf request, ByteBufAllocator alloc, TenantAllowList allowed);
   }
 
   /**
@@ -59,9 +61,9 @@ final class LoopResources implements AutoCloseable {
         new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries);
     V2TenantRouter v2ToV1 =
         new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries);
-    this.v1 = v1::route;
-    this.v2 = v2::route;
-    this.v2ToV1Router = v2ToV1::route;
+    this.v1 = (request, alloc, allowed) -> v1.route(request, alloc, allowed::allows);
+    this.v2 = (request, alloc, allowed) -> v2.route(request, alloc);
+    this.v2ToV1Router = (request, alloc, allowed) -> v2ToV1.route(request, alloc);
   }
 
   /** The router of requests in {@code input} into tenant batches in {@code output}. */

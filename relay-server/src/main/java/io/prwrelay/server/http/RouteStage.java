@@ -30,7 +30,9 @@ import java.util.List;
  * <p>Refused, with nothing delivered: 400 for a tenant header that is not a valid tenant ID and for
  * an invalid request (the reader's message; its series counted in {@code
  * relay_series_rejected_total}), 403 naming the first tenant the request's credentials may not
- * write. Metadata routed by its family to such a tenant is dropped instead (counted).
+ * write. Metadata routed by its family to such a tenant is dropped instead (counted). A refused
+ * request is decided before anything shared is recorded: it changes no insight row, no per-tenant
+ * metric and no learned metric family.
  */
 final class RouteStage {
   private final TenantConfig tenants;
@@ -77,14 +79,10 @@ final class RouteStage {
     try {
       Routed routed =
           incomingTenant != null
-              ? whole(res, alloc, decoded, input, output, incomingTenant, batches)
+              ? whole(res, alloc, decoded, input, output, incomingTenant, allowed, batches)
               : split(res.router(input, output), alloc, decoded, input, output, allowed, batches);
       if (routed instanceof Routed.Batches) {
-        Refusal refusal = forbidden(allowed, batches);
-        if (refusal == null) {
-          return routed;
-        }
-        routed = refusal;
+        return routed;
       }
       release(batches);
       return routed;
@@ -113,6 +111,7 @@ final class RouteStage {
       Protocol input,
       Protocol output,
       String incomingTenant,
+      TenantAllowList allowed,
       List<Fragment> out) {
     String tenant = tenants.incomingTenant(incomingTenant);
     if (tenant == null) {
@@ -143,6 +142,10 @@ final class RouteStage {
       }
       out.add(Fragment.unbound(tenant, Protocol.V2, decoded.retain(), check.counts()));
     }
+    Refusal refusal = forbidden(allowed, out);
+    if (refusal != null) {
+      return refusal;
+    }
     Fragment batch = out.get(0);
     insight.recordWhole(tenant, batch.series(), batch.size());
     // The converted request is a new one; the others are the request itself.
@@ -164,11 +167,17 @@ final class RouteStage {
       Protocol output,
       TenantAllowList allowed,
       List<Fragment> out) {
-    RouteResult result = router.route(decoded, alloc);
+    RouteResult result = router.route(decoded, alloc, allowed);
     try {
       RequestError error = result.error();
       if (error != null) {
         return invalid(reason(error), result.seriesIn(), error);
+      }
+      // Decided before anything shared is recorded: a refused request changes no insight row,
+      // tenant metric or learned family (the router taught nothing either).
+      Refusal refusal = forbiddenSeries(allowed, result.batches());
+      if (refusal != null) {
+        return refusal;
       }
       metrics.routed(result);
       insight.record(result);
@@ -228,12 +237,35 @@ final class RouteStage {
         for (Fragment r : batches) {
           series += r.series();
         }
-        metrics.authRejected(403);
-        metrics.rejectedSeries("forbidden_tenant", series);
-        return new Refusal(TenantAllowList.forbidden(b.tenant()));
+        return refuse(b.tenant(), series);
       }
     }
     return null;
+  }
+
+  /**
+   * A 403 naming the first tenant with series in {@code batches} that {@code allowed} does not
+   * allow (metadata alone routed to one is dropped instead), with every series of the request
+   * counted as rejected; {@code null} when all are allowed.
+   */
+  private Refusal forbiddenSeries(TenantAllowList allowed, List<TenantBatch> batches) {
+    for (int i = 0; i < batches.size(); i++) {
+      TenantBatch b = batches.get(i);
+      if (b.series() > 0 && !allowed.allows(b.tenant())) {
+        int series = 0;
+        for (TenantBatch r : batches) {
+          series += r.series();
+        }
+        return refuse(b.tenant(), series);
+      }
+    }
+    return null;
+  }
+
+  private Refusal refuse(String tenant, int series) {
+    metrics.authRejected(403);
+    metrics.rejectedSeries("forbidden_tenant", series);
+    return new Refusal(TenantAllowList.forbidden(tenant));
   }
 
   private static void release(List<Fragment> batches) {
