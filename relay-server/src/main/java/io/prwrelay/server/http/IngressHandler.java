@@ -324,7 +324,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     IncomingWrite in = incoming;
     if (in != null) {
       abortAndAnswer(ctx, in, late);
-    } else if (skipping != null) {
+    } else if (skipping != null && !pipelining.holding()) {
+      // (While the relay holds what followed the head, the client is not reading its answers:
+      // that has its own timeout, Pipelining's.)
       HttpRequest req = skipping;
       skipping = null;
       AdminEndpoint endpoint = AdminEndpoint.at(skippingPath);
