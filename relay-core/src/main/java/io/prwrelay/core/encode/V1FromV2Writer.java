@@ -1,5 +1,6 @@
 package io.prwrelay.core.encode;
 
+import io.prwrelay.core.remotewrite.SeededHash;
 import io.prwrelay.core.remotewrite.SymbolTable;
 import io.prwrelay.core.wire.ExemplarFields;
 import io.prwrelay.core.wire.LabelFields;
@@ -322,8 +323,13 @@ final class V1FromV2Writer {
   }
 
   private void addMetadata(int type, int name, int help, int unit) {
-    int hash = ((type * 31 + name) * 31 + help) * 31 + unit;
-    hash ^= hash >>> 16;
+    // Seeded: the references are the sender's choice, and with a polynomial hash every (help, unit)
+    // with one help * 31 + unit would share a probe run, quadratic in the series of one request.
+    int hash =
+        SeededHash.fold(
+            SeededHash.hash(
+                (long) type << 32 | (name & 0xFFFF_FFFFL),
+                (long) help << 32 | (unit & 0xFFFF_FFFFL)));
     int[] table = metadataTable;
     int i = hash & metadataMask;
     while (table[i] != 0) {

@@ -2,6 +2,7 @@ package io.prwrelay.core.route;
 
 import io.prwrelay.core.remotewrite.Bytes;
 import io.prwrelay.core.remotewrite.LabelSetHasher;
+import io.prwrelay.core.remotewrite.SeededHash;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.wire.LabelFields;
 import io.prwrelay.core.wire.TimeSeriesFields;
@@ -166,12 +167,18 @@ final class FamilyLearner {
     int mask = (filter.length >> 3) - 1;
     byte[] a = array;
     taught = 0;
+    String tenant = null;
+    long tenantHash = 0;
     for (int i = 0; i < noted; i++) {
-      String tenant = tenants[notedSlot[i]];
+      if (tenants[notedSlot[i]] != tenant) {
+        tenant = tenants[notedSlot[i]];
+        // Seeded: with String.hashCode, a sender teaching (F, a tenant colliding with the victim)
+        // would keep the victim's (F, victim) from ever looking stale here, so never taught.
+        tenantHash = SeededHash.hash(tenant);
+      }
       long family = MetricFamilies.familyKey(a, notedOffset[i], notedLength[i]);
       // The sender's too: one sender's lesson never stands for another's. Never 0, an empty way.
-      long key =
-          (family ^ (tenant.hashCode() * 0x9E3779B97F4A7C15L) ^ sender * 0xC2B2AE3D27D4EB4FL) | 1;
+      long key = (family ^ tenantHash ^ sender * 0xC2B2AE3D27D4EB4FL) | 1;
       if (!stale(filter, ((int) (key ^ (key >>> 29) ^ (key >>> 47)) & mask) << 3, key, now)) {
         continue;
       }

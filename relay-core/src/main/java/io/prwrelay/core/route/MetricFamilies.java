@@ -1,6 +1,6 @@
 package io.prwrelay.core.route;
 
-import io.prwrelay.core.remotewrite.LabelSetHasher;
+import io.prwrelay.core.remotewrite.SeededHash;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -36,7 +36,9 @@ import java.util.function.LongSupplier;
  * a metadata entry's family name is looked up both as it is and without such a suffix ({@link
  * #tenantsOf}). That finds every family of the shapes above; it can also name a tenant that sent a
  * different family whose name differs only by one of these suffixes (a gauge {@code jobs_count}
- * next to a counter {@code jobs_total}), which then receives that metadata too.
+ * next to a counter {@code jobs_total}), which then receives that metadata too. The key is a {@link
+ * SeededHash} of the name: with an unkeyed 64-bit hash a sender could compute a name whose key
+ * equals another tenant's family and so be routed that family's metadata.
  *
  * <p><b>Bounds.</b> At most {@code capacity} sender–family–tenant associations over all senders (a
  * family one sender sent to three tenants takes three). A new one beyond that evicts the least
@@ -161,7 +163,7 @@ public final class MetricFamilies {
    * @param a borrowed
    */
   public static long familyKey(byte[] a, int offset, int length) {
-    return LabelSetHasher.hash(a, offset, stemLength(a, offset, length));
+    return SeededHash.hash(a, offset, stemLength(a, offset, length));
   }
 
   /** The length of the name without one trailing suffix, or {@code length} when it has none. */
@@ -248,9 +250,9 @@ public final class MetricFamilies {
    */
   public void tenantsOf(long sender, byte[] a, int offset, int length, List<String> out) {
     long salt = salt(sender);
-    long asIs = LabelSetHasher.hash(a, offset, length) ^ salt;
+    long asIs = SeededHash.hash(a, offset, length) ^ salt;
     int stem = stemLength(a, offset, length);
-    long stripped = stem == length ? asIs : LabelSetHasher.hash(a, offset, stem) ^ salt;
+    long stripped = stem == length ? asIs : SeededHash.hash(a, offset, stem) ^ salt;
     long now = now();
     synchronized (this) {
       if (capacity == 0 || size == 0) {
@@ -489,7 +491,8 @@ public final class MetricFamilies {
   }
 
   private static long pairHash(long key, String t) {
-    return key ^ (t.hashCode() * 0x9E3779B97F4A7C15L);
+    // Seeded: tenants whose String.hashCode collide (Aa/BB blocks) would share one probe run.
+    return key ^ SeededHash.hash(t);
   }
 
   private int find(long key, String t) {

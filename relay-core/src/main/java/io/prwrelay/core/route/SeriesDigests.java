@@ -2,6 +2,7 @@ package io.prwrelay.core.route;
 
 import io.prwrelay.core.remotewrite.Bytes;
 import io.prwrelay.core.remotewrite.LabelSetHasher;
+import io.prwrelay.core.remotewrite.SeededHash;
 import java.util.Arrays;
 
 /**
@@ -139,7 +140,7 @@ public final class SeriesDigests {
             array, offset, length, nameBytes, nameOffsets[cached], nameLengths[cached])) {
       return cached;
     }
-    long h = LabelSetHasher.hash(array, offset, length);
+    long h = SeededHash.hash(array, offset, length);
     if (nameCount == nameHashes.length) {
       int n = nameCount * 2;
       nameHashes = Arrays.copyOf(nameHashes, n);
@@ -190,8 +191,9 @@ public final class SeriesDigests {
   }
 
   /**
-   * 64-bit hash of metric name {@code name} ({@link LabelSetHasher#hash} of its bytes): equal names
-   * have equal hashes in every request.
+   * 64-bit hash of metric name {@code name} ({@link SeededHash} of its bytes, so that no sender can
+   * compute a name that takes another's place in a table keyed by it): equal names have equal
+   * hashes in every request of the process.
    */
   public long nameHash(int name) {
     return nameHashes[name];

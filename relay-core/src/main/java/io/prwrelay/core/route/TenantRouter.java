@@ -14,6 +14,7 @@ import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
 import io.prwrelay.core.wire.ScratchMemory;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Splits one decompressed PRW 1.0 {@code WriteRequest} into one valid {@code WriteRequest} per
@@ -53,6 +54,15 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   private final boolean withMetadata;
   private final MetricFamilies families;
   private final FamilyLearner learner;
+
+  private static final Predicate<String> ANY = tenant -> true;
+
+  /**
+   * Whether the caller accepts the request routed now ({@link #route(ByteBuf, ByteBufAllocator,
+   * Predicate)}).
+   */
+  private Predicate<String> accepted = ANY;
+
   private final MetadataRouting metadata = new MetadataRouting();
   private byte[] array;
   private long sender = MetricFamilies.NO_SENDER;
@@ -119,20 +129,50 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   /**
    * Routes one request of {@code sender} within {@code grant}: its series teach, and its
-   * metadata-only entries are routed by, the families this sender sent ({@link MetricFamilies}).
+   * metadata-only entries are routed by, the families this sender sent ({@link MetricFamilies});
+   * and it teaches them only when every tenant that got series passes {@code accepted}: a request
+   * its sender may not write, refused by the caller, changes nothing shared.
    *
    * @param request borrowed, as for {@link #route(ByteBuf, ByteBufAllocator)}
    * @param sender the sender's id, chosen by the caller and never by the sender
+   * @param accepted whether the caller accepts a request with series of this tenant
    * @param grant asked for the batches' bytes before they are allocated
    */
   public RouteResult route(
-      ByteBuf request, ByteBufAllocator alloc, long sender, MemoryGrant grant) {
+      ByteBuf request,
+      ByteBufAllocator alloc,
+      long sender,
+      Predicate<String> accepted,
+      MemoryGrant grant) {
     this.sender = sender;
+    this.accepted = accepted;
     try {
       return routeRequest(request, alloc, grant);
     } finally {
       this.sender = MetricFamilies.NO_SENDER;
+      this.accepted = ANY;
     }
+  }
+
+  /**
+   * {@link #route(ByteBuf, ByteBufAllocator, long, Predicate, MemoryGrant)} of no sender, without a
+   * memory bound.
+   */
+  public RouteResult route(ByteBuf request, ByteBufAllocator alloc, Predicate<String> accepted) {
+    return route(request, alloc, MetricFamilies.NO_SENDER, accepted, MemoryGrant.UNLIMITED);
+  }
+
+  /** Teaches the families the pairs of the request, when the caller accepts its first tenants. */
+  private void learn(String[] tenants, int count) {
+    if (learner == null) {
+      return;
+    }
+    for (int i = 0; i < count; i++) {
+      if (!accepted.test(tenants[i])) {
+        return;
+      }
+    }
+    learner.finish(tenants);
   }
 
   @Override
@@ -159,9 +199,8 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   @Override
   RequestError encode(
       String[] tenants, ByteBufAllocator alloc, MemoryGrant grant, List<TenantBatch> batches) {
-    if (learner != null) {
-      learner.finish(tenants);
-    }
+    // Every slot open now holds series (metadata routed by family opens its slots below).
+    learn(tenants, encoder.slots());
     int entries = metadata.count();
     boolean broadcast = false;
     if (entries == 0) {
@@ -202,9 +241,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
 
   @Override
   void encodeWhole(String tenant, ByteBuf request, List<TenantBatch> batches) {
-    if (learner != null) {
-      learner.finish(slots.tenants());
-    }
+    learn(slots.tenants(), 1);
     int entries = metadata.count();
     if (entries > 0) {
       // whole() keeps metadata only when it is broadcast within its cap: to this one tenant.

@@ -1,6 +1,7 @@
 package io.prwrelay.core.route;
 
 import io.prwrelay.core.remotewrite.Bytes;
+import io.prwrelay.core.remotewrite.SeededHash;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Set;
@@ -15,6 +16,10 @@ import java.util.Set;
  * allow-list, a valid value whose ID is not allowed is interned too, as {@link
  * TenantProblem#NOT_ALLOWED}, so that its next series cost one lookup, not a new ID to compare. Not
  * thread-safe.
+ *
+ * <p>The values are a client's choice, so the hash is {@link SeededHash}: with an unkeyed hash a
+ * sender can send thousands of values that share one slot, and linear probing makes each new one
+ * walk past all the others, on the loop every sender shares ({@link #longestProbe} shows it).
  */
 final class TenantTable {
   static final int DEFAULT_ENTRY = 0;
@@ -160,10 +165,21 @@ final class TenantTable {
   }
 
   private static int hash(byte[] a, int offset, int length) {
-    int h = length;
-    for (int i = offset, end = offset + length; i < end; i++) {
-      h = 31 * h + a[i];
+    return SeededHash.fold(SeededHash.hash(a, offset, length));
+  }
+
+  /**
+   * The most slots a lookup of an interned value walks: its distance from its home slot, plus one.
+   * For tests; scans the table.
+   */
+  int longestProbe() {
+    int mask = slots.length - 1;
+    int longest = 0;
+    for (int i = 0; i < slots.length; i++) {
+      if (slots[i] != 0) {
+        longest = Math.max(longest, ((i - (slotHashes[i] & mask)) & mask) + 1);
+      }
     }
-    return h ^ (h >>> 16);
+    return longest;
   }
 }

@@ -5,6 +5,7 @@ import io.netty.handler.codec.DefaultHeaders;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.util.AsciiString;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -33,6 +34,9 @@ final class CompactHeaders extends HttpHeaders {
 
   private int size;
 
+  /** Most headers the map takes; one more is refused ({@link TooLongHttpHeaderException}). */
+  private final int maxSize;
+
   /** The storage of a map made with no room: an array is made when the first header is added. */
   private static final CharSequence[] NONE = {};
 
@@ -42,9 +46,19 @@ final class CompactHeaders extends HttpHeaders {
    *     request's trailers, which senders do not send)
    */
   CompactHeaders(DefaultHttpHeadersFactory validation, int sizeHint) {
+    this(validation, sizeHint, Integer.MAX_VALUE);
+  }
+
+  /**
+   * @param maxSize most headers the map takes: the decoder's {@code add} of one more throws {@link
+   *     TooLongHttpHeaderException}, which Netty's decoder turns into a request that failed to
+   *     decode
+   */
+  CompactHeaders(DefaultHttpHeadersFactory validation, int sizeHint, int maxSize) {
     this.nameValidator = validation.getNameValidator();
     this.valueValidator = validation.getValueValidator();
     this.pairs = sizeHint <= 0 ? NONE : new CharSequence[2 * sizeHint];
+    this.maxSize = maxSize;
   }
 
   /** Headers the map holds room for without growing. */
@@ -54,15 +68,24 @@ final class CompactHeaders extends HttpHeaders {
 
   /** A factory of maps validated as {@code validation}'s, with room for {@code sizeHint}. */
   static HttpHeadersFactory factory(DefaultHttpHeadersFactory validation, int sizeHint) {
+    return factory(validation, sizeHint, Integer.MAX_VALUE);
+  }
+
+  /**
+   * A factory of maps validated as {@code validation}'s, with room for {@code sizeHint}, each
+   * taking at most {@code maxSize} headers.
+   */
+  static HttpHeadersFactory factory(
+      DefaultHttpHeadersFactory validation, int sizeHint, int maxSize) {
     return new HttpHeadersFactory() {
       @Override
       public HttpHeaders newHeaders() {
-        return new CompactHeaders(validation, sizeHint);
+        return new CompactHeaders(validation, sizeHint, maxSize);
       }
 
       @Override
       public HttpHeaders newEmptyHeaders() {
-        return new CompactHeaders(validation, sizeHint);
+        return new CompactHeaders(validation, sizeHint, maxSize);
       }
     };
   }
@@ -112,6 +135,9 @@ final class CompactHeaders extends HttpHeaders {
   }
 
   private void append(CharSequence name, CharSequence value) {
+    if (size == maxSize) {
+      throw new TooLongHttpHeaderException("more than " + maxSize + " header fields");
+    }
     if (2 * size == pairs.length) {
       pairs = Arrays.copyOf(pairs, Math.max(2, 2 * pairs.length));
     }

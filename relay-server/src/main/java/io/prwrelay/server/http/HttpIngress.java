@@ -167,20 +167,31 @@ public final class HttpIngress {
 
   /**
    * The HTTP/1.1 codec of one connection ({@link IngressCodec}: Netty's decoder and encoder, header
-   * names senders send shared): request line at most 4 KiB, headers at most 16 KiB, content in
-   * chunks of at most 64 KiB; a request's headers in a {@link CompactHeaders}, its trailers' map
-   * made only when it has some ({@link SmallHeaders#TRAILERS}). It sets no bound on requests
-   * decoded ahead of their answers: the handler keeps its own ({@link
-   * IngressHandler#MAX_PIPELINED}) and answers past it, where a codec's would throw and reset the
-   * connection with answers owed.
+   * names senders send shared): request line at most 4 KiB, headers at most 16 KiB and {@link
+   * #MAX_HEADER_FIELDS} fields (else 431), content in chunks of at most 64 KiB; a request's headers
+   * in a {@link CompactHeaders}, its trailers' map made only when it has some ({@link
+   * SmallHeaders#TRAILERS}). It sets no bound on requests decoded ahead of their answers: the
+   * handler keeps its own ({@link IngressHandler#MAX_PIPELINED}) and answers past it, where a
+   * codec's would throw and reset the connection with answers owed.
    */
+  /**
+   * Most header fields of a request head (and of its trailers). 16 KiB of one-letter headers would
+   * otherwise be about 4,000 header objects, some 300 KB of heap for one head, held while its
+   * request is read; Prometheus and vmagent send fewer than ten. Apache httpd's default ({@code
+   * LimitRequestFields}) is the same.
+   */
+  static final int MAX_HEADER_FIELDS = 100;
+
+  /** Most bytes of a request's header section (and of its trailers): Netty's default, 8 KiB, x2. */
+  static final int MAX_HEADER_BYTES = 16 * 1024;
+
   static IngressCodec codec() {
     return new IngressCodec(
         new HttpDecoderConfig()
             .setMaxInitialLineLength(4096)
-            .setMaxHeaderSize(16 * 1024)
+            .setMaxHeaderSize(MAX_HEADER_BYTES)
             .setMaxChunkSize(64 * 1024)
-            .setHeadersFactory(CompactHeaders.factory(SmallHeaders.HEADERS, 8))
+            .setHeadersFactory(CompactHeaders.factory(SmallHeaders.HEADERS, 8, MAX_HEADER_FIELDS))
             .setTrailersFactory(SmallHeaders.TRAILERS));
   }
 

@@ -168,6 +168,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       skipping = req;
       skippingPath = path;
       skippingReader = reader;
+      // Answered at the end of its body (none for most): that end must come within the read
+      // timeout too, or one byte every few minutes would hold the connection and its head forever.
+      armBodyTimer(ctx);
     }
   }
 
@@ -240,12 +243,16 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * The body of {@link #incoming} must be complete within the read timeout from now, and may not
-   * stall for the stall timeout.
+   * The body of {@link #incoming} or {@link #skipping} must be complete within the read timeout
+   * from now, and may not stall for the stall timeout.
    */
   private void armBodyTimer(ChannelHandlerContext ctx) {
     if (bodyTimer == null) {
-      bodyTimer = new BodyTimer(ctx, () -> incoming != null, stalled -> readTimedOut(ctx, stalled));
+      bodyTimer =
+          new BodyTimer(
+              ctx,
+              () -> incoming != null || skipping != null,
+              stalled -> readTimedOut(ctx, stalled));
     }
     bodyTimer.arm(config.readTimeout().toNanos(), config.bodyStallTimeout().toNanos());
   }
@@ -253,6 +260,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
     IncomingWrite in = incoming;
     if (in == null) {
+      if (skipping != null && bodyTimer != null) {
+        bodyTimer.progressed();
+      }
       if (content instanceof LastHttpContent && skipping != null) {
         HttpRequest req = skipping;
         skipping = null;
@@ -342,21 +352,29 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * Ends {@link #incoming} with 408: its body was not complete within the read timeout, or {@code
-   * stalled}, no byte of it arrived within the stall timeout.
+   * Ends {@link #incoming} or {@link #skipping} with 408: its body was not complete within the read
+   * timeout, or {@code stalled}, no byte of it arrived within the stall timeout.
    */
   private void readTimedOut(ChannelHandlerContext ctx, boolean stalled) {
-    IncomingWrite in = incoming;
-    if (in == null) {
-      return;
-    }
     String why =
         stalled
             ? "request body stalled: no bytes of it within "
                 + ConfigKeys.SERVER_BODY_STALL_TIMEOUT.setTo(config.bodyStallTimeout())
             : "request body not received within "
                 + ConfigKeys.SERVER_READ_TIMEOUT.setTo(config.readTimeout());
-    abortAndAnswer(ctx, in, Answer.closing(408, why));
+    Answer late = Answer.closing(408, why);
+    IncomingWrite in = incoming;
+    if (in != null) {
+      abortAndAnswer(ctx, in, late);
+    } else if (skipping != null && !pipelining.holding()) {
+      // (While the relay holds what followed the head, the client is not reading its answers:
+      // that has its own timeout, Pipelining's.)
+      HttpRequest req = skipping;
+      skipping = null;
+      AdminEndpoint endpoint = AdminEndpoint.at(skippingPath);
+      metrics.otherRequest(endpoint == null ? AdminHandler.OTHER_TAG : endpoint.tag(), 408);
+      writer.answer(ctx, req, late);
+    }
   }
 
   /**

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class LogLimiter {
   private final long intervalNanos;
   private final AtomicLong next = new AtomicLong(Long.MIN_VALUE);
+  private final AtomicLong suppressed = new AtomicLong();
 
   LogLimiter(long intervalNanos) {
     this.intervalNanos = intervalNanos;
@@ -17,8 +18,20 @@ final class LogLimiter {
 
   /** Whether a line may be logged at {@code nowNanos}; at most once per interval. */
   boolean allow(long nowNanos) {
+    return pass(nowNanos) >= 0;
+  }
+
+  /**
+   * Whether a line may be logged at {@code nowNanos}, at most once per interval: -1 when not (the
+   * line is counted as suppressed), else how many were suppressed since the last line let through.
+   */
+  long pass(long nowNanos) {
     long due = next.get();
-    return (due == Long.MIN_VALUE || nowNanos - due >= 0)
-        && next.compareAndSet(due, nowNanos + intervalNanos);
+    if ((due == Long.MIN_VALUE || nowNanos - due >= 0)
+        && next.compareAndSet(due, nowNanos + intervalNanos)) {
+      return suppressed.getAndSet(0);
+    }
+    suppressed.incrementAndGet();
+    return -1;
   }
 }

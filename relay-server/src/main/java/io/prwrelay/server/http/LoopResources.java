@@ -50,12 +50,19 @@ final class LoopResources implements AutoCloseable {
   interface Router {
     /**
      * @param request borrowed
+     * @param allowed the tenants the request's credentials may write: a request with series of
+     *     another (refused 403) teaches the shared metric families nothing
      * @param sender the sender's id ({@link SenderKey#id()}): the PRW 1.0 router learns and looks
      *     up metric families under it; the PRW 2.0 routers do not need it
      * @param grant asked for the batches' bytes before they are allocated
      * @return the router's reused result, until the router routes again
      */
-    RouteResult route(ByteBuf request, ByteBufAllocator alloc, long sender, MemoryGrant grant);
+    RouteResult route(
+        ByteBuf request,
+        ByteBufAllocator alloc,
+        TenantAllowList allowed,
+        long sender,
+        MemoryGrant grant);
   }
 
   /**
@@ -72,9 +79,12 @@ final class LoopResources implements AutoCloseable {
         new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries, scratch);
     V2TenantRouter v2ToV1 =
         new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries, scratch);
-    this.v1 = v1::route;
-    this.v2 = (request, alloc, sender, grant) -> v2.route(request, alloc, grant);
-    this.v2ToV1Router = (request, alloc, sender, grant) -> v2ToV1.route(request, alloc, grant);
+    this.v1 =
+        (request, alloc, allowed, sender, grant) ->
+            v1.route(request, alloc, sender, allowed::allows, grant);
+    this.v2 = (request, alloc, allowed, sender, grant) -> v2.route(request, alloc, grant);
+    this.v2ToV1Router =
+        (request, alloc, allowed, sender, grant) -> v2ToV1.route(request, alloc, grant);
   }
 
   /** The router of requests in {@code input} into tenant batches in {@code output}. */

@@ -4,16 +4,18 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.List;
 
 /**
  * What the {@link IngressHandler} reads from the head of any request before it knows what the
- * request is for: whether it can be served at all (400 for a head that did not decode, 505 for an
- * HTTP version other than 1.0 and 1.1, 501 for a transfer coding other than {@code chunked} alone,
- * 417 for an expectation other than {@code 100-continue}), its path, and the Remote Write version
- * its {@code Content-Type} names.
+ * request is for: whether it can be served at all (400 for a head that did not decode, 431 for one
+ * with more header bytes or fields than the decoder takes, 505 for an HTTP version other than 1.0
+ * and 1.1, 501 for a transfer coding other than {@code chunked} alone, 417 for an expectation other
+ * than {@code 100-continue}), its path, and the Remote Write version its {@code Content-Type}
+ * names.
  */
 final class RequestHead {
   private RequestHead() {}
@@ -25,6 +27,18 @@ final class RequestHead {
    */
   static Answer unservable(HttpRequest req, RelayMetrics metrics) {
     if (req.decoderResult().isFailure()) {
+      if (req.decoderResult().cause() instanceof TooLongHttpHeaderException tooLong) {
+        // RFC 6585 4: more header bytes or fields than the server takes.
+        return Answer.closing(
+            431,
+            "request header fields too large: "
+                + tooLong.getMessage()
+                + " (at most "
+                + HttpIngress.MAX_HEADER_FIELDS
+                + " fields and "
+                + HttpIngress.MAX_HEADER_BYTES
+                + " bytes)");
+      }
       return Answer.closing(
           400, "malformed HTTP request: " + req.decoderResult().cause().getMessage());
     }

@@ -39,7 +39,8 @@ import java.util.List;
  * an invalid request (the reader's message; its series counted in {@code
  * relay_series_rejected_total}), 403 naming the first tenant the request's credentials may not
  * write, 503/413 as above. Metadata routed by its family to such a tenant is dropped instead
- * (counted).
+ * (counted). A refused request is decided before anything shared is recorded: it changes no insight
+ * row, no per-tenant metric and no learned metric family.
  */
 final class RouteStage {
   private final TenantConfig tenants;
@@ -93,7 +94,7 @@ final class RouteStage {
     try {
       Routed routed =
           incomingTenant != null
-              ? whole(res, alloc, decoded, input, output, incomingTenant, grant, batches)
+              ? whole(res, alloc, decoded, input, output, incomingTenant, allowed, grant, batches)
               : split(
                   res.router(input, output),
                   alloc,
@@ -105,11 +106,7 @@ final class RouteStage {
                   grant,
                   batches);
       if (routed instanceof Routed.Batches) {
-        Refusal refusal = forbidden(allowed, batches);
-        if (refusal == null) {
-          return routed;
-        }
-        routed = refusal;
+        return routed;
       }
       release(batches);
       return routed;
@@ -139,6 +136,7 @@ final class RouteStage {
       Protocol input,
       Protocol output,
       String incomingTenant,
+      TenantAllowList allowed,
       RequestGrant grant,
       List<Fragment> out) {
     String tenant = tenants.incomingTenant(incomingTenant);
@@ -171,6 +169,10 @@ final class RouteStage {
       }
       out.add(Fragment.unbound(tenant, Protocol.V2, decoded.retain(), check.counts()));
     }
+    Refusal refusal = forbidden(allowed, out);
+    if (refusal != null) {
+      return refusal;
+    }
     Fragment batch = out.get(0);
     insight.recordWhole(tenant, batch.series(), batch.size());
     // The converted request is a new one; the others are the request itself.
@@ -194,11 +196,17 @@ final class RouteStage {
       SenderKey sender,
       RequestGrant grant,
       List<Fragment> out) {
-    RouteResult result = router.route(decoded, alloc, sender.id(), grant.output());
+    RouteResult result = router.route(decoded, alloc, allowed, sender.id(), grant.output());
     try {
       RequestError error = result.error();
       if (error != null) {
         return refuse(error, result.seriesIn(), grant);
+      }
+      // Decided before anything shared is recorded: a refused request changes no insight row,
+      // tenant metric or learned family (the router taught nothing either).
+      Refusal refusal = forbiddenSeries(allowed, result.batches());
+      if (refusal != null) {
+        return refusal;
       }
       metrics.routed(result);
       insight.record(result);
@@ -271,12 +279,35 @@ final class RouteStage {
         for (Fragment r : batches) {
           series += r.series();
         }
-        metrics.authRejected(403);
-        metrics.rejectedSeries("forbidden_tenant", series);
-        return new Refusal(TenantAllowList.forbidden(b.tenant()));
+        return refuse(b.tenant(), series);
       }
     }
     return null;
+  }
+
+  /**
+   * A 403 naming the first tenant with series in {@code batches} that {@code allowed} does not
+   * allow (metadata alone routed to one is dropped instead), with every series of the request
+   * counted as rejected; {@code null} when all are allowed.
+   */
+  private Refusal forbiddenSeries(TenantAllowList allowed, List<TenantBatch> batches) {
+    for (int i = 0; i < batches.size(); i++) {
+      TenantBatch b = batches.get(i);
+      if (b.series() > 0 && !allowed.allows(b.tenant())) {
+        int series = 0;
+        for (TenantBatch r : batches) {
+          series += r.series();
+        }
+        return refuse(b.tenant(), series);
+      }
+    }
+    return null;
+  }
+
+  private Refusal refuse(String tenant, int series) {
+    metrics.authRejected(403);
+    metrics.rejectedSeries("forbidden_tenant", series);
+    return new Refusal(TenantAllowList.forbidden(tenant));
   }
 
   private static void release(List<Fragment> batches) {

@@ -24,7 +24,8 @@ final class SmallHeaders extends DefaultHttpHeaders {
    * may carry are refused. Each map's storage is made only when a trailer arrives ({@link
    * CompactHeaders} with no room at first).
    */
-  static final HttpHeadersFactory TRAILERS = CompactHeaders.factory(TRAILERS_VALIDATION, 0);
+  static final HttpHeadersFactory TRAILERS =
+      CompactHeaders.factory(TRAILERS_VALIDATION, 0, HttpIngress.MAX_HEADER_FIELDS);
 
   /**
    * @param validation whose name and value validators the map uses

@@ -15,6 +15,7 @@ import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -51,6 +52,14 @@ final class WriteProcessor {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
 
   private final RelayMetrics metrics;
+
+  /**
+   * At most one stack trace a minute for requests that failed inside the relay (a sender that can
+   * make its requests fail must not flood the log); the next line says how many were left out, and
+   * {@code relay_internal_errors_total} counts every one.
+   */
+  private final LogLimiter errorLog = new LogLimiter(TimeUnit.MINUTES.toNanos(1));
+
   private final FastThreadLocal<LoopResources> resources;
   private final Decompression decompression;
   private final RouteStage routing;
@@ -152,7 +161,7 @@ final class WriteProcessor {
               startNanos,
               answer);
     } catch (RuntimeException | Error e) {
-      now = internalError(e);
+      now = internalError(e, loop.ticker().nanoTime());
     } finally {
       body.release();
     }
@@ -212,12 +221,20 @@ final class WriteProcessor {
 
   /**
    * The last resort's answer. Memory running out passes; anything else (a bug, a native codec
-   * library that failed to load) is worth its stack trace. The sender is answered either way.
+   * library that failed to load) is worth its stack trace, one a minute ({@link #errorLog}). The
+   * sender is answered either way.
    */
-  private Answer internalError(Throwable e) {
+  private Answer internalError(Throwable e, long nowNanos) {
     boolean memory = e instanceof OutOfMemoryError;
     metrics.internalError(memory ? "memory" : "exception");
-    LOG.log(Level.WARNING, "write request failed inside the relay", e);
+    long left = errorLog.pass(nowNanos);
+    if (left >= 0) {
+      LOG.log(
+          Level.WARNING,
+          "write request failed inside the relay"
+              + (left > 0 ? " (and " + left + " more since the last such line, not logged)" : ""),
+          e);
+    }
     return memory
         ? new Answer(503, "the relay is out of memory for requests; retry later", 5, false)
         : Answer.of(500, "internal error while processing the request");

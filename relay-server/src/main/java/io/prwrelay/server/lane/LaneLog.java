@@ -38,8 +38,10 @@ import java.util.regex.Pattern;
  *
  * So an outage of any number of tenants writes a bounded number of lines per interval: about
  * {@value #TENANT_LINES} × the kinds of line + 1 per reason in its first interval, 1 per reason
- * after. {@link #tick()} ends an interval when it is due; the owner calls it periodically (events
- * call it too), so the last aggregate of an outage is not held back until the next failure.
+ * after. What it keeps is bounded too: at most {@value #MAX_TENANTS} tenants per reason and
+ * interval (more are reported as "at least" that many) and {@value #MAX_KEYS} rate limit keys.
+ * {@link #tick()} ends an interval when it is due; the owner calls it periodically (events call it
+ * too), so the last aggregate of an outage is not held back until the next failure.
  *
  * <p>The tenant ID is safe to log (it passed tenant ID validation); request contents and
  * credentials never are logged. Thread-safe: every event loop reports here; a count may miss an
@@ -58,8 +60,12 @@ public final class LaneLog implements LaneObserver {
   /** Distinct reasons tracked at once; more are counted as {@link #OTHER}. */
   private static final int MAX_REASONS = 64;
 
-  /** Distinct tenants counted per reason and interval; beyond it the count is a lower bound. */
-  private static final int MAX_TENANTS = 1_000_000;
+  /**
+   * Distinct tenants counted per reason and interval; beyond it the line says "at least" this many.
+   * Bounds what the log keeps: {@value #MAX_REASONS} + 1 reasons × this many tenant IDs (≤ 150
+   * characters, ≈ 230 B with their set entry): ≈ 15 MB at worst, ≈ 230 KB per reason.
+   */
+  static final int MAX_TENANTS = 1_000;
 
   private static final String OTHER = "other failures";
   private static final String RECOVERED = "recovered";
@@ -173,11 +179,21 @@ public final class LaneLog implements LaneObserver {
     }
   }
 
+  /** Tenant IDs held for the aggregate lines of this interval, all reasons; for tests. */
+  int tenantsHeld() {
+    int n = 0;
+    for (Reason r : reasons.values()) {
+      n += r.tenants.size();
+    }
+    return n;
+  }
+
   private void logAggregate(String reason, int tenants, List<String> examples) {
     String more = tenants > examples.size() ? ", …" : "";
+    String count = tenants >= MAX_TENANTS ? "at least " + MAX_TENANTS : Integer.toString(tenants);
     if (reason.equals(RECOVERED)) {
       LOG.info(
-          tenants
+          count
               + " tenants recovered in the last "
               + intervalText
               + " (downstream accepts again, lane healthy), e.g. "
@@ -188,7 +204,7 @@ public final class LaneLog implements LaneObserver {
     LOG.warning(
         reason
             + ": "
-            + tenants
+            + count
             + " tenants failing in the last "
             + intervalText
             + ", e.g. "

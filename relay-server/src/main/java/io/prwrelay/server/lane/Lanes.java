@@ -5,6 +5,7 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.core.encode.BatchEncoder;
+import io.prwrelay.core.remotewrite.SeededHash;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
@@ -400,8 +401,16 @@ public final class Lanes implements AutoCloseable {
     }
   }
 
+  /**
+   * The loop of {@code tenant}'s lane. Seeded: with {@code String.hashCode}, a sender could put any
+   * number of its tenants (IDs of {@code Aa}/{@code BB} blocks) on one loop.
+   */
   private int shardOf(String tenant) {
-    return (tenant.hashCode() & 0x7FFF_FFFF) % shards.length;
+    return shardOf(tenant, shards.length);
+  }
+
+  static int shardOf(String tenant, int shards) {
+    return (SeededHash.fold(SeededHash.hash(tenant)) & 0x7FFF_FFFF) % shards;
   }
 
   /**
