@@ -62,6 +62,8 @@ final class Delivery {
    *     list, which the request's {@link SenderRequest} reports to the answer; not empty
    * @param whole whether the one batch is the request itself, unchanged ({@link Routed.Batches})
    * @param input the Remote Write version of the request
+   * @param senderRetries the sender's earlier sends of the request ({@code Retry-Attempt}), told to
+   *     the downstream with every send of its batches
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
    *     released; with the {@code *-Written} counts for a PRW 2.0 sender
@@ -73,6 +75,7 @@ final class Delivery {
       Protocol input,
       List<Fragment> batches,
       boolean whole,
+      int senderRetries,
       long startNanos,
       Consumer<Answer> done) {
     int n = batches.size();
@@ -89,7 +92,7 @@ final class Delivery {
       if (n == 1 && whole && encoding == BodyEncoding.SNAPPY) {
         Fragment f = batches.get(0);
         metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
-        f.bind(deadline, request);
+        f.bind(deadline, request, senderRetries);
         f.forwardAs(body.retain());
         metrics.forwardedWhole();
       } else if (known != null) {
@@ -97,7 +100,7 @@ final class Delivery {
         for (int i = 0; i < n; i++) {
           Fragment f = batches.get(i);
           metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
-          f.bind(deadline, request);
+          f.bind(deadline, request, senderRetries);
           if (ledger.delivered(known, f.tenant())) {
             metrics.ledgerSkipped(f.tenant(), f.series());
             request.settled(f, DELIVERED_EARLIER);
@@ -109,7 +112,7 @@ final class Delivery {
         for (int i = 0; i < n; i++) {
           Fragment f = batches.get(i);
           metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
-          f.bind(deadline, request);
+          f.bind(deadline, request, senderRetries);
         }
       }
     } catch (RuntimeException | Error e) {

@@ -108,6 +108,8 @@ final class WriteProcessor {
    * @param input the message the body holds
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
+   * @param senderRetries the sender's earlier sends of the request ({@code Retry-Attempt}), 0 for
+   *     none; passed on to the downstream with the relay's own retries
    * @param allowed tenants the request's credentials may write; a series of another one makes the
    *     whole request 403, with nothing delivered
    * @param startNanos when the request started, on {@code loop}'s ticker
@@ -124,6 +126,7 @@ final class WriteProcessor {
       BodyEncoding encoding,
       Protocol input,
       String incomingTenant,
+      int senderRetries,
       TenantAllowList allowed,
       long startNanos,
       Consumer<Answer> answer) {
@@ -142,6 +145,7 @@ final class WriteProcessor {
               encoding,
               input,
               incomingTenant,
+              senderRetries,
               allowed,
               startNanos,
               answer);
@@ -175,6 +179,7 @@ final class WriteProcessor {
       BodyEncoding encoding,
       Protocol input,
       String incomingTenant,
+      int senderRetries,
       TenantAllowList allowed,
       long startNanos,
       Consumer<Answer> done) {
@@ -193,7 +198,15 @@ final class WriteProcessor {
       return AnswerPolicy.fromResults(List.of());
     }
     delivery.deliver(
-        loop, body, encoding, input, batches.list(), batches.whole(), startNanos, done);
+        loop,
+        body,
+        encoding,
+        input,
+        batches.list(),
+        batches.whole(),
+        senderRetries,
+        startNanos,
+        done);
     return null;
   }
 

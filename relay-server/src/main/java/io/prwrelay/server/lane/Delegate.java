@@ -157,7 +157,13 @@ final class Delegate {
     inFlight++;
     slots.take();
     ctx.sender
-        .send(loop, tenant, Protocol.V1, batch.body, Math.min(ctx.attemptTimeoutNanos, left))
+        .send(
+            loop,
+            tenant,
+            Protocol.V1,
+            Fragment.retryAttempt(batch),
+            batch.body,
+            Math.min(ctx.attemptTimeoutNanos, left))
         .addListener(batch);
   }
 

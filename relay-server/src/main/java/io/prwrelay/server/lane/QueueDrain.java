@@ -279,7 +279,15 @@ final class QueueDrain {
     Protocol protocol = body.protocol();
     ByteBuf content = body.content();
     Future<AttemptOutcome> result =
-        ctx.sender.send(loop, lane.tenant(), protocol, content, ctx.attemptTimeoutNanos);
+        ctx.sender.send(
+            loop,
+            lane.tenant(),
+            protocol,
+            // Records at the head of a failing queue go one at a time: its consecutive failures
+            // are their retries.
+            health.failures(),
+            content,
+            ctx.attemptTimeoutNanos);
     result.addListener(
         x -> {
           content.release();
