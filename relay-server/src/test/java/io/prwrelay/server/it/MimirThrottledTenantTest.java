@@ -41,6 +41,21 @@ class MimirThrottledTenantTest {
   private static final Duration WATCH = Duration.ofSeconds(30);
   private static final Duration FRESH = Duration.ofSeconds(2);
 
+  /**
+   * Prometheus's {@code batch_send_deadline}: with the scrape interval of 1 s, the least lag the
+   * measurement can show is about 1.25 s (1.8-2.0 s with the deadline of 1 s the other tests use,
+   * measured without a throttled tenant, which leaves no room under {@link #FRESH}).
+   */
+  static final Duration BATCH_DEADLINE = Duration.ofMillis(250);
+
+  /**
+   * The bound for vmagent, which sends every {@code -remoteWrite.flushInterval} (1 s) and waits 2 s
+   * before it retries a 429 itself (holding one of its queues meanwhile, so a shorter interval
+   * makes it fall behind on its own): without a throttled tenant its newest sample in Mimir was up
+   * to 1.98 s behind in this measurement.
+   */
+  private static final Duration VMAGENT_FRESH = Duration.ofMillis(2500);
+
   /** The keys {@link RelayFixture} shortens for tests, back at their defaults. */
   static Map<String, String> relayDefaults(String downstreamUrl) {
     Map<String, String> m = new HashMap<>();
@@ -66,7 +81,7 @@ class MimirThrottledTenantTest {
             PrometheusProcess.start(
                 port ->
                     PrometheusProcess.senderConfig(
-                        relay.uri("/api/v1/write").toString(), port, true))) {
+                        relay.uri("/api/v1/write").toString(), port, true, BATCH_DEADLINE))) {
       String selector = "{job=\"" + PrometheusProcess.SENDER_JOB + "\"}";
       Map<String, Long> stale = watch(mimir, relay, selector, sender::logTail);
       String from = selector;
@@ -78,7 +93,7 @@ class MimirThrottledTenantTest {
               + " healthy tenants at most %s ms behind in Mimir over %d s; Prometheus sent %.0f"
               + " samples, failed %.0f, retried %.0f; %s%n",
           THROTTLED, stale, WATCH.toSeconds(), sent, failed, retried, report(mimir, relay));
-      assertFresh(stale, sender::logTail);
+      assertFresh(stale, FRESH, sender::logTail);
     }
   }
 
@@ -98,7 +113,7 @@ class MimirThrottledTenantTest {
               + " ms behind in Mimir over %d s; vmagent requests 2xx %.0f, retries %.0f, blocks"
               + " dropped %.0f; %s%n",
           THROTTLED, stale, WATCH.toSeconds(), ok, retries, dropped, report(mimir, relay));
-      assertFresh(stale, sender::logTail);
+      assertFresh(stale, VMAGENT_FRESH, sender::logTail);
     }
   }
 
@@ -127,10 +142,10 @@ class MimirThrottledTenantTest {
     return MimirFreshness.watch(mimir, HEALTHY, selector, WATCH);
   }
 
-  static void assertFresh(Map<String, Long> stale, Supplier<String> senderLog) {
+  static void assertFresh(Map<String, Long> stale, Duration bound, Supplier<String> senderLog) {
     for (String tenant : HEALTHY) {
       assertTrue(
-          stale.get(tenant) <= FRESH.toMillis(),
+          stale.get(tenant) <= bound.toMillis(),
           () ->
               tenant + "'s newest sample in Mimir was " + stale + " ms behind\n" + senderLog.get());
     }
