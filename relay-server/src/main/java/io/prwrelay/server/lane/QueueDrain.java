@@ -309,9 +309,10 @@ final class QueueDrain {
       route.drain(now);
       return;
     }
-    if (!o.success() && !o.retriable() && records.size() > 1) {
+    if (!o.success() && !o.retriable() && records.size() > 1 && !o.overTenantLimit()) {
       // Rejected as a whole: the records stay, read again in halves, and only one rejected alone
-      // is dropped (Bisection). After a shutdown they wait for the next start, merged again.
+      // is dropped (Bisection). After a shutdown they wait for the next start, merged again. Not
+      // after a tenant limit, which was written up to the limit and has no bad record to find.
       split.rejected(records.size());
       route.drain(now);
       return;

@@ -30,6 +30,17 @@ class MimirDialectRelayTest {
     return e.toByteArray();
   }
 
+  /** One series {@code <name>{service_id="<tenant>"}}. */
+  private static byte[] series(String tenant, String name) {
+    return new WriteRequestEncoder()
+        .beginSeries()
+        .label("__name__", name)
+        .label("service_id", tenant)
+        .sample(1, System.currentTimeMillis())
+        .endSeries()
+        .toByteArray();
+  }
+
   private static List<String> retryAttempts(RelayFixture relay, String tenant) {
     return relay.downstream.received().stream()
         .filter(r -> tenant.equals(r.tenant()))
@@ -115,6 +126,47 @@ class MimirDialectRelayTest {
           received.stream().map(Received::tenant).sorted().toList(),
           "one send each: the retry skipped the delivered tenant, the lane held the other");
       assertNull(received.get(0).header("Retry-Attempt"));
+    }
+  }
+
+  /**
+   * Mimir answers a push that takes its tenant over {@code max_global_series_per_user} 400 and
+   * writes the rest of it: a merged request of several senders' batches answered so is answered 400
+   * to each of them, once, and not sent again in halves (which would find no bad batch).
+   */
+  @Test
+  void aMergedRequestOverTheTenantsSeriesLimitIsAnsweredOnceAndNotSplit() throws Exception {
+    try (RelayFixture relay = new RelayFixture(Map.of("relay.lanes.max-concurrent-sends", "1"))) {
+      String limit =
+          "send data to ingesters: failed pushing to ingester: user=limited: per-user series limit"
+              + " of 3 exceeded (err-mimir-max-series-per-user). To adjust the related per-tenant"
+              + " limit, configure -ingester.max-global-series-per-user";
+      relay.downstream.script(
+          "limited", Reply.slow(java.time.Duration.ofMillis(500)), Reply.status(400, limit));
+      var first = relay.writeAsync(series("limited", "m0"));
+      assertTrue(
+          io.prwrelay.server.it.PrometheusProcess.waitFor(
+              java.time.Duration.ofSeconds(5), () -> relay.downstream.received().size() == 1));
+      List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> merged =
+          List.of(
+              relay.writeAsync(series("limited", "m1")),
+              relay.writeAsync(series("limited", "m2")),
+              relay.writeAsync(series("limited", "m3")));
+
+      assertEquals(204, first.get().statusCode());
+      for (var f : merged) {
+        HttpResponse<String> r = f.get();
+        assertEquals(400, r.statusCode(), r.body());
+        assertTrue(r.body().contains("per-user series limit of 3 exceeded"), r.body());
+      }
+      assertEquals(2, relay.downstream.received().size(), "the merged request, once");
+      assertEquals(
+          2,
+          io.prwrelay.server.lanes.MetricsText.value(
+              relay.get("/metrics").body(),
+              "relay_tenant_coalesced_fragments_total",
+              Map.of("tenant", "limited")),
+          "two batches travelled in the third's request");
     }
   }
 }
