@@ -369,6 +369,15 @@ public final class MimirProcess implements AutoCloseable {
     return sum;
   }
 
+  /** The lines of Mimir's {@code /metrics} for metric {@code name}, for reports and messages. */
+  public List<String> metricLines(String name) {
+    return get("/metrics", null)
+        .body()
+        .lines()
+        .filter(l -> l.startsWith(name + "{") || l.startsWith(name + " "))
+        .toList();
+  }
+
   private HttpResponse<String> get(String pathAndQuery, String tenant) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(baseUrl() + pathAndQuery)).timeout(HTTP_TIMEOUT).GET();

@@ -164,6 +164,8 @@ class MimirThrottledTenantTest {
     }
     return "Mimir samples per tenant "
         + perTenant
+        + " "
+        + mimir.metricLines("cortex_discarded_samples_total")
         + "; relay answers "
         + answersByStatus(relay.get("/metrics").body());
   }
