@@ -267,7 +267,11 @@ public final class RelayServer implements AutoCloseable {
    */
   public Future<AttemptOutcome> checkDownstream() {
     return DownstreamCheck.run(
-        client, group.next(), config.downstream(), config.tenant().rules().defaultTenantId());
+        client,
+        group.next(),
+        config.downstream(),
+        config.tenant().rules().defaultTenantId(),
+        config.delivery().mode() == DeliveryConfig.Mode.QUEUE);
   }
 
   /** The address actually bound (the port is known here when configured as 0). */

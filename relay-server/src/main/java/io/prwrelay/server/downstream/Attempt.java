@@ -15,6 +15,7 @@ final class Attempt extends DefaultPromise<AttemptOutcome> {
   final LoopConnections connections;
   private final String tenant;
   private final Protocol protocol;
+  private final int retryAttempt;
 
   /** Borrowed from the caller until this attempt completes. */
   private final ByteBuf body;
@@ -29,12 +30,14 @@ final class Attempt extends DefaultPromise<AttemptOutcome> {
   private ResponseHandler connection;
 
   /**
+   * @param retryAttempt earlier sends of the batch, sent as {@code Retry-Attempt} when above 0
    * @param body borrows the request body until this attempt completes
    */
   Attempt(
       LoopConnections connections,
       String tenant,
       Protocol protocol,
+      int retryAttempt,
       ByteBuf body,
       long timeoutNanos,
       long now) {
@@ -42,6 +45,7 @@ final class Attempt extends DefaultPromise<AttemptOutcome> {
     this.connections = connections;
     this.tenant = tenant;
     this.protocol = protocol;
+    this.retryAttempt = retryAttempt;
     this.body = body;
     this.timeoutNanos = timeoutNanos;
     this.deadlineNanos = now + timeoutNanos;
@@ -56,7 +60,7 @@ final class Attempt extends DefaultPromise<AttemptOutcome> {
     connection.begin(this);
     Channel ch = connection.channel();
     ch.write(
-        connections.head.encode(ch.alloc(), tenant, protocol, body.readableBytes()),
+        connections.head.encode(ch.alloc(), tenant, protocol, retryAttempt, body.readableBytes()),
         connection.quietWrite());
     ch.writeAndFlush(body.retainedDuplicate(), connection.failingWrite());
   }

@@ -33,6 +33,21 @@ public record AttemptOutcome(
     return status == TRANSPORT_FAILURE || status == 429 || status >= 500;
   }
 
+  /**
+   * A 400 with which Cortex and Mimir answer a push that took the tenant over one of its series or
+   * metadata limits ({@code per-user series limit of N exceeded}, {@code per-metric ...}, and the
+   * same for metadata; Mimir adds {@code err-mimir-max-series-per-user} and its siblings). Such a
+   * push was written but for what went beyond the limit, whichever sender's series those were:
+   * sending it again in halves finds no bad batch, it only writes the rest once more.
+   */
+  public boolean overTenantLimit() {
+    return status == 400
+        && (message.contains("series limit of")
+            || message.contains("metadata limit of")
+            || message.contains("err-mimir-max-series-per-")
+            || message.contains("err-mimir-max-metadata-per-"));
+  }
+
   /** A short label for metrics and logs: the status code or {@code error}. */
   public String code() {
     return status == TRANSPORT_FAILURE ? "error" : Integer.toString(status);

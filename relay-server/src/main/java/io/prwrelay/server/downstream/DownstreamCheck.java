@@ -38,10 +38,16 @@ public final class DownstreamCheck {
    * Sends the check and logs its answer when it comes.
    *
    * @param tenant the tenant of the header (the default tenant, prefix included)
+   * @param queueMode whether batches the downstream does not take are queued on disk ({@code
+   *     relay.delivery.mode=queue}) rather than answered 503: what the line says happens to them
    * @return the attempt's outcome, completed on {@code loop}; the line is logged by then
    */
   public static Future<AttemptOutcome> run(
-      TenantSender sender, EventLoop loop, DownstreamConfig config, String tenant) {
+      TenantSender sender,
+      EventLoop loop,
+      DownstreamConfig config,
+      String tenant,
+      boolean queueMode) {
     ByteBuf body = Unpooled.wrappedBuffer(EMPTY_SNAPPY_REQUEST);
     Promise<AttemptOutcome> done = loop.newPromise();
     sender
@@ -51,7 +57,7 @@ public final class DownstreamCheck {
               body.release();
               AttemptOutcome o = (AttemptOutcome) f.getNow();
               if (o != null) {
-                log(o, config, tenant);
+                log(o, config, tenant, queueMode);
                 done.setSuccess(o);
               } else {
                 done.setFailure(f.cause());
@@ -60,7 +66,8 @@ public final class DownstreamCheck {
     return done;
   }
 
-  private static void log(AttemptOutcome o, DownstreamConfig config, String tenant) {
+  private static void log(
+      AttemptOutcome o, DownstreamConfig config, String tenant, boolean queueMode) {
     String what = "downstream check: an empty push to " + url(config) + " as tenant " + tenant;
     int status = o.status();
     String message = o.message().replace('\n', ' ');
@@ -73,8 +80,11 @@ public final class DownstreamCheck {
           what
               + " got no answer: "
               + message
-              + ". The relay is ready anyway; batches are answered 503 until the downstream can be"
-              + " reached");
+              + ". The relay is ready anyway; "
+              + (queueMode
+                  ? "batches are queued on disk (answered 2xx once written) and sent once the"
+                      + " downstream can be reached"
+                  : "batches are answered 503 until the downstream can be reached"));
     } else if (o.success()) {
       LOG.info(what + answer + ": the downstream takes writes");
     } else if (status == 404 || status == 405) {
@@ -98,7 +108,11 @@ public final class DownstreamCheck {
     } else if (status == 429) {
       LOG.info(what + answer + ": the path and credentials work; the tenant is over its limit");
     } else if (status >= 500) {
-      LOG.warning(what + answer + ": the downstream is failing; batches are retried");
+      LOG.warning(
+          what
+              + answer
+              + ": the downstream is failing; batches are "
+              + (queueMode ? "queued on disk and sent again" : "retried"));
     } else {
       LOG.log(Level.WARNING, what + answer + ": the downstream may reject the relay's batches");
     }

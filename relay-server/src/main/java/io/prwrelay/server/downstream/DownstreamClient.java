@@ -161,12 +161,36 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
   @Override
   public Future<AttemptOutcome> send(
       EventLoop loop, String tenant, Protocol protocol, ByteBuf body, long timeoutNanos) {
+    return send(loop, tenant, protocol, 0, body, timeoutNanos);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Writes the request head (with {@code Retry-Attempt} when {@code retryAttempt > 0}) and a
+   * retained duplicate of {@code body} on a pooled connection of {@code loop}.
+   */
+  @Override
+  public Future<AttemptOutcome> send(
+      EventLoop loop,
+      String tenant,
+      Protocol protocol,
+      int retryAttempt,
+      ByteBuf body,
+      long timeoutNanos) {
     LoopConnections connections = loops.get(loop);
     if (connections == null) {
       throw new IllegalArgumentException("event loop is not one of the client's group");
     }
     Attempt attempt =
-        new Attempt(connections, tenant, protocol, body, timeoutNanos, loop.ticker().nanoTime());
+        new Attempt(
+            connections,
+            tenant,
+            protocol,
+            retryAttempt,
+            body,
+            timeoutNanos,
+            loop.ticker().nanoTime());
     if (loop.inEventLoop()) {
       connections.send(attempt);
     } else {

@@ -23,6 +23,7 @@ import java.util.List;
  *   {tenant header}: ─────────────────────────────────────────────┘
  *                    {tenant}\r\n
  *   content-length: {body bytes}\r\n
+ *   [retry-attempt: {earlier sends}\r\n]                        only on a retry
  *   connection: keep-alive\r\n                                   ┐ constant
  *   [authorization: {credentials}\r\n]                           │
  *   \r\n ─────────────────────────────────────────────────────────┘
@@ -49,6 +50,12 @@ final class RequestHead {
   private final byte[][] middle;
 
   private final byte[] lengthName = ascii("\r\ncontent-length: ");
+
+  /**
+   * Before the earlier sends of a retried batch: Mimir scales its {@code Retry-After} by them (6 s
+   * × 2^(n − 1) by default), as it does for a Prometheus that retries.
+   */
+  private final byte[] retryAttemptName = ascii("\r\nretry-attempt: ");
 
   /** After the content length: {@code connection}, {@code authorization} and the blank line. */
   private final byte[] end;
@@ -99,7 +106,14 @@ final class RequestHead {
                 + header("connection", "keep-alive")
                 + (authorization == null ? "" : header("authorization", authorization))
                 + "\r\n");
-    constantBytes = lineStart.length + pathBytes + middleBytes + lengthName.length + end.length;
+    constantBytes =
+        lineStart.length
+            + pathBytes
+            + middleBytes
+            + lengthName.length
+            + retryAttemptName.length
+            + 10 // the retry attempt's digits
+            + end.length;
   }
 
   /** True when the path names the tenant. */
@@ -111,10 +125,16 @@ final class RequestHead {
    * The head of one request, in a new buffer of {@code alloc}.
    *
    * @param tenant the tenant, safe for a header value (US-ASCII)
+   * @param retryAttempt earlier sends of the batch; {@code retry-attempt} is written when above 0
    * @param contentLength bytes of the body that follows
    * @return a buffer the caller owns (and usually writes to the connection, which releases it)
    */
-  ByteBuf encode(ByteBufAllocator alloc, String tenant, Protocol protocol, int contentLength) {
+  ByteBuf encode(
+      ByteBufAllocator alloc,
+      String tenant,
+      Protocol protocol,
+      int retryAttempt,
+      int contentLength) {
     int tenantChars = tenant.length();
     ByteBuf buf =
         alloc.directBuffer(
@@ -130,6 +150,10 @@ final class RequestHead {
     buf.writeCharSequence(tenant, CharsetUtil.US_ASCII);
     buf.writeBytes(lengthName);
     writeDecimal(buf, contentLength);
+    if (retryAttempt > 0) {
+      buf.writeBytes(retryAttemptName);
+      writeDecimal(buf, retryAttempt);
+    }
     buf.writeBytes(end);
     return buf;
   }

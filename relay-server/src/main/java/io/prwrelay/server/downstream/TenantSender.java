@@ -41,6 +41,24 @@ public interface TenantSender {
   }
 
   /**
+   * Makes one attempt as {@link #send(EventLoop, String, Protocol, ByteBuf, long)} does, telling
+   * the downstream with {@code Retry-Attempt: n} that the batch was sent {@code n} times before
+   * ({@code n > 0}). Mimir scales the {@code Retry-After} of its 429 and 5xx answers by it; a
+   * sender that does not send the header need not override this.
+   *
+   * @param retryAttempt earlier sends of the batch (by the relay or by its sender), 0 for none
+   */
+  default Future<AttemptOutcome> send(
+      EventLoop loop,
+      String tenant,
+      Protocol protocol,
+      int retryAttempt,
+      ByteBuf body,
+      long timeoutNanos) {
+    return send(loop, tenant, protocol, body, timeoutNanos);
+  }
+
+  /**
    * How many attempts {@code loop} can have on the wire at once (its connections); more wait for a
    * connection inside the sender. Unbounded unless the sender says otherwise.
    */

@@ -16,12 +16,25 @@ import java.util.List;
  *   <li>every batch accepted downstream or durably queued, or no batch at all → 204;
  *   <li>any batch retriable (429, 5xx, connect error, timeout, a lane backing off or full, the
  *       deadline, a queue that cannot be written) → 429 when every retriable one was a 429, else
- *       503; {@code Retry-After} carries the largest delay known. Retriable wins over rejected:
- *       data that can still arrive must be re-sent;
+ *       503. Retriable wins over rejected: data that can still arrive must be re-sent. {@code
+ *       Retry-After} carries the largest delay known, but only when no batch of the request was
+ *       accepted (see below);
  *   <li>otherwise (only non-retriable 4xx) → 400.
  * </ul>
  *
- * A Remote Write 2.0 sender also gets {@link #written} in every answer: a 2xx only when every
+ * <p>A downstream's delay is about its tenant, and the tenant's lane keeps it: while it lasts the
+ * lane sends nothing of that tenant and answers its batches at once. A sender told to wait stops
+ * its whole queue (Prometheus, vmagent and Alloy retry a batch before they send the next), so a
+ * request whose other tenants were delivered, by this attempt or an earlier one of the same body,
+ * gets no {@code Retry-After}: the sender retries after its own backoff, the ledger skips what was
+ * delivered, and the throttled tenants' batches are answered by their lanes without a downstream
+ * request (and under {@code relay.delivery.throttled.policy=drop} that retry is answered 400).
+ * Mimir's {@code Retry-After} is 6 s and more; passed on, it held a Prometheus with {@code
+ * retry_on_http_429} 6 s per batch and its healthy tenants fell further behind every second. A
+ * request of only failing tenants keeps the largest delay: waiting costs its sender nothing of
+ * another tenant's.
+ *
+ * <p>A Remote Write 2.0 sender also gets {@link #written} in every answer: a 2xx only when every
  * tenant's batch is safe, so never for a partial write.
  *
  * <p>Error bodies name each failing tenant with its series, attempts and the reason (the first
@@ -76,7 +89,11 @@ final class AnswerPolicy {
     if (retriable.isEmpty()) {
       return Answer.of(400, sb.toString());
     }
-    long retryAfterSeconds = retryAfterMillis < 0 ? -1 : (retryAfterMillis + 999) / 1000;
+    // Accepted batches (failed counts only the retriable and the rejected): no delay for the
+    // sender, whose other tenants are through (class Javadoc).
+    boolean someAccepted = failed < results.size();
+    long retryAfterSeconds =
+        retryAfterMillis < 0 || someAccepted ? -1 : (retryAfterMillis + 999) / 1000;
     return new Answer(allThrottled ? 429 : 503, sb.toString(), retryAfterSeconds, false);
   }
 

@@ -67,6 +67,8 @@ final class Delivery {
    * @param sender who sent it: the ledgers are the sender's ({@link LedgerKey}), and it is charged
    *     for the new tenant lanes its batches cause
    * @param input the Remote Write version of the request
+   * @param senderRetries the sender's earlier sends of the request ({@code Retry-Attempt}), told to
+   *     the downstream with every send of its batches
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
    *     released; with the {@code *-Written} counts for a PRW 2.0 sender
@@ -79,6 +81,7 @@ final class Delivery {
       List<Fragment> batches,
       boolean whole,
       SenderKey sender,
+      int senderRetries,
       long startNanos,
       Consumer<Answer> done) {
     int n = batches.size();
@@ -99,7 +102,7 @@ final class Delivery {
       if (n == 1 && whole && encoding == BodyEncoding.SNAPPY) {
         Fragment f = batches.get(0);
         metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
-        f.bind(deadline, request);
+        f.bind(deadline, request, senderRetries);
         f.forwardAs(body.retain());
         metrics.forwardedWhole();
       } else if (known != null) {
@@ -107,7 +110,7 @@ final class Delivery {
         for (int i = 0; i < n; i++) {
           Fragment f = batches.get(i);
           metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
-          f.bind(deadline, request);
+          f.bind(deadline, request, senderRetries);
           if (ledger.delivered(known, f.tenant())) {
             metrics.ledgerSkipped(f.tenant(), f.series());
             request.settled(f, DELIVERED_EARLIER);
@@ -119,7 +122,7 @@ final class Delivery {
         for (int i = 0; i < n; i++) {
           Fragment f = batches.get(i);
           metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
-          f.bind(deadline, request);
+          f.bind(deadline, request, senderRetries);
         }
       }
     } catch (RuntimeException | Error e) {

@@ -293,6 +293,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           in.accepted.encoding(),
           in.accepted.protocol(),
           in.accepted.incomingTenant(),
+          in.accepted.senderRetries(),
           in.allowed,
           in.sender,
           in.startNanos,

@@ -119,6 +119,8 @@ final class WriteProcessor {
    * @param input the message the body holds
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
+   * @param senderRetries the sender's earlier sends of the request ({@code Retry-Attempt}), 0 for
+   *     none; passed on to the downstream with the relay's own retries
    * @param allowed tenants the request's credentials may write; a series of another one makes the
    *     whole request 403, with nothing delivered
    * @param sender who sent it: its metadata goes to the tenants it sent series of, its ledgers are
@@ -137,6 +139,7 @@ final class WriteProcessor {
       BodyEncoding encoding,
       Protocol input,
       String incomingTenant,
+      int senderRetries,
       TenantAllowList allowed,
       SenderKey sender,
       long startNanos,
@@ -156,6 +159,7 @@ final class WriteProcessor {
               encoding,
               input,
               incomingTenant,
+              senderRetries,
               allowed,
               sender,
               startNanos,
@@ -190,6 +194,7 @@ final class WriteProcessor {
       BodyEncoding encoding,
       Protocol input,
       String incomingTenant,
+      int senderRetries,
       TenantAllowList allowed,
       SenderKey sender,
       long startNanos,
@@ -215,7 +220,16 @@ final class WriteProcessor {
       return AnswerPolicy.fromResults(List.of());
     }
     delivery.deliver(
-        loop, body, encoding, input, batches.list(), batches.whole(), sender, startNanos, done);
+        loop,
+        body,
+        encoding,
+        input,
+        batches.list(),
+        batches.whole(),
+        sender,
+        senderRetries,
+        startNanos,
+        done);
     return null;
   }
 

@@ -29,10 +29,19 @@ final class WriteRequestCheck {
    * @param protocol the message the body holds, from the {@code Content-Type}
    * @param incomingTenant value of the trusted tenant header, or {@code null}
    * @param contentLength declared body length, or -1 (chunked)
+   * @param senderRetries how often the sender says it sent the request before ({@code
+   *     Retry-Attempt}, as Prometheus sends it on a retry), 0 without a valid one
    */
   record Accepted(
-      BodyEncoding encoding, Protocol protocol, String incomingTenant, long contentLength)
+      BodyEncoding encoding,
+      Protocol protocol,
+      String incomingTenant,
+      long contentLength,
+      int senderRetries)
       implements Result {}
+
+  /** The sender's retries passed on downstream at most; a larger {@code Retry-Attempt} is cut. */
+  static final int MAX_SENDER_RETRIES = 1_000;
 
   /** The request is answered without reading its body. */
   record Rejected(Answer answer) implements Result {}
@@ -85,7 +94,23 @@ final class WriteRequestCheck {
       return new Rejected(tooLarge.answer().forSenderOf(protocol));
     }
     String tenant = trustedTenantHeader == null ? null : head.headers().get(trustedTenantHeader);
-    return new Accepted(encoding, protocol, tenant, length);
+    return new Accepted(encoding, protocol, tenant, length, senderRetries(head));
+  }
+
+  /**
+   * The sender's {@code Retry-Attempt}: a decimal count of its earlier sends of the request, cut at
+   * {@link #MAX_SENDER_RETRIES}; 0 when absent or not such a number (a hint only, never refused).
+   */
+  static int senderRetries(HttpRequest head) {
+    String value = head.headers().get("Retry-Attempt");
+    if (value == null) {
+      return 0;
+    }
+    String digits = value.trim();
+    if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(Character::isDigit)) {
+      return 0;
+    }
+    return Math.min(Integer.parseInt(digits), MAX_SENDER_RETRIES);
   }
 
   private static Rejected reject(int status, String message) {

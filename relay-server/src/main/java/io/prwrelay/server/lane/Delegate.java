@@ -157,7 +157,13 @@ final class Delegate {
     inFlight++;
     slots.take();
     ctx.sender
-        .send(loop, tenant, Protocol.V1, batch.body, Math.min(ctx.attemptTimeoutNanos, left))
+        .send(
+            loop,
+            tenant,
+            Protocol.V1,
+            Fragment.retryAttempt(batch),
+            batch.body,
+            Math.min(ctx.attemptTimeoutNanos, left))
         .addListener(batch);
   }
 
@@ -193,7 +199,7 @@ final class Delegate {
 
   private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
     ctx.observer.attempt(tenant, batch.size(), o, now() - started);
-    if (!o.success() && !o.retriable() && batch.size() > 1) {
+    if (!o.success() && !o.retriable() && batch.size() > 1 && !o.overTenantLimit()) {
       // Rejected as a whole: the lane sends it again in halves (Bisection), within its own bounds
       // and ahead of what waits there. The tenant is not failing, so this loop keeps sending.
       lanes.failedRemotely(batch, o, List.of(), -1);

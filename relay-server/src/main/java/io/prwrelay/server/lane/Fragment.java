@@ -49,6 +49,14 @@ public final class Fragment implements BatchResult {
   private Listener listener;
   private FragmentOutcome outcome;
   int attempts;
+
+  /**
+   * How often the sender had sent this request before, from its {@code Retry-Attempt} header (0
+   * when it sent none): a downstream that scales its {@code Retry-After} by the attempt (Mimir)
+   * hears of the sender's retries as well as the relay's ({@link #retryAttempt}).
+   */
+  private int senderRetries;
+
   long queuedNanos;
 
   /**
@@ -164,8 +172,31 @@ public final class Fragment implements BatchResult {
    * @param deadlineNanos ticker time by which the outcome must be known
    */
   public void bind(long deadlineNanos, Listener listener) {
+    bind(deadlineNanos, listener, 0);
+  }
+
+  /**
+   * {@link #bind(long, Listener)} for a request the sender had sent {@code senderRetries} times
+   * before (its {@code Retry-Attempt} header).
+   */
+  public void bind(long deadlineNanos, Listener listener, int senderRetries) {
     this.deadlineNanos = deadlineNanos;
     this.listener = listener;
+    this.senderRetries = senderRetries;
+  }
+
+  /**
+   * The {@code Retry-Attempt} of a send of {@code batch} whose fragments' {@link #attempts} already
+   * count it: for each fragment, the sender's retries plus the relay's own ({@code attempts - 1}),
+   * the most of them; 0 for a batch no one has sent before.
+   */
+  static int retryAttempt(java.util.List<Fragment> batch) {
+    int most = 0;
+    for (int i = 0; i < batch.size(); i++) {
+      Fragment f = batch.get(i);
+      most = Math.max(most, f.senderRetries + Math.max(0, f.attempts - 1));
+    }
+    return most;
   }
 
   /** The sender of this fragment's request ({@link Listener#sender()}), or {@code null}. */

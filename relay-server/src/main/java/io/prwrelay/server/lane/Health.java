@@ -72,7 +72,7 @@ final class Health {
   /** Ticker time until which a state other than HEALTHY holds new fragments (or reads) back. */
   private long untilNanos;
 
-  /** Consecutive failures, for the backoff. */
+  /** Consecutive failures, for the backoff and a queue's {@code Retry-Attempt}. */
   private int failures;
 
   private boolean oneByOne;
@@ -183,6 +183,11 @@ final class Health {
   /** The answer to a fragment offered while the state holds fragments back (sync mode). */
   FragmentOutcome heldBack(long now, int attempts) {
     return FragmentOutcome.heldBack(state, reason, retryAfterMillis(now), attempts);
+  }
+
+  /** Failures since the last send that succeeded (in sync mode, not counting 429s). */
+  int failures() {
+    return failures;
   }
 
   /** True until a send succeeds after a 429 (or, in queue mode, any failure): no merging. */

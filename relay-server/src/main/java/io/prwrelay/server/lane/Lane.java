@@ -301,7 +301,9 @@ public final class Lane {
     slots.take();
     sendStarted(now);
     batch.spill = direct == null ? null : direct.sent(batch, now);
-    ctx.sender.send(loop, tenant, protocol, batch.body, timeout).addListener(batch);
+    ctx.sender
+        .send(loop, tenant, protocol, Fragment.retryAttempt(batch), batch.body, timeout)
+        .addListener(batch);
   }
 
   /**

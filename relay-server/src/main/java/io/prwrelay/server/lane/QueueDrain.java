@@ -299,7 +299,15 @@ final class QueueDrain {
     Protocol protocol = body.protocol();
     ByteBuf content = body.content();
     Future<AttemptOutcome> result =
-        ctx.sender.send(loop, lane.tenant(), protocol, content, ctx.attemptTimeoutNanos);
+        ctx.sender.send(
+            loop,
+            lane.tenant(),
+            protocol,
+            // Records at the head of a failing queue go one at a time: its consecutive failures
+            // are their retries.
+            health.failures(),
+            content,
+            ctx.attemptTimeoutNanos);
     result.addListener(
         x -> {
           content.release();
@@ -321,9 +329,10 @@ final class QueueDrain {
       route.drain(now);
       return;
     }
-    if (!o.success() && !o.retriable() && records.size() > 1) {
+    if (!o.success() && !o.retriable() && records.size() > 1 && !o.overTenantLimit()) {
       // Rejected as a whole: the records stay, read again in halves, and only one rejected alone
-      // is dropped (Bisection). After a shutdown they wait for the next start, merged again.
+      // is dropped (Bisection). After a shutdown they wait for the next start, merged again. Not
+      // after a tenant limit, which was written up to the limit and has no bad record to find.
       split.rejected(records.size());
       route.drain(now);
       return;

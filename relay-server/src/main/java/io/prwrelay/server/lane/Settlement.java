@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  *   415 to PRW 2.0 (auto mode)      falls back to PRW 1.0    sent again first, converted
  *   2xx                             HEALTHY                  DELIVERED
  *   4xx, several fragments          unchanged                sent again first, in halves (Bisection)
- *   4xx, one fragment               unchanged                REJECTED
+ *   4xx, one fragment, or a         unchanged                REJECTED
+ *   tenant limit (series, metadata)
  *   429                             THROTTLED                sent again first once, when its
  *                                                            Retry-After fits well inside the
  *                                                            deadline; else THROTTLED (429)
@@ -70,7 +71,7 @@ final class Settlement {
       shuttingDown(batch);
       return;
     }
-    if (!o.success() && !o.retriable() && batch.size() > 1) {
+    if (!o.success() && !o.retriable() && batch.size() > 1 && !o.overTenantLimit()) {
       resendHalves(batch);
     } else if (o.success() || !o.retriable()) {
       lanes.answer(batch, o);

@@ -7,12 +7,14 @@ import io.prwrelay.server.testing.LogCapture;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.LogRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The startup check of the downstream: one empty push as the default tenant, whose answer is logged
@@ -94,6 +96,42 @@ class DownstreamCheckTest {
               "an empty push to http://127.0.0.1:1/api/v1/push as tenant anonymous got no answer:"
                   + " cannot connect to the downstream: connection refused"),
           line);
+      assertTrue(
+          line.endsWith(
+              "The relay is ready anyway; batches are answered 503 until the downstream can be"
+                  + " reached"),
+          line);
+    }
+  }
+
+  @Test
+  void inQueueModeAnUnreachableDownstreamIsSaidToMeanBatchesAreQueued(@TempDir Path queue)
+      throws Exception {
+    try (RelayFixture f =
+        new RelayFixture(
+            Map.of(
+                "relay.downstream.url", "http://127.0.0.1:1/api/v1/push",
+                "relay.delivery.mode", "queue",
+                "relay.delivery.queue.dir", queue.toString()))) {
+      AttemptOutcome o = f.relay.checkDownstream().get(10, TimeUnit.SECONDS);
+      assertEquals(AttemptOutcome.TRANSPORT_FAILURE, o.status());
+      String line = onlyLine();
+      assertTrue(
+          line.endsWith(
+              "The relay is ready anyway; batches are queued on disk (answered 2xx once written)"
+                  + " and sent once the downstream can be reached"),
+          line);
+      assertEquals(
+          204,
+          f.write(
+                  new io.prwrelay.testkit.WriteRequestEncoder()
+                      .beginSeries()
+                      .label("__name__", "up")
+                      .sample(1, System.currentTimeMillis())
+                      .endSeries()
+                      .toByteArray())
+              .statusCode(),
+          "what the line says: the batch was queued and answered 2xx");
     }
   }
 }

@@ -28,7 +28,7 @@ class RequestHeadTest {
   void everyTenantPlaceholderOfThePathIsReplaced() {
     RequestHead head =
         new RequestHead("/%7Btenant%7D/push?org=%7Btenant%7D", "h", "ua", "X-Scope-OrgID", null);
-    ByteBuf buf = head.encode(UnpooledByteBufAllocator.DEFAULT, "t-1", Protocol.V1, 3);
+    ByteBuf buf = head.encode(UnpooledByteBufAllocator.DEFAULT, "t-1", Protocol.V1, 0, 3);
     try {
       String text = buf.toString(StandardCharsets.US_ASCII);
       assertEquals(
@@ -38,6 +38,26 @@ class RequestHeadTest {
           text.substring(text.indexOf("X-Scope-OrgID")));
     } finally {
       buf.release();
+    }
+  }
+
+  @Test
+  void aRetryCarriesRetryAttemptAndAFirstSendDoesNot() {
+    RequestHead head = new RequestHead("/api/v1/push", "h", "ua", "X-Scope-OrgID", "Basic x");
+    for (int n : new int[] {0, 1, 12, Integer.MAX_VALUE}) {
+      ByteBuf buf =
+          head.encode(
+              UnpooledByteBufAllocator.DEFAULT, "tenant-with-a-long-name", Protocol.V2, n, 123);
+      try {
+        String text = buf.toString(StandardCharsets.US_ASCII);
+        assertEquals(
+            "X-Scope-OrgID: tenant-with-a-long-name\r\ncontent-length: 123\r\n"
+                + (n > 0 ? "retry-attempt: " + n + "\r\n" : "")
+                + "connection: keep-alive\r\nauthorization: Basic x\r\n\r\n",
+            text.substring(text.indexOf("X-Scope-OrgID")));
+      } finally {
+        buf.release();
+      }
     }
   }
 }

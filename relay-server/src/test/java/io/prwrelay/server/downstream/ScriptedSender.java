@@ -61,6 +61,7 @@ public final class ScriptedSender implements TenantSender {
    * @param body the batch as sent, decompressed
    * @param protocol the protocol it was sent as
    * @param loop the event loop it was sent from
+   * @param retryAttempt the {@code Retry-Attempt} it was sent with (0: none)
    */
   public record Call(
       String tenant,
@@ -68,7 +69,8 @@ public final class ScriptedSender implements TenantSender {
       long timeoutNanos,
       byte[] body,
       Protocol protocol,
-      EventLoop loop) {
+      EventLoop loop,
+      int retryAttempt) {
     /** The decompressed body as text (for tests whose batches are text). */
     public String text() {
       return new String(body, StandardCharsets.UTF_8);
@@ -133,13 +135,31 @@ public final class ScriptedSender implements TenantSender {
   }
 
   @Override
-  public synchronized Future<AttemptOutcome> send(
+  public Future<AttemptOutcome> send(
       EventLoop loop, String tenant, Protocol protocol, ByteBuf body, long timeoutNanos) {
+    return send(loop, tenant, protocol, 0, body, timeoutNanos);
+  }
+
+  @Override
+  public synchronized Future<AttemptOutcome> send(
+      EventLoop loop,
+      String tenant,
+      Protocol protocol,
+      int retryAttempt,
+      ByteBuf body,
+      long timeoutNanos) {
     if (body.refCnt() <= 0) {
       releasedBodies.add(tenant);
     }
     Call call =
-        new Call(tenant, loop.ticker().nanoTime(), timeoutNanos, decompress(body), protocol, loop);
+        new Call(
+            tenant,
+            loop.ticker().nanoTime(),
+            timeoutNanos,
+            decompress(body),
+            protocol,
+            loop,
+            retryAttempt);
     calls.add(call);
     Reply reply = null;
     for (Map.Entry<String, Reply> m : byMarker.getOrDefault(tenant, Map.of()).entrySet()) {

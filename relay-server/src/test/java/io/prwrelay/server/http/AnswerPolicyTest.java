@@ -142,7 +142,7 @@ class AnswerPolicyTest {
 
   @Test
   void only429sAre429WithTheLargestRetryAfterInWholeSeconds() {
-    Answer a = answer(limited(1500), limited(7000), status(200));
+    Answer a = answer(limited(1500), limited(7000));
     assertEquals(429, a.status());
     assertEquals(7, a.retryAfterSeconds());
     assertEquals(2, answer(limited(1500)).retryAfterSeconds(), "rounded up");
@@ -155,6 +155,44 @@ class AnswerPolicyTest {
     Answer a = answer(limited(3000), AttemptOutcome.transport("cannot connect"), status(413));
     assertEquals(503, a.status());
     assertEquals(3, a.retryAfterSeconds());
+  }
+
+  @Test
+  void aRequestWithAnAcceptedTenantGetsNoRetryAfterSoItsSenderDoesNotStall() {
+    Answer throttled = answer(limited(6000), status(200));
+    assertEquals(429, throttled.status());
+    assertEquals(-1, throttled.retryAfterSeconds());
+    Answer unavailable =
+        answer(new AttemptOutcome(503, "circuit breaker open", 12_000), status(202));
+    assertEquals(503, unavailable.status());
+    assertEquals(-1, unavailable.retryAfterSeconds());
+    Answer earlier =
+        AnswerPolicy.fromResults(
+            List.of(
+                new Result(
+                    "delivered before",
+                    SeriesCounts.NONE,
+                    new FragmentOutcome(Kind.DELIVERED, 200, "earlier attempt", -1, 0)),
+                new Result(
+                    "throttled",
+                    SeriesCounts.NONE,
+                    new FragmentOutcome(Kind.THROTTLED, 429, "over limit", 9000, 1))));
+    assertEquals(429, earlier.status());
+    assertEquals(-1, earlier.retryAfterSeconds(), "delivered by an earlier attempt counts too");
+    Answer queued =
+        AnswerPolicy.fromResults(
+            List.of(
+                new Result(
+                    "queued", SeriesCounts.NONE, new FragmentOutcome(Kind.QUEUED, 204, "", -1, 0)),
+                new Result(
+                    "full",
+                    SeriesCounts.NONE,
+                    new FragmentOutcome(Kind.UNAVAILABLE, 503, "queue full", 5000, 0))));
+    assertEquals(-1, queued.retryAfterSeconds(), "queued counts as accepted");
+    assertEquals(
+        7,
+        answer(limited(7000), status(400)).retryAfterSeconds(),
+        "a rejected tenant is not an accepted one");
   }
 
   @Test

@@ -87,6 +87,7 @@ class WriteProcessorTest {
         BodyEncoding.SNAPPY,
         Protocol.V1,
         null,
+        0,
         allowed,
         SenderKey.UNKNOWN,
         sim.now(),

@@ -394,6 +394,16 @@ public final class PrometheusProcess implements AutoCloseable {
    * answered 429 until it is answered otherwise.
    */
   public static String senderConfig(String remoteWriteUrl, int selfPort, boolean retryOn429) {
+    return senderConfig(remoteWriteUrl, selfPort, retryOn429, Duration.ofSeconds(1));
+  }
+
+  /**
+   * {@link #senderConfig(String, int, boolean)} sending a batch at the latest {@code
+   * batchSendDeadline} after its first sample (whole milliseconds): how long a sample may wait in
+   * the sender, which a freshness measurement sees on top of the scrape interval.
+   */
+  public static String senderConfig(
+      String remoteWriteUrl, int selfPort, boolean retryOn429, Duration batchSendDeadline) {
     if (remoteWriteUrl.matches("(?s).*['\"\\r\\n].*")) {
       throw new IllegalArgumentException("unsupported characters in URL: " + remoteWriteUrl);
     }
@@ -408,14 +418,20 @@ public final class PrometheusProcess implements AutoCloseable {
         remote_write:
           - url: '%s'
             queue_config:
-              batch_send_deadline: 1s
+              batch_send_deadline: %dms
               min_backoff: 100ms
               max_backoff: 1s
               retry_on_http_429: %s
             write_relabel_configs:
               %s"""
         .formatted(
-            SENDER_JOB, HOST, selfPort, remoteWriteUrl, retryOn429, serviceIdRelabelling("      "));
+            SENDER_JOB,
+            HOST,
+            selfPort,
+            remoteWriteUrl,
+            batchSendDeadline.toMillis(),
+            retryOn429,
+            serviceIdRelabelling("      "));
   }
 
   /**

@@ -5,7 +5,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Values read from the relay's {@code /metrics} page (Prometheus text format). */
-final class MetricsText {
+public final class MetricsText {
   private static final Pattern SAMPLE =
       Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})?\\s+(\\S+)", Pattern.MULTILINE);
 
@@ -15,7 +15,7 @@ final class MetricsText {
    * The sum of the samples of metric {@code name} that carry every label of {@code labels}; 0 when
    * there is none (a counter not incremented yet is not exported).
    */
-  static double value(String text, String name, Map<String, String> labels) {
+  public static double value(String text, String name, Map<String, String> labels) {
     double sum = 0;
     Matcher m = SAMPLE.matcher(text);
     while (m.find()) {
