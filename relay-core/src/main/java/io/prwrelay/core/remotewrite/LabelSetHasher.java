@@ -114,9 +114,9 @@ public final class LabelSetHasher {
   /**
    * Where the value of the {@code __name__} label lies among the leading {@code labels} fields of
    * {@code [pos, end)}, when it is encoded the usual way (label fields with a one- or two-byte
-   * length, the name first with a one-byte length, a value shorter than 128 bytes): the offset in
-   * the high and the length in the low 32 bits; -1 when the walk finds none that way (no name, an
-   * empty one, or another encoding), which a caller needing every encoding then reads otherwise.
+   * length, the name first with a one-byte length, a value length of one or two bytes): the offset
+   * in the high and the length in the low 32 bits; -1 when the walk finds none that way (no name,
+   * an empty one, or another encoding), which a caller needing every encoding then reads otherwise.
    * Senders sort labels by name, so {@code __name__} is nearly always the first label: one compare.
    *
    * @param a borrowed
@@ -135,14 +135,20 @@ public final class LabelSetHasher {
       if (len > end - body) {
         break;
       }
-      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes.
+      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes (13 when m
+      // takes two bytes: a name of 128 bytes or more).
       if (len > 12
           && a[body] == LabelFields.NAME_TAG
           && a[body + 1] == 8
           && (long) LONG.get(a, body + 2) == NAME_WORD
-          && a[body + 10] == LabelFields.VALUE_TAG
-          && a[body + 11] == len - 12) {
-        return ((long) (body + 12) << 32) | (len - 12);
+          && a[body + 10] == LabelFields.VALUE_TAG) {
+        int m = a[body + 11];
+        if (m == len - 12) {
+          return ((long) (body + 12) << 32) | m;
+        }
+        if (m < 0 && a[body + 12] >= 0 && ((m & 0x7F) | (a[body + 12] << 7)) == len - 13) {
+          return ((long) (body + 13) << 32) | (len - 13);
+        }
       }
       pos = body + len;
     }

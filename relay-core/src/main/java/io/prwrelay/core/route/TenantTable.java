@@ -12,9 +12,20 @@ import java.util.Arrays;
  * once; after that the tenant is a number. Entry 0 is the default tenant; a label value whose ID
  * equals the default tenant's maps to entry 0 too, so one tenant never gets two batches. Not
  * thread-safe.
+ *
+ * <p>Only valid tenant IDs are kept ({@link TenantIds}: at most {@value TenantIds#MAX_LENGTH}
+ * bytes); {@link #bytes()} counts what they take, for the owner's bound ({@link
+ * TenantSlots#MAX_BYTES}).
  */
 final class TenantTable {
   static final int DEFAULT_ENTRY = 0;
+
+  /**
+   * Heap of one value besides its bytes and its ID's characters: the key array's and the string's
+   * headers, the string's array header, and the value's cells in the parallel arrays and the hash
+   * table.
+   */
+  static final int ENTRY_BYTES = 96;
 
   private final byte[] prefix;
   private final String prefixString;
@@ -27,6 +38,7 @@ final class TenantTable {
   private String[] ids;
   private int keyCount;
   private int entryCount;
+  private long bytes;
 
   TenantTable(String prefix, String defaultId, int expected) {
     this.prefixString = prefix;
@@ -45,6 +57,7 @@ final class TenantTable {
     ids[DEFAULT_ENTRY] = defaultId;
     keyCount = 0;
     entryCount = 1;
+    bytes = 0;
   }
 
   /** Forgets every interned value (keeps the default tenant). */
@@ -55,6 +68,14 @@ final class TenantTable {
   /** Number of distinct label values interned. */
   int size() {
     return keyCount;
+  }
+
+  /**
+   * Heap the interned values take, counted as {@link #ENTRY_BYTES} plus the value's bytes and its
+   * ID's characters each.
+   */
+  long bytes() {
+    return bytes;
   }
 
   /** Tenant ID of {@code entry}. */
@@ -117,6 +138,7 @@ final class TenantTable {
     keys[keyCount] = key;
     keyEntries[keyCount] = entry;
     keyCount++;
+    bytes += ENTRY_BYTES + key.length + id.length();
     slots[freeSlot] = keyCount;
     slotHashes[freeSlot] = hash;
     if (keyCount * 2 > slots.length) {
