@@ -140,6 +140,11 @@ public final class SeriesDigests {
     slotLast[slot] = e;
   }
 
+  /** Entries the arrays hold now without growing. */
+  int capacity() {
+    return hashes.length;
+  }
+
   /** Series recorded, all slots. */
   public int count() {
     return count;

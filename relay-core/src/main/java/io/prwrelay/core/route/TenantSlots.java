@@ -80,6 +80,11 @@ final class TenantSlots {
     return slot;
   }
 
+  /** Tenant values the table remembers now. */
+  int cached() {
+    return table.size();
+  }
+
   /** Slots opened in this request. */
   int opened() {
     return opened;
