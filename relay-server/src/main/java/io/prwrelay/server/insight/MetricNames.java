@@ -91,16 +91,18 @@ final class MetricNames {
    */
   void learn(SeriesDigests digests) {
     for (int n = 0; n < digests.nameCount(); n++) {
-      long key = digests.nameHash(n);
-      if (get(key) == null) {
-        add(
-            key,
-            new String(
-                digests.nameBytes(),
-                digests.nameOffset(n),
-                digests.nameLength(n),
-                StandardCharsets.UTF_8));
-      }
+      learn(digests.nameHash(n), digests.nameBytes(), digests.nameOffset(n), digests.nameLength(n));
+    }
+  }
+
+  /**
+   * Makes sure the name {@code bytes[offset, offset + length)} (UTF-8) is known under {@code key}.
+   *
+   * @param bytes borrowed
+   */
+  void learn(long key, byte[] bytes, int offset, int length) {
+    if (get(key) == null) {
+      add(key, new String(bytes, offset, length, StandardCharsets.UTF_8));
     }
   }
 

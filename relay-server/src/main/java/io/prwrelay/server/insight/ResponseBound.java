@@ -6,13 +6,13 @@ package io.prwrelay.server.insight;
  * while they fit, with {@value #RESERVE} bytes kept for what ends the document; the rest are
  * counted as not shown. At the default 1,000 tenants every row fits (a row takes about 1.4 KiB of
  * the page, 0.7 KiB of the JSON); a row cannot pass about 13 KiB (a tenant ID of 150 characters,
- * five names of {@link io.prwrelay.core.route.SeriesDigests#MAX_NAME_BYTES} bytes, two messages
- * of {@link TenantInsight#MAX_MESSAGE_CHARS} characters, each escaped).
+ * five names of {@link io.prwrelay.core.route.SeriesDigests#MAX_NAME_BYTES} bytes, two messages of
+ * {@link TenantInsight#MAX_MESSAGE_CHARS} characters, each escaped).
  *
  * <p>Why a bound: the page refreshes itself every five seconds, and a body is built whole on the
- * heap (the builder, its string and the encoded copy, about six times its size at their peak),
- * so one body of every tracked tenant's longest content, up to 100,000 tenants, would take the
- * heap of a small container.
+ * heap (the builder, its string and the encoded copy, about six times its size at their peak), so
+ * one body of every tracked tenant's longest content, up to 100,000 tenants, would take the heap of
+ * a small container.
  */
 final class ResponseBound {
   /** Most bytes of a body. */
