@@ -26,6 +26,10 @@ import java.util.regex.Pattern;
  * what the relay logged. {@link #close()} kills it if it is still running.
  */
 final class RelayProcess implements AutoCloseable {
+  /** The JVM flags of a small container: heap and direct memory of 256 MiB, an OOM ends it. */
+  static final List<String> SMALL_CONTAINER =
+      List.of("-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+ExitOnOutOfMemoryError");
+
   private static final Pattern LISTENING = Pattern.compile("listening on /127\\.0\\.0\\.1:(\\d+)");
 
   private final Process process;
@@ -47,6 +51,15 @@ final class RelayProcess implements AutoCloseable {
    * @param dir where the properties file is written
    */
   static RelayProcess start(Path dir, Map<String, String> config) throws IOException {
+    return start(dir, config, List.of("-Xmx256m"));
+  }
+
+  /**
+   * As {@link #start(Path, Map)}, with {@code jvmFlags} for the child JVM instead of {@code
+   * -Xmx256m} alone: {@link #SMALL_CONTAINER} runs it as a small container would.
+   */
+  static RelayProcess start(Path dir, Map<String, String> config, List<String> jvmFlags)
+      throws IOException {
     Map<String, String> props = new TreeMap<>();
     props.put("relay.server.host", "127.0.0.1");
     props.put("relay.server.port", "0");
@@ -57,7 +70,7 @@ final class RelayProcess implements AutoCloseable {
     Files.writeString(properties, file);
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
+    cmd.addAll(jvmFlags);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(Main.class.getName());
