@@ -11,8 +11,9 @@ import java.util.Arrays;
 /**
  * A 64-bit hash of a series' whole label set and where its metric name ({@code __name__}) lies,
  * read in place from the request bytes: no {@code String}, no copy, no allocation once the scratch
- * has grown to the largest symbols table. What the tenant insight counts distinct series and top
- * metric names with.
+ * has grown to the symbols tables of the requests (up to {@value #RETAINED_SYMBOLS} symbols; past
+ * that, the next request starts from a small one). What the tenant insight counts distinct series
+ * and top metric names with.
  *
  * <p><b>PRW 1.0:</b> the series' leading run of {@code labels} fields (tags and lengths included)
  * is hashed as one byte range, which ends at the first field that is not a label or not framed the
@@ -57,11 +58,23 @@ public final class LabelSetHasher {
   private int nameLength;
   private int labelsEnd;
 
+  /**
+   * Symbol refs whose hashes are kept across requests: arrays grown past this many (a PRW 2.0
+   * request referring to more symbols) are given back when the next request starts, so a hasher
+   * holds at most 768 KiB of them between requests.
+   */
+  static final int RETAINED_SYMBOLS = 1 << 16;
+
   // PRW 2.0: symbol hashes of the current request, valid where stamps[ref] == stamp.
   private SymbolTable symbols;
   private long[] symbolHashes = new long[256];
   private int[] stamps = new int[256];
   private int stamp;
+
+  /** Symbol refs the PRW 2.0 scratch holds now without growing. */
+  int symbolCapacity() {
+    return stamps.length;
+  }
 
   /** Hash of the last series digested. */
   public long hash() {
@@ -187,6 +200,10 @@ public final class LabelSetHasher {
    */
   public void startRequest(SymbolTable symbols) {
     this.symbols = symbols;
+    if (stamps.length > RETAINED_SYMBOLS) {
+      stamps = new int[256];
+      symbolHashes = new long[256];
+    }
     if (++stamp == Integer.MAX_VALUE) {
       Arrays.fill(stamps, 0);
       stamp = 1;
