@@ -15,10 +15,10 @@ import java.util.Arrays;
  * bytes are one name. Real Prometheus metric names are a few dozen bytes. A request records at most
  * {@value #MAX_NAMES} names and {@value #MAX_BYTES} bytes of them; a sampled series whose name
  * would pass either is recorded as not sampled ({@link #OVER}). So the arrays here never pass about
- * 400 KiB however large or hostile the request, and a series costs at most {@value #MAX_NAME_BYTES}
- * bytes compared, hashed and copied, never its name's whole length: a PRW 2.0 request that points
- * thousands of series at one symbol of a megabyte costs a few hundred bytes per series, not a
- * megabyte.
+ * 450 KiB (256 KiB of names, 96 KiB of per-name arrays, 96 KiB of table) however large or hostile
+ * the request, and a series costs at most {@value #MAX_NAME_BYTES} bytes compared, hashed and
+ * copied, never its name's whole length: a PRW 2.0 request that points thousands of series at one
+ * symbol of a megabyte costs a few hundred bytes per series, not a megabyte.
  *
  * <p><b>Lookup.</b> Series of one metric come in runs or cycles of a few names, so a direct-mapped
  * cache of {@value #CACHE} names, keyed by the name's length and end bytes and confirmed by

@@ -9,8 +9,8 @@ import java.nio.charset.StandardCharsets;
  * names and {@link #maxBytes()} bytes of them (each counted as {@value #ENTRY_BYTES} bytes of
  * entry, string and slots plus its characters, two bytes each for a name outside Latin-1): when
  * either is reached it starts over, and names still in use come back with their next sampled
- * series. The routers cut every name to {@link SeriesDigests#MAX_NAME_BYTES} bytes, so a name costs
- * at most about 600 bytes here.
+ * series. The routers cut every name to {@link SeriesDigests#MAX_NAME_BYTES} bytes of UTF-8, so a
+ * name counts as at most 328 bytes here.
  *
  * <p>Lookups read the table without a lock: each slot holds an immutable entry (final fields, so a
  * reader that sees the entry sees its key and name), and a name not found yet is added under the
