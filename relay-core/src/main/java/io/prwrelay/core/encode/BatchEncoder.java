@@ -3,6 +3,7 @@ package io.prwrelay.core.encode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.remotewrite.SeriesView;
+import io.prwrelay.core.wire.ScratchMemory;
 import io.prwrelay.core.wire.WireTags;
 import io.prwrelay.core.wire.WriteRequestFields;
 import java.util.ArrayList;
@@ -24,9 +25,11 @@ import java.util.List;
  * rewrite: 0x0A varint(newLen) [contentStart, cutStart) [cutEnd, end)
  * </pre>
  *
- * <p>Scratch arrays grow to the largest request seen and are reused: after warm-up no allocation
- * happens per series or per label; {@link #encode} allocates one pooled buffer per large tenant
- * batch and one shared by all small ones. Not thread-safe.
+ * <p>The per-segment and per-metadata arrays grow in a {@link ScratchMemory} and are reused: after
+ * warm-up no allocation happens per series or per label; {@link #encode} allocates one pooled
+ * buffer per large tenant batch and one shared by all small ones, {@link #bytes} in all, which the
+ * caller checks against its budget first. The per-slot arrays grow up to {@code
+ * relay.tenant.max-per-request} slots (40 bytes a slot). Not thread-safe.
  */
 public final class BatchEncoder {
   /**
@@ -37,22 +40,25 @@ public final class BatchEncoder {
   public static final int SMALL_BATCH_BYTES = 16 * 1024;
 
   private static final int NO_CUT = -1;
+  private static final int SEGMENTS = 64;
+  private static final int METADATA = 16;
 
+  private final ScratchMemory scratch;
   private byte[] array;
 
   private int segmentCount;
-  private int[] segSlot = new int[64];
-  private int[] segStart = new int[64];
-  private int[] segEnd = new int[64];
-  private int[] segContent = new int[64];
-  private int[] segCutStart = new int[64];
-  private int[] segCutEnd = new int[64];
+  private int[] segSlot = new int[SEGMENTS];
+  private int[] segStart = new int[SEGMENTS];
+  private int[] segEnd = new int[SEGMENTS];
+  private int[] segContent = new int[SEGMENTS];
+  private int[] segCutStart = new int[SEGMENTS];
+  private int[] segCutEnd = new int[SEGMENTS];
 
   private int metaCount;
   private int metaFields;
   private int metaBytes;
-  private int[] metaStart = new int[16];
-  private int[] metaEnd = new int[16];
+  private int[] metaStart = new int[METADATA];
+  private int[] metaEnd = new int[METADATA];
 
   private int slotCount;
 
@@ -68,6 +74,29 @@ public final class BatchEncoder {
   private int lastSlot = -1;
 
   private final List<TenantBatch> pool = new ArrayList<>();
+
+  /** An encoder whose arrays grow without a grant, kept between requests up to a bound. */
+  public BatchEncoder() {
+    this(new ScratchMemory());
+  }
+
+  /**
+   * @param scratch where the per-segment and per-metadata arrays grow
+   */
+  public BatchEncoder(ScratchMemory scratch) {
+    this.scratch = scratch;
+    scratch.register(
+        () -> {
+          segSlot = new int[SEGMENTS];
+          segStart = new int[SEGMENTS];
+          segEnd = new int[SEGMENTS];
+          segContent = new int[SEGMENTS];
+          segCutStart = new int[SEGMENTS];
+          segCutEnd = new int[SEGMENTS];
+          metaStart = new int[METADATA];
+          metaEnd = new int[METADATA];
+        });
+  }
 
   /**
    * Starts a request.
@@ -142,6 +171,7 @@ public final class BatchEncoder {
   private void addSegment(int slot, int start, int end, int content, int cutStart, int cutEnd) {
     if (segmentCount == segSlot.length) {
       int n = segmentCount * 2;
+      scratch.charge(6L * Integer.BYTES * segmentCount);
       segSlot = Arrays.copyOf(segSlot, n);
       segStart = Arrays.copyOf(segStart, n);
       segEnd = Arrays.copyOf(segEnd, n);
@@ -207,6 +237,7 @@ public final class BatchEncoder {
       return;
     }
     if (metaCount == metaStart.length) {
+      scratch.charge(2L * Integer.BYTES * metaCount);
       metaStart = Arrays.copyOf(metaStart, metaCount * 2);
       metaEnd = Arrays.copyOf(metaEnd, metaCount * 2);
     }
@@ -214,6 +245,18 @@ public final class BatchEncoder {
     metaEnd[metaCount] = end;
     metaCount++;
     metaFields++;
+  }
+
+  /**
+   * The bytes {@link #encode} allocates for this request's batches: each slot's series and
+   * metadata, plus, {@code withMetadata}, every recorded metadata field once per slot.
+   */
+  public long bytes(boolean withMetadata) {
+    long total = 0;
+    for (int slot = 0; slot < slotCount; slot++) {
+      total += slotBytes[slot] + (withMetadata ? metaBytes : 0);
+    }
+    return total;
   }
 
   /**

@@ -1,11 +1,10 @@
 package io.prwrelay.core.encode;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.remotewrite.SymbolTable;
 import io.prwrelay.core.wire.ExemplarFields;
 import io.prwrelay.core.wire.LabelFields;
 import io.prwrelay.core.wire.MetricMetadataFields;
+import io.prwrelay.core.wire.ScratchMemory;
 import io.prwrelay.core.wire.TimeSeriesFields;
 import io.prwrelay.core.wire.V2ExemplarFields;
 import io.prwrelay.core.wire.V2MetadataFields;
@@ -47,31 +46,50 @@ import java.util.Arrays;
 final class V1FromV2Writer {
   private static final byte[] METRIC_NAME = "__name__".getBytes(StandardCharsets.US_ASCII);
 
+  private static final int SIZES = 256;
+  private static final int REFS = 16;
+  private static final int ENTRIES = 16;
+
   private final V2SeriesRecords records;
+  private final ScratchMemory scratch;
   private final TrustedWalker walker = new TrustedWalker();
   private final TrustedWalker inner = new TrustedWalker();
 
-  private int[] sizes = new int[256];
+  // Per series and exemplar of the slot sized last: its message's content size.
+  private int[] sizes = new int[SIZES];
   private int sizeCount;
-  private int[] exemplarRefs = new int[16];
-  private byte[] scratch = new byte[4096];
+  private int[] exemplarRefs = new int[REFS];
 
   // Metadata of the slot being written, deduplicated through an open-addressing table.
   private int metadataCount;
-  private int[] metadataType = new int[16];
-  private int[] metadataName = new int[16];
-  private int[] metadataHelp = new int[16];
-  private int[] metadataUnit = new int[16];
-  private int[] metadataTable = new int[32];
+  private int[] metadataType = new int[ENTRIES];
+  private int[] metadataName = new int[ENTRIES];
+  private int[] metadataHelp = new int[ENTRIES];
+  private int[] metadataUnit = new int[ENTRIES];
+  private int[] metadataTable = new int[2 * ENTRIES];
   private int metadataMask;
 
-  V1FromV2Writer(V2SeriesRecords records) {
+  /**
+   * @param scratch where the per-series, per-exemplar-label and per-metadata arrays grow
+   */
+  V1FromV2Writer(V2SeriesRecords records, ScratchMemory scratch) {
     this.records = records;
+    this.scratch = scratch;
+    scratch.register(
+        () -> {
+          sizes = new int[SIZES];
+          exemplarRefs = new int[REFS];
+          metadataType = new int[ENTRIES];
+          metadataName = new int[ENTRIES];
+          metadataHelp = new int[ENTRIES];
+          metadataUnit = new int[ENTRIES];
+          metadataTable = new int[2 * ENTRIES];
+        });
   }
 
   /**
    * The exact size of slot {@code slot} as a PRW 1.0 {@code WriteRequest}, computed without writing
-   * or allocating; {@link #encode} of the same slot must follow before another slot is sized. A
+   * or allocating; {@link #write} of the same slot must follow before another slot is sized. A
    * {@code long}: every reference to a symbol becomes a copy of it, so the result may be many times
    * the request's size (one 1 MiB symbol referenced by 500 series: 500 MiB), beyond what an {@code
    * int} or one buffer holds. The caller compares it with its bound before anything is allocated.
@@ -154,25 +172,18 @@ final class V1FromV2Writer {
   }
 
   /**
-   * Writes the slot {@link #size} sized last into one exact-size buffer from {@code alloc}, stored
-   * in {@code batch}.
+   * Writes the slot {@link #size} sized last into {@code d} from {@code start}.
    *
    * @param size what {@link #size} returned for the slot, once the caller has checked it against
-   *     its bound (at most {@code Integer.MAX_VALUE - 8})
+   *     its bound (at most {@code Integer.MAX_VALUE - 8}); {@code d} has room for it from {@code
+   *     start}
    * @return the number of metadata entries written
    */
-  int encode(int slot, int size, ByteBufAllocator alloc, TenantBatch batch) {
-    if (scratch.length < size) {
-      scratch =
-          new byte[Math.max(size, (int) Math.min(2L * scratch.length, Integer.MAX_VALUE - 8))];
-    }
-    int written = write(slot, scratch);
+  int write(int slot, int size, byte[] d, int start) {
+    int written = write(slot, d, start) - start;
     if (written != size) {
       throw new IllegalStateException("sized " + size + " bytes, wrote " + written);
     }
-    ByteBuf buf = alloc.buffer(size, size);
-    buf.writeBytes(scratch, 0, size);
-    batch.content = buf;
     return metadataCount;
   }
 
@@ -225,7 +236,7 @@ final class V1FromV2Writer {
 
   private int reserve(int n) {
     if (sizes.length - sizeCount < n) {
-      sizes = Arrays.copyOf(sizes, Math.max(sizes.length * 2, sizeCount + n));
+      sizes = scratch.grow(sizes, Math.max(sizes.length * 2, sizeCount + n));
     }
     int at = sizeCount;
     sizeCount += n;
@@ -255,7 +266,7 @@ final class V1FromV2Writer {
 
   private int addExemplarRef(int n, int ref) {
     if (n == exemplarRefs.length) {
-      exemplarRefs = Arrays.copyOf(exemplarRefs, n * 2);
+      exemplarRefs = scratch.grow(exemplarRefs, n * 2);
     }
     exemplarRefs[n] = ref;
     return n + 1;
@@ -303,7 +314,7 @@ final class V1FromV2Writer {
     // A power of two at least twice the entries there can be: a load factor of at most 1/2.
     int capacity = Integer.highestOneBit(Math.max(8, expected) * 2 - 1) << 1;
     if (metadataTable.length < capacity) {
-      metadataTable = new int[capacity];
+      metadataTable = scratch.replace(metadataTable, capacity);
     } else {
       Arrays.fill(metadataTable, 0, capacity, 0);
     }
@@ -327,6 +338,7 @@ final class V1FromV2Writer {
     }
     if (metadataCount == metadataType.length) {
       int n = metadataCount * 2;
+      scratch.charge(4L * Integer.BYTES * metadataCount);
       metadataType = Arrays.copyOf(metadataType, n);
       metadataName = Arrays.copyOf(metadataName, n);
       metadataHelp = Arrays.copyOf(metadataHelp, n);
@@ -354,13 +366,13 @@ final class V1FromV2Writer {
     return length == 0 ? 0 : 1 + Varints.size32(length) + length;
   }
 
-  private int write(int slot, byte[] d) {
+  private int write(int slot, byte[] d, int start) {
     V2SeriesRecords r = records;
     SymbolTable symbols = r.symbols;
     byte[] a = r.array;
     int[] refs = r.refs;
     int q = 0;
-    int o = 0;
+    int o = start;
     for (int i = r.head[slot]; i >= 0; i = r.next[i]) {
       d[o++] = (byte) WriteRequestFields.TIMESERIES_TAG;
       o = Varints.put32(d, o, sizes[q++]);

@@ -2,41 +2,48 @@ package io.prwrelay.core.encode;
 
 import io.prwrelay.core.remotewrite.SymbolTable;
 import io.prwrelay.core.remotewrite.V2SeriesView;
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.Arrays;
 
 /**
  * What {@link V2BatchEncoder} remembers of a request's series while it is read: per series its byte
  * range, its refs (label refs, then exemplar and metadata refs, copied into one flat array), the
  * label pair to leave out, and its tenant slot; per slot a chain of its series in request order and
- * its counts. Parallel int arrays that grow to the largest request seen and are reused.
+ * its counts. Parallel int arrays reused from request to request; the per-series ones grow in the
+ * encoder's {@link ScratchMemory}, the per-slot ones up to {@code relay.tenant.max-per-request}
+ * slots (56 bytes a slot).
  */
 final class V2SeriesRecords {
+  private static final int SERIES = 64;
+  private static final int REFS = 1024;
+
+  private final ScratchMemory scratch;
   byte[] array;
   SymbolTable symbols;
 
   int count;
-  int[] slot = new int[64];
-  int[] start = new int[64];
-  int[] content = new int[64];
-  int[] end = new int[64];
-  int[] refStart = new int[64];
-  int[] refCount = new int[64];
+  int[] slot = new int[SERIES];
+  int[] start = new int[SERIES];
+  int[] content = new int[SERIES];
+  int[] end = new int[SERIES];
+  int[] refStart = new int[SERIES];
+  int[] refCount = new int[SERIES];
 
   /** Index of the label pair to leave out, or -1. */
-  int[] cut = new int[64];
+  int[] cut = new int[SERIES];
 
   /** Next series of the same slot, or -1. */
-  int[] next = new int[64];
+  int[] next = new int[SERIES];
 
   /** Number of exemplar and metadata refs, stored after the label refs. */
-  int[] nestedCount = new int[64];
+  int[] nestedCount = new int[SERIES];
 
   /** Number of exemplars and of histograms: a writer skips looking for fields a series lacks. */
-  int[] exemplars = new int[64];
+  int[] exemplars = new int[SERIES];
 
-  int[] histograms = new int[64];
+  int[] histograms = new int[SERIES];
 
-  int[] refs = new int[1024];
+  int[] refs = new int[REFS];
   int refSize;
 
   int slots;
@@ -51,6 +58,15 @@ final class V2SeriesRecords {
   long[] slotHistograms = new long[16];
   long[] slotExemplars = new long[16];
   int[] slotMetadata = new int[16];
+
+  V2SeriesRecords(ScratchMemory scratch) {
+    this.scratch = scratch;
+    scratch.register(
+        () -> {
+          resize(SERIES, false);
+          refs = new int[REFS];
+        });
+  }
 
   void reset(byte[] array, SymbolTable symbols) {
     this.array = array;
@@ -85,12 +101,12 @@ final class V2SeriesRecords {
 
   void add(int s, V2SeriesView series, boolean removeTenantLabel) {
     if (count == slot.length) {
-      grow(count * 2);
+      resize(count * 2, true);
     }
     int n = series.labelRefCount();
     int m = series.nestedRefCount();
     if (refs.length - refSize < n + m) {
-      refs = Arrays.copyOf(refs, Math.max(refs.length * 2, refSize + n + m));
+      refs = scratch.grow(refs, Math.max(refs.length * 2, refSize + n + m));
     }
     System.arraycopy(series.labelRefs(), 0, refs, refSize, n);
     System.arraycopy(series.nestedRefs(), 0, refs, refSize + n, m);
@@ -126,17 +142,29 @@ final class V2SeriesRecords {
     slotMetadata[s] += series.metadata();
   }
 
-  private void grow(int n) {
-    slot = Arrays.copyOf(slot, n);
-    start = Arrays.copyOf(start, n);
-    content = Arrays.copyOf(content, n);
-    end = Arrays.copyOf(end, n);
-    refStart = Arrays.copyOf(refStart, n);
-    refCount = Arrays.copyOf(refCount, n);
-    cut = Arrays.copyOf(cut, n);
-    next = Arrays.copyOf(next, n);
-    nestedCount = Arrays.copyOf(nestedCount, n);
-    exemplars = Arrays.copyOf(exemplars, n);
-    histograms = Arrays.copyOf(histograms, n);
+  /**
+   * Grows the per-series arrays to {@code n} entries, keeping their contents, all or none (charged
+   * to the scratch memory at once); or, not {@code grow}, puts them back to {@code n} empty
+   * entries.
+   */
+  private void resize(int n, boolean grow) {
+    if (grow) {
+      scratch.charge(11L * Integer.BYTES * (n - slot.length));
+    }
+    slot = resize(slot, n, grow);
+    start = resize(start, n, grow);
+    content = resize(content, n, grow);
+    end = resize(end, n, grow);
+    refStart = resize(refStart, n, grow);
+    refCount = resize(refCount, n, grow);
+    cut = resize(cut, n, grow);
+    next = resize(next, n, grow);
+    nestedCount = resize(nestedCount, n, grow);
+    exemplars = resize(exemplars, n, grow);
+    histograms = resize(histograms, n, grow);
+  }
+
+  private int[] resize(int[] a, int n, boolean grow) {
+    return grow ? Arrays.copyOf(a, n) : new int[n];
   }
 }

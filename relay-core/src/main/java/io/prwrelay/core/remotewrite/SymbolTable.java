@@ -1,12 +1,13 @@
 package io.prwrelay.core.remotewrite;
 
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.Arrays;
 
 /**
  * Flyweight over the {@code symbols} of a PRW 2.0 request, as {@link V2RequestReader} found them:
  * per ref, the offset and length of the string's bytes in the request array. Nothing is copied or
  * decoded; strings are compared in place. Owned by its reader and valid until the reader's next
- * {@code read}.
+ * {@code read}. Its two arrays grow with the table, in its reader's {@link ScratchMemory}.
  *
  * <pre>
  *  array: ... | 0x22 | len | bytes of symbols[ref] | ... | 0x22 | len | bytes ... |
@@ -14,10 +15,22 @@ import java.util.Arrays;
  * </pre>
  */
 public final class SymbolTable {
+  private static final int INITIAL = 256;
+
+  private final ScratchMemory scratch;
   private byte[] array;
   private int count;
-  private int[] offsets = new int[256];
-  private int[] lengths = new int[256];
+  private int[] offsets = new int[INITIAL];
+  private int[] lengths = new int[INITIAL];
+
+  SymbolTable(ScratchMemory scratch) {
+    this.scratch = scratch;
+    scratch.register(
+        () -> {
+          offsets = new int[INITIAL];
+          lengths = new int[INITIAL];
+        });
+  }
 
   void reset(byte[] array) {
     this.array = array;
@@ -26,6 +39,7 @@ public final class SymbolTable {
 
   void add(int offset, int length) {
     if (count == offsets.length) {
+      scratch.charge(2L * Integer.BYTES * count);
       offsets = Arrays.copyOf(offsets, count * 2);
       lengths = Arrays.copyOf(lengths, count * 2);
     }

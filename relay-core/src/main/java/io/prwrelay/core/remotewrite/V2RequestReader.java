@@ -1,5 +1,6 @@
 package io.prwrelay.core.remotewrite;
 
+import io.prwrelay.core.wire.ScratchMemory;
 import io.prwrelay.core.wire.V2ExemplarFields;
 import io.prwrelay.core.wire.V2MetadataFields;
 import io.prwrelay.core.wire.V2RequestFields;
@@ -54,7 +55,8 @@ public final class V2RequestReader {
   private static final int END_GROUP = 4;
 
   private final byte[][] tenantLabels;
-  private final SymbolTable symbols = new SymbolTable();
+  private final ScratchMemory scratch;
+  private final SymbolTable symbols;
   private final V2SeriesView series = new V2SeriesView();
 
   private int seriesCount;
@@ -67,6 +69,17 @@ public final class V2RequestReader {
   private int[] refs = new int[64];
   // Refs of the series' exemplars and metadata, in field order.
   private int[] nested = new int[16];
+
+  /** Puts the arrays back to their initial sizes ({@link ScratchMemory#finish()}). */
+  private void trim() {
+    seriesStart = new int[64];
+    seriesContent = new int[64];
+    seriesEnd = new int[64];
+    priority = new int[256];
+    refs = new int[64];
+    nested = new int[16];
+  }
+
   private int nestedCount;
 
   // The read position (an array index), the request bounds, and where reading is, kept only to
@@ -97,6 +110,17 @@ public final class V2RequestReader {
    *     empty when the caller does not route (then no series has a tenant label).
    */
   public V2RequestReader(List<String> tenantLabels) {
+    this(tenantLabels, new ScratchMemory());
+  }
+
+  /**
+   * @param tenantLabels as above
+   * @param scratch where the reader's arrays (series bounds, refs, the symbols table) grow
+   */
+  public V2RequestReader(List<String> tenantLabels, ScratchMemory scratch) {
+    this.scratch = scratch;
+    this.symbols = new SymbolTable(scratch);
+    scratch.register(this::trim);
     this.tenantLabels = new byte[tenantLabels.size()][];
     for (int i = 0; i < tenantLabels.size(); i++) {
       this.tenantLabels[i] = tenantLabels.get(i).getBytes(StandardCharsets.UTF_8);
@@ -188,6 +212,7 @@ public final class V2RequestReader {
   private void addSeries(int start, int content, int seriesEnd) {
     if (seriesCount == seriesStart.length) {
       int n = seriesCount * 2;
+      scratch.charge(3L * Integer.BYTES * (n - seriesCount));
       seriesStart = Arrays.copyOf(seriesStart, n);
       seriesContent = Arrays.copyOf(seriesContent, n);
       this.seriesEnd = Arrays.copyOf(this.seriesEnd, n);
@@ -224,7 +249,7 @@ public final class V2RequestReader {
   private void prioritize(byte[] a) {
     int n = symbols.count();
     if (priority.length < n) {
-      priority = new int[Math.max(n, priority.length * 2)];
+      priority = scratch.replace(priority, Math.max(n, priority.length * 2));
     }
     byte[][] names = tenantLabels;
     int none = names.length;
@@ -267,7 +292,7 @@ public final class V2RequestReader {
             int fieldEnd = pos + len;
             // Every ref takes at least one byte.
             if (r.length - n < len) {
-              r = refs = Arrays.copyOf(r, Math.max(r.length * 2, n + len));
+              r = refs = scratch.grow(r, Math.max(r.length * 2, n + len));
             }
             // One- and two-byte refs (tables of up to 16384 symbols) without leaving the loop.
             int p = pos;
@@ -310,7 +335,7 @@ public final class V2RequestReader {
               throw outOfRange(at, ref, count);
             }
             if (n == r.length) {
-              r = refs = Arrays.copyOf(r, n * 2);
+              r = refs = scratch.grow(r, n * 2);
             }
             r[n++] = (int) ref;
             break;
@@ -444,7 +469,7 @@ public final class V2RequestReader {
 
   private void addNested(int ref) {
     if (nestedCount == nested.length) {
-      nested = Arrays.copyOf(nested, nestedCount * 2);
+      nested = scratch.grow(nested, nestedCount * 2);
     }
     nested[nestedCount++] = ref;
   }

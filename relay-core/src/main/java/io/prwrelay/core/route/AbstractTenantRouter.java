@@ -2,11 +2,13 @@ package io.prwrelay.core.route;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.MemoryGrant;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.AbstractSeriesView;
 import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.wire.HeapBuffers;
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.List;
 
 /**
@@ -58,6 +60,15 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
    */
   public abstract RouteResult route(ByteBuf request, ByteBufAllocator alloc);
 
+  /**
+   * Routes one request within {@code grant}: {@link #routeRequest}.
+   *
+   * @param request borrowed
+   */
+  public final RouteResult route(ByteBuf request, ByteBufAllocator alloc, MemoryGrant grant) {
+    return routeRequest(request, alloc, grant);
+  }
+
   /** Forgets what the previous request left in the subclass's per-request state. */
   abstract void startRequest();
 
@@ -76,9 +87,11 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
    * Encodes one batch per slot into {@code batches}.
    *
    * @param tenants tenant ID of each slot, borrowed
+   * @param grant asked for the batches' bytes before their buffers are allocated
    * @return {@code null}, or why the batches were not built (then none was added)
    */
-  abstract RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches);
+  abstract RequestError encode(
+      String[] tenants, ByteBufAllocator alloc, MemoryGrant grant, List<TenantBatch> batches);
 
   /**
    * Whether the request just read is its own batch: every series went to one tenant and nothing in
@@ -100,10 +113,14 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
    * @param request borrowed; the decompressed request between its reader and writer index. Read in
    *     place when it has a backing array, otherwise copied once into a temporary heap buffer.
    * @param alloc allocator for the batch buffers (and the temporary copy)
+   * @param grant asked for the batches' bytes before their buffers are allocated (a request that is
+   *     its own batch takes none); the scratch memory's grant is the caller's to set ({@link
+   *     io.prwrelay.core.wire.ScratchMemory#start})
    * @return this router's reused result, valid until the next call; the previous result is cleared
-   *     first
+   *     first. Its error is {@link RequestError.Kind#OVER_BUDGET} when a grant refused memory for
+   *     the batches or for the scratch arrays reading the request needs.
    */
-  final RouteResult routeRequest(ByteBuf request, ByteBufAllocator alloc) {
+  final RouteResult routeRequest(ByteBuf request, ByteBufAllocator alloc, MemoryGrant grant) {
     result.clear();
     slots.startRequest();
     startRequest();
@@ -114,7 +131,12 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
       byte[] array = heap.array();
       int offset = HeapBuffers.arrayStart(heap);
       requestOffset = offset;
-      RequestError error = read(array, offset, length);
+      RequestError error;
+      try {
+        error = read(array, offset, length);
+      } catch (ScratchMemory.Refused e) {
+        error = RequestError.overBudget("reading this request into tenant batches");
+      }
       if (error == null) {
         error = rejection;
       }
@@ -129,8 +151,11 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
           result.whole = true;
           encodeWhole(slots.tenants()[0], request, result.batches);
         } else {
-          result.error = encode(slots.tenants(), alloc, result.batches);
+          result.error = encode(slots.tenants(), alloc, grant, result.batches);
         }
+      } catch (ScratchMemory.Refused e) {
+        result.clear();
+        result.error = RequestError.overBudget("encoding this request's tenant batches");
       } catch (RuntimeException | Error e) {
         result.clear();
         throw e;
@@ -226,6 +251,11 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
           "none of the tenant labels "
               + String.join(", ", labelNames)
               + " is present with a non-empty value";
+    } else if (problem == TenantProblem.NOT_ALLOWED) {
+      what =
+          "the value of tenant label "
+              + labelNames[tenantLabel]
+              + " is not one of the allowed tenants (not_allowed)";
     } else {
       what =
           "the value of tenant label "

@@ -24,10 +24,11 @@ import java.util.Arrays;
  * <p>Once per request ({@link #finish}): each noted name is reduced to its family key and hashed,
  * and a filter of recently taught (family, tenant) pairs (buckets of four, one cache line each)
  * drops those taught within the refresh interval (a quarter of the TTL), so each pair reaches the
- * shared map (and its lock) at most about once per interval per event loop. The filter forgets a
- * pair only to make room in a full bucket, which costs one more update, never a missed one; when a
- * request pushes out many pairs still fresh, the loop sees more pairs than the filter holds, and
- * the filter doubles (from 256 KiB, 16,384 pairs, up to 4 MiB, 262,144 pairs).
+ * shared map (and its lock) at most about once per interval per event loop. The pairs are the
+ * request's sender's: another sender's identical pair is another entry of the filter. The filter
+ * forgets a pair only to make room in a full bucket, which costs one more update, never a missed
+ * one; when a request pushes out many pairs still fresh, the loop sees more pairs than the filter
+ * holds, and the filter doubles (from 256 KiB, 16,384 pairs, up to 4 MiB, 262,144 pairs).
  *
  * <p>No allocation once the scratch arrays have grown to the largest request. Not thread-safe: one
  * per router.
@@ -50,6 +51,7 @@ final class FamilyLearner {
   private final long refreshNanos;
 
   private byte[] array;
+  private long sender;
   private int slots;
   private int[] lastOffset = new int[16];
   private int[] lastLength = new int[16];
@@ -76,9 +78,11 @@ final class FamilyLearner {
    * Starts a request.
    *
    * @param array borrowed; the request bytes every later series refers to
+   * @param sender who sent it ({@link MetricFamilies#learn(long, long[], String[], int)})
    */
-  void startRequest(byte[] array) {
+  void startRequest(byte[] array, long sender) {
     this.array = array;
+    this.sender = sender;
     slots = 0;
     noted = 0;
   }
@@ -165,8 +169,9 @@ final class FamilyLearner {
     for (int i = 0; i < noted; i++) {
       String tenant = tenants[notedSlot[i]];
       long family = MetricFamilies.familyKey(a, notedOffset[i], notedLength[i]);
-      // Never 0, the key of an empty way.
-      long key = (family ^ (tenant.hashCode() * 0x9E3779B97F4A7C15L)) | 1;
+      // The sender's too: one sender's lesson never stands for another's. Never 0, an empty way.
+      long key =
+          (family ^ (tenant.hashCode() * 0x9E3779B97F4A7C15L) ^ sender * 0xC2B2AE3D27D4EB4FL) | 1;
       if (!stale(filter, ((int) (key ^ (key >>> 29) ^ (key >>> 47)) & mask) << 3, key, now)) {
         continue;
       }
@@ -186,7 +191,7 @@ final class FamilyLearner {
     evicted = 0;
     noted = 0;
     if (taught > 0) {
-      families.learn(teachKeys, teachTenants, taught);
+      families.learn(sender, teachKeys, teachTenants, taught);
       Arrays.fill(teachTenants, 0, taught, null);
     }
   }

@@ -10,9 +10,9 @@ import java.util.Map;
 
 /**
  * The {@code metadata} entries of one PRW 1.0 request, and where they go when the request has no
- * series left to carry them: each entry to the tenants that recently sent series of its family
- * ({@link MetricFamilies}), else to the default tenant under {@code relay.tenant.missing=default},
- * else nowhere (counted).
+ * series left to carry them: each entry to the tenants its sender recently sent series of its
+ * family to ({@link MetricFamilies}), else to the default tenant under {@code
+ * relay.tenant.missing=default}, else nowhere (counted).
  *
  * <p>An entry goes to all its tenants or to none: it is dropped when copying it once per tenant
  * would take the request's copies past {@link TenantRules#maxBroadcastMetadataBytes()}, or when its
@@ -56,9 +56,11 @@ final class MetadataRouting {
    * each entry was routed or why it was dropped.
    *
    * @param array borrowed; the request bytes the entries lie in
+   * @param sender who sent the request: only its own families are looked up
    */
   void route(
       byte[] array,
+      long sender,
       MetricFamilies families,
       TenantRules rules,
       TenantSlots slots,
@@ -75,7 +77,7 @@ final class MetadataRouting {
       tenants.clear();
       long name = familyName(array, start, end);
       if (name >= 0 && families.enabled()) {
-        families.tenantsOf(array, (int) (name >>> 32), (int) name, tenants);
+        families.tenantsOf(sender, array, (int) (name >>> 32), (int) name, tenants);
       }
       MetadataRoute how = MetadataRoute.FAMILY;
       if (tenants.isEmpty()) {

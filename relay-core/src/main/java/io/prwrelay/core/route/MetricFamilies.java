@@ -14,11 +14,17 @@ import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
- * Which tenants recently sent series of each metric family: what routes a PRW 1.0 request that
- * carries only {@code metadata} (Prometheus 2.x sends its metadata that way, apart from the series,
- * every {@code metadata_config.send_interval}) to the tenants whose series that metadata describes.
- * Learned from the series the routers route ({@link FamilyLearner}); shared by every event loop's
- * router.
+ * Which tenants each sender recently sent series of each metric family to: what routes a PRW 1.0
+ * request that carries only {@code metadata} (Prometheus 2.x sends its metadata that way, apart
+ * from the series, every {@code metadata_config.send_interval}) to the tenants whose series that
+ * metadata describes. Learned from the series the routers route ({@link FamilyLearner}); shared by
+ * every event loop's router.
+ *
+ * <p><b>Per sender.</b> Every association is learned under the sender that sent the series (a
+ * 64-bit id the caller derives, keyed so that no sender can choose it), and a metadata entry is
+ * looked up under the sender of the metadata: a sender's metadata goes only to tenants it sent
+ * series of the family to, never to another sender's tenants, whose answers (a throttled tenant's
+ * 429) would otherwise decide its own.
  *
  * <p><b>Family key.</b> Prometheus names a family in its metadata as the exposition's {@code #
  * TYPE} line does: a text-format counter {@code http_requests_total}, an OpenMetrics counter {@code
@@ -32,17 +38,25 @@ import java.util.function.LongSupplier;
  * different family whose name differs only by one of these suffixes (a gauge {@code jobs_count}
  * next to a counter {@code jobs_total}), which then receives that metadata too.
  *
- * <p><b>Bounds.</b> At most {@code capacity} family–tenant associations (a family sent by three
- * tenants takes three); a new one beyond that evicts the least recently seen. An association not
- * seen for {@code ttl} is no longer used and is removed on the next update. Each association takes
- * about 60 bytes of arrays and tables (58.6 measured at 500,000); each distinct tenant ID is held
- * once, with a count of its associations.
+ * <p><b>Bounds.</b> At most {@code capacity} sender–family–tenant associations over all senders (a
+ * family one sender sent to three tenants takes three). A new one beyond that evicts the least
+ * recently seen association <em>of the sender holding the most</em>: a sender that learns more than
+ * any other recycles its own, and one holding fewer than {@code capacity} divided by the senders
+ * holding any keeps all of them (max-min fairness). An association not seen for {@code ttl} is no
+ * longer used and is removed on the next update. Each association takes about 71 bytes of arrays
+ * and tables (58.6 measured at 500,000 before each also named its sender, and 12 bytes for that and
+ * its place in the sender's age list: {@link FamilySenders}); each sender holding any about 80
+ * bytes, and each distinct tenant ID (at most 150 bytes) is held once, with a count of its
+ * associations.
  *
  * <p>Thread-safe: one lock, taken for each 256 pairs of a routed request that has something new to
  * teach (the learners teach a pair at most about once per refresh interval) and once per entry of a
  * metadata-only request. Nothing here runs per series.
  */
 public final class MetricFamilies {
+  /** The sender of series and metadata whose sender is not known: one sender for all of them. */
+  public static final long NO_SENDER = 0;
+
   private static final int NONE = -1;
   private static final int INITIAL = 1024;
   private static final int LEARN_CHUNK = 256;
@@ -91,6 +105,9 @@ public final class MetricFamilies {
 
   private final Map<String, Interned> tenantIds = new HashMap<>();
   private long lessons;
+
+  // Whose each association is, and which to evict: the oldest of the sender holding the most.
+  private final FamilySenders owners = new FamilySenders();
 
   /**
    * @param capacity most family–tenant associations kept; 0 learns nothing
@@ -218,16 +235,22 @@ public final class MetricFamilies {
     return new long[] {value, mask};
   }
 
+  /** {@link #tenantsOf(long, byte[], int, int, List)} for {@link #NO_SENDER}. */
+  public void tenantsOf(byte[] a, int offset, int length, List<String> out) {
+    tenantsOf(NO_SENDER, a, offset, length, out);
+  }
+
   /**
-   * Adds to {@code out} every tenant that sent a series of the family named {@code a[offset, offset
-   * + length)} (a {@code metric_family_name}) within the TTL, each once.
+   * Adds to {@code out} every tenant that {@code sender} sent a series of the family named {@code
+   * a[offset, offset + length)} (a {@code metric_family_name}) to within the TTL, each once.
    *
    * @param a borrowed
    */
-  public void tenantsOf(byte[] a, int offset, int length, List<String> out) {
-    long asIs = LabelSetHasher.hash(a, offset, length);
+  public void tenantsOf(long sender, byte[] a, int offset, int length, List<String> out) {
+    long salt = salt(sender);
+    long asIs = LabelSetHasher.hash(a, offset, length) ^ salt;
     int stem = stemLength(a, offset, length);
-    long stripped = stem == length ? asIs : LabelSetHasher.hash(a, offset, stem);
+    long stripped = stem == length ? asIs : LabelSetHasher.hash(a, offset, stem) ^ salt;
     long now = now();
     synchronized (this) {
       if (capacity == 0 || size == 0) {
@@ -255,33 +278,50 @@ public final class MetricFamilies {
     }
   }
 
+  /** {@link #learn(long, long[], String[], int)} for {@link #NO_SENDER}. */
+  public void learn(long[] keys, String[] tenants, int count) {
+    learn(NO_SENDER, keys, tenants, count);
+  }
+
   /**
-   * Records that each {@code tenants[i]} sent a series of family key {@code keys[i]} ({@link
-   * #familyKey}) now; removes expired associations and, beyond the capacity, the least recently
-   * seen.
+   * Records that {@code sender} sent each {@code tenants[i]} a series of family key {@code keys[i]}
+   * ({@link #familyKey}) now; removes expired associations and, beyond the capacity, the least
+   * recently seen of the sender holding the most.
    *
    * @param keys borrowed
    * @param tenants borrowed; tenant IDs as sent downstream
    */
-  public void learn(long[] keys, String[] tenants, int count) {
+  public void learn(long sender, long[] keys, String[] tenants, int count) {
     if (capacity == 0 || count == 0) {
       return;
     }
     long now = now();
+    long salt = salt(sender);
     // In chunks, so that a large request's lesson holds the lock from other loops only briefly.
     for (int from = 0; from < count; from += LEARN_CHUNK) {
       int to = Math.min(count, from + LEARN_CHUNK);
       synchronized (this) {
         expire(now);
         for (int i = from; i < to; i++) {
-          learn(keys[i], tenants[i], now);
+          learn(sender, keys[i] ^ salt, tenants[i], now);
         }
         lessons += to - from;
       }
     }
   }
 
-  private void learn(long key, String t, long now) {
+  /**
+   * The bits a sender's family keys are combined with (SplitMix64's finaliser of its id): two
+   * senders' keys of one family differ in about half their bits.
+   */
+  private static long salt(long sender) {
+    long z = sender;
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 31);
+  }
+
+  private void learn(long sender, long key, String t, long now) {
     int id = find(key, t);
     if (id != NONE) {
       seen[id] = now;
@@ -289,16 +329,18 @@ public final class MetricFamilies {
         unlinkAge(id);
         linkNewest(id);
       }
+      owners.touch(id);
       return;
     }
     if (size == capacity) {
-      remove(oldest);
+      remove(owners.victim());
     }
     id = allocate();
     family[id] = key;
     tenant[id] = intern(t);
     seen[id] = now;
     linkNewest(id);
+    owners.add(sender, id);
     insertPair(id);
     int head = firstOf(key);
     familyPrev[id] = NONE;
@@ -321,6 +363,7 @@ public final class MetricFamilies {
 
   private void remove(int id) {
     unlinkAge(id);
+    owners.remove(id);
     removePair(id);
     int prev = familyPrev[id];
     int next = familyNext[id];
@@ -423,6 +466,7 @@ public final class MetricFamilies {
     familyPrev = Arrays.copyOf(familyPrev, n);
     newer = Arrays.copyOf(newer, n);
     older = Arrays.copyOf(older, n);
+    owners.grow(n);
     // Tables at most half full: a power of two at least twice the ids.
     int cells = Integer.highestOneBit(Math.max(1, n - 1)) << 2;
     byPair = new int[cells];
@@ -550,9 +594,19 @@ public final class MetricFamilies {
     return lessons;
   }
 
-  /** Distinct families held now. */
+  /** Distinct (sender, family) keys held now. */
   public synchronized int families() {
     return families;
+  }
+
+  /** Associations {@code sender} holds now, expired ones not yet removed included. */
+  public synchronized int heldBy(long sender) {
+    return owners.held(sender);
+  }
+
+  /** Senders holding associations now. */
+  public synchronized int senders() {
+    return owners.count();
   }
 
   private static byte[] ascii(String s) {

@@ -1,12 +1,13 @@
 package io.prwrelay.core.route;
 
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.Arrays;
 
 /**
  * A map from small non-negative keys (tenant table entries, symbol refs) to ints that holds for one
  * request: {@link #clear()} at the start of a request forgets every key in O(1) by moving to a new
  * stamp, so a router keeps its arrays across requests and allocates only when a key is larger than
- * any seen before.
+ * any seen before; they grow in the router's {@link ScratchMemory}.
  *
  * <p>Not thread-safe: owned by one router.
  */
@@ -18,10 +19,21 @@ final class RequestIntMap {
   private int[] values;
   private int[] stamps;
   private int stamp;
+  private final ScratchMemory scratch;
 
   RequestIntMap(int initialCapacity) {
+    this(initialCapacity, new ScratchMemory());
+  }
+
+  RequestIntMap(int initialCapacity, ScratchMemory scratch) {
+    this.scratch = scratch;
     values = new int[initialCapacity];
     stamps = new int[initialCapacity];
+    scratch.register(
+        () -> {
+          values = new int[initialCapacity];
+          stamps = new int[initialCapacity];
+        });
   }
 
   /** Forgets every key; the stamps start over before they could wrap around. */
@@ -41,6 +53,7 @@ final class RequestIntMap {
   int put(int key, int value) {
     if (key >= stamps.length) {
       int n = Math.max(key + 1, stamps.length * 2);
+      scratch.charge(2L * Integer.BYTES * (n - stamps.length));
       stamps = Arrays.copyOf(stamps, n);
       values = Arrays.copyOf(values, n);
     }

@@ -14,7 +14,12 @@ public enum TenantProblem {
   /**
    * Prefix plus value is {@code .}, {@code ..}, {@code __markers__} or {@code user-index.json.gz}.
    */
-  RESERVED("reserved");
+  RESERVED("reserved"),
+  /**
+   * Prefix plus value is a valid tenant ID that is not among the allowed tenants ({@link
+   * TenantRules#allowed()}).
+   */
+  NOT_ALLOWED("not_allowed");
 
   private static final TenantProblem[] VALUES = values();
 

@@ -2,6 +2,7 @@ package io.prwrelay.core.route;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.MemoryGrant;
 import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.remotewrite.AbstractSeriesView;
@@ -11,6 +12,7 @@ import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.List;
 
 /**
@@ -38,21 +40,22 @@ import java.util.List;
  * metadata} fields are copied into every tenant batch, within {@link
  * TenantRules#maxBroadcastMetadataBytes()}. A request with no series left to carry them (Prometheus
  * 2.x sends its metadata alone) has each entry routed by its metric family instead ({@link
- * MetadataRouting}): to the tenants that recently sent series of that family, which every routed
- * series teaches the shared {@link MetricFamilies} ({@link FamilyLearner}: nothing allocated per
- * series; its cost is {@code RouteBenchmark.route} against {@code routeWithoutFamilies}).
+ * MetadataRouting}): to the tenants its sender recently sent series of that family to, which every
+ * routed series teaches the shared {@link MetricFamilies} ({@link FamilyLearner}: nothing allocated
+ * per series; its cost is {@code RouteBenchmark.route} against {@code routeWithoutFamilies}).
  *
  * <p>The request flow and the missing-tenant policy are {@link AbstractTenantRouter}'s, shared with
  * {@link V2TenantRouter}. Not thread-safe: one router per event loop thread.
  */
 public final class TenantRouter extends AbstractTenantRouter implements WriteRequestVisitor {
   private final WriteRequestReader reader;
-  private final BatchEncoder encoder = new BatchEncoder();
+  private final BatchEncoder encoder;
   private final boolean withMetadata;
   private final MetricFamilies families;
   private final FamilyLearner learner;
   private final MetadataRouting metadata = new MetadataRouting();
   private byte[] array;
+  private long sender = MetricFamilies.NO_SENDER;
 
   // The last tenant value resolved in this request (offsets into the request array) and its slot.
   private int lastSlot;
@@ -82,7 +85,18 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    *     with; shared by the routers of every event loop
    */
   public TenantRouter(TenantRules rules, boolean digestSeries, MetricFamilies families) {
+    this(rules, digestSeries, families, new ScratchMemory());
+  }
+
+  /**
+   * @param digestSeries see {@link #TenantRouter(TenantRules, boolean)}
+   * @param families see {@link #TenantRouter(TenantRules, boolean, MetricFamilies)}
+   * @param scratch where the encoder's per-segment arrays grow
+   */
+  public TenantRouter(
+      TenantRules rules, boolean digestSeries, MetricFamilies families, ScratchMemory scratch) {
     super(rules, digestSeries);
+    this.encoder = new BatchEncoder(scratch);
     this.reader = new WriteRequestReader(rules.labels(), rules.countSamples(), digestSeries);
     this.withMetadata = rules.metadata() == TenantRules.MetadataPolicy.BROADCAST;
     this.families = families;
@@ -100,7 +114,25 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    */
   @Override
   public RouteResult route(ByteBuf request, ByteBufAllocator alloc) {
-    return routeRequest(request, alloc);
+    return routeRequest(request, alloc, MemoryGrant.UNLIMITED);
+  }
+
+  /**
+   * Routes one request of {@code sender} within {@code grant}: its series teach, and its
+   * metadata-only entries are routed by, the families this sender sent ({@link MetricFamilies}).
+   *
+   * @param request borrowed, as for {@link #route(ByteBuf, ByteBufAllocator)}
+   * @param sender the sender's id, chosen by the caller and never by the sender
+   * @param grant asked for the batches' bytes before they are allocated
+   */
+  public RouteResult route(
+      ByteBuf request, ByteBufAllocator alloc, long sender, MemoryGrant grant) {
+    this.sender = sender;
+    try {
+      return routeRequest(request, alloc, grant);
+    } finally {
+      this.sender = MetricFamilies.NO_SENDER;
+    }
   }
 
   @Override
@@ -114,7 +146,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
     encoder.reset(array);
     metadata.reset();
     if (learner != null) {
-      learner.startRequest(array);
+      learner.startRequest(array, sender);
     }
     return reader.read(array, offset, length, this);
   }
@@ -125,7 +157,8 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   }
 
   @Override
-  RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
+  RequestError encode(
+      String[] tenants, ByteBufAllocator alloc, MemoryGrant grant, List<TenantBatch> batches) {
     if (learner != null) {
       learner.finish(tenants);
     }
@@ -137,7 +170,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       result.metadataDropped[MetadataDrop.POLICY.ordinal()] += entries;
     } else if (encoder.slots() == 0) {
       // No series left to carry the metadata (Prometheus 2.x sends it alone): by family.
-      metadata.route(array, families, rules, slots, encoder, result);
+      metadata.route(array, sender, families, rules, slots, encoder, result);
       tenants = slots.tenants();
     } else if (encoder.metadataBytes() * encoder.slots() > rules.maxBroadcastMetadataBytes()) {
       // Broadcasting would copy more than the cap: the request's metadata is dropped.
@@ -146,8 +179,13 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       broadcast = true;
       result.metadataRouted[MetadataRoute.BROADCAST.ordinal()] += entries;
     }
-    encoder.encode(tenants, broadcast, alloc, batches);
     // Splicing copies each series once: only metadata grows, under its own bound above.
+    long bytes = encoder.bytes(broadcast);
+    if (!grant.reserve(bytes)) {
+      return RequestError.overBudget(
+          "splitting this request by tenant would take " + bytes + " bytes, more than granted");
+    }
+    encoder.encode(tenants, broadcast, alloc, batches);
     return null;
   }
 

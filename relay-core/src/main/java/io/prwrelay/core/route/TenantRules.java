@@ -2,10 +2,12 @@ package io.prwrelay.core.route;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * How a series' tenant is found, and what happens to series without one. Immutable; build with
@@ -48,7 +50,7 @@ public final class TenantRules {
 
   /**
    * Default of {@code relay.metadata.max-family-tenants}: family–tenant associations remembered for
-   * routing metadata-only requests ({@link MetricFamilies}), about 60 bytes each, so about 29 MB of
+   * routing metadata-only requests ({@link MetricFamilies}), about 71 bytes each, so about 36 MB of
    * tables when full, plus the tenant IDs they name, each once. Enough for 100,000 families sent by
    * five tenants each, or 500 families (the runtime's and the HTTP library's) sent by each of 1,000
    * tenants.
@@ -83,6 +85,7 @@ public final class TenantRules {
   private final boolean countSamples;
   private final int maxFamilyTenants;
   private final Duration familyTtl;
+  private final Set<String> allowed;
 
   private TenantRules(Builder b) {
     this.labels = List.copyOf(b.labels);
@@ -97,6 +100,7 @@ public final class TenantRules {
     this.countSamples = b.countSamples;
     this.maxFamilyTenants = b.maxFamilyTenants;
     this.familyTtl = b.familyTtl;
+    this.allowed = Set.copyOf(b.allowed);
   }
 
   public static Builder builder() {
@@ -124,6 +128,15 @@ public final class TenantRules {
 
   public String prefix() {
     return prefix;
+  }
+
+  /**
+   * The tenant IDs (prefix included) series may go to; empty for any. A series whose tenant is
+   * another one is treated as a series without a valid tenant ({@link TenantProblem#NOT_ALLOWED},
+   * {@link #missing()}); the default tenant is always allowed.
+   */
+  public Set<String> allowed() {
+    return allowed;
   }
 
   /** Whether the label that resolved a series' tenant is removed before forwarding. */
@@ -202,7 +215,8 @@ public final class TenantRules {
         + " max-family-tenants="
         + maxFamilyTenants
         + " count-samples="
-        + countSamples;
+        + countSamples
+        + (allowed.isEmpty() ? "" : " allowed=" + allowed.size() + " tenants");
   }
 
   /** A setting of {@link Builder} that {@link Builder#build()} can reject. */
@@ -214,7 +228,8 @@ public final class TenantRules {
     MAX_BROADCAST_METADATA_BYTES,
     MAX_TENANTS_PER_REQUEST,
     MAX_FAMILY_TENANTS,
-    FAMILY_TTL
+    FAMILY_TTL,
+    ALLOWED
   }
 
   /**
@@ -256,8 +271,15 @@ public final class TenantRules {
     private boolean countSamples = DEFAULT_COUNT_SAMPLES;
     private int maxFamilyTenants = DEFAULT_MAX_FAMILY_TENANTS;
     private Duration familyTtl = DEFAULT_FAMILY_TTL;
+    private Collection<String> allowed = List.of();
 
     private Builder() {}
+
+    /** See {@link TenantRules#allowed()}. */
+    public Builder allowed(Collection<String> allowed) {
+      this.allowed = List.copyOf(allowed);
+      return this;
+    }
 
     public Builder labels(List<String> labels) {
       this.labels = new ArrayList<>(Objects.requireNonNull(labels));
@@ -367,6 +389,13 @@ public final class TenantRules {
       }
       if (maxFamilyTenants < 0) {
         throw new InvalidSettingException(Setting.MAX_FAMILY_TENANTS, "must not be negative");
+      }
+      for (String id : allowed) {
+        TenantProblem bad = TenantIds.problem(id);
+        if (bad != null) {
+          throw new InvalidSettingException(
+              Setting.ALLOWED, "'" + id + "' is not a valid tenant ID (" + bad.tag() + ")");
+        }
       }
       if (familyTtl.compareTo(Duration.ofSeconds(1)) < 0) {
         throw new InvalidSettingException(Setting.FAMILY_TTL, "must be at least 1s");

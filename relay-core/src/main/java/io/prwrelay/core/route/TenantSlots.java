@@ -25,7 +25,7 @@ final class TenantSlots {
   private int opened;
 
   TenantSlots(TenantRules rules) {
-    this.table = new TenantTable(rules.prefix(), rules.defaultTenantId(), 64);
+    this.table = new TenantTable(rules.prefix(), rules.defaultTenantId(), 64, rules.allowed());
     this.maxCachedTenants = rules.maxCachedTenants();
   }
 

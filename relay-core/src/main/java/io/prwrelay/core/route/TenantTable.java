@@ -3,6 +3,7 @@ package io.prwrelay.core.route;
 import io.prwrelay.core.remotewrite.Bytes;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Set;
 
 /**
  * Interns tenant label values into small integer entries, looked up by the value's bytes in place.
@@ -10,7 +11,9 @@ import java.util.Arrays;
  * <p>Open addressing over parallel arrays; a lookup hashes and compares the bytes in the request
  * array and allocates nothing. A new value costs one {@code byte[]} key and one {@code String} ID,
  * once; after that the tenant is a number. Entry 0 is the default tenant; a label value whose ID
- * equals the default tenant's maps to entry 0 too, so one tenant never gets two batches. Not
+ * equals the default tenant's maps to entry 0 too, so one tenant never gets two batches. With an
+ * allow-list, a valid value whose ID is not allowed is interned too, as {@link
+ * TenantProblem#NOT_ALLOWED}, so that its next series cost one lookup, not a new ID to compare. Not
  * thread-safe.
  *
  * <p>Only valid tenant IDs are kept ({@link TenantIds}: at most {@value TenantIds#MAX_LENGTH}
@@ -31,6 +34,9 @@ final class TenantTable {
   private final String prefixString;
   private final String defaultId;
 
+  /** The tenant IDs allowed, or {@code null} for any. */
+  private final Set<String> allowed;
+
   private int[] slots; // hash table: entry index + 1, 0 = empty
   private int[] slotHashes;
   private byte[][] keys;
@@ -41,9 +47,17 @@ final class TenantTable {
   private long bytes;
 
   TenantTable(String prefix, String defaultId, int expected) {
+    this(prefix, defaultId, expected, Set.of());
+  }
+
+  /**
+   * @param allowed the tenant IDs series may go to; empty for any
+   */
+  TenantTable(String prefix, String defaultId, int expected, Set<String> allowed) {
     this.prefixString = prefix;
     this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
     this.defaultId = defaultId;
+    this.allowed = allowed.isEmpty() ? null : allowed;
     int cap = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
     allocate(cap, Math.max(8, expected));
   }
@@ -85,7 +99,8 @@ final class TenantTable {
 
   /**
    * Returns the entry for the value {@code array[offset, offset + length)}, interning it if it is a
-   * valid tenant ID once prefixed; otherwise returns {@code -(problem ordinal) - 2}.
+   * valid tenant ID once prefixed; otherwise returns {@code -(problem ordinal) - 2} ({@link
+   * TenantProblem#NOT_ALLOWED} for a valid ID the allow-list does not hold).
    */
   int resolve(byte[] array, int offset, int length) {
     int hash = hash(array, offset, length);
@@ -124,6 +139,8 @@ final class TenantTable {
     int entry;
     if (id.equals(defaultId)) {
       entry = DEFAULT_ENTRY;
+    } else if (allowed != null && !allowed.contains(id)) {
+      entry = -TenantProblem.NOT_ALLOWED.ordinal() - 2;
     } else {
       if (entryCount == ids.length) {
         ids = Arrays.copyOf(ids, ids.length * 2);

@@ -2,6 +2,7 @@ package io.prwrelay.core.route;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.MemoryGrant;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.remotewrite.AbstractSeriesView;
@@ -10,6 +11,7 @@ import io.prwrelay.core.remotewrite.SymbolTable;
 import io.prwrelay.core.remotewrite.V2RequestReader;
 import io.prwrelay.core.remotewrite.V2RequestVisitor;
 import io.prwrelay.core.remotewrite.V2SeriesView;
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.List;
 
 /**
@@ -32,15 +34,17 @@ import java.util.List;
  * result, {@link RouteResult#metadataIn()} counts the series' metadata fields.
  *
  * <p><b>Output bound:</b> the batches of one request may take at most {@code maxOutputBytes}
- * together. Copying each symbol into every series that references it (PRW 1.0) or into every
- * tenant's table (PRW 2.0) can make them far larger than the request; they are sized before they
- * are allocated, and a request over the bound gets a {@link RequestError.Kind#TOO_LARGE} error and
- * no batch.
+ * together, and no more than the caller's {@link MemoryGrant} allows. Copying each symbol into
+ * every series that references it (PRW 1.0) or into every tenant's table (PRW 2.0) can make them
+ * far larger than the request; they are sized before they are allocated, and a request over the
+ * bound gets a {@link RequestError.Kind#TOO_LARGE} error and no batch, one the grant refuses {@link
+ * RequestError.Kind#OVER_BUDGET}.
  *
  * <p><b>Allocation:</b> a tenant value is looked up once per request per value symbol (series of
- * one tenant share the symbol), and once seen allocates nothing; scratch arrays grow to the largest
- * request seen. Per request: one pooled buffer per tenant batch. Not thread-safe: one router per
- * event loop thread.
+ * one tenant share the symbol), and once seen allocates nothing; the per-series and per-symbol
+ * arrays grow in a {@link ScratchMemory}, which charges a large request for them and gives them
+ * back after it. Per request: one pooled heap buffer per tenant batch. Not thread-safe: one router
+ * per event loop thread.
  */
 public final class V2TenantRouter extends AbstractTenantRouter implements V2RequestVisitor {
   /**
@@ -52,9 +56,9 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   private final V2BatchEncoder.Format format;
   private final int maxOutputBytes;
   private final V2RequestReader reader;
-  private final V2BatchEncoder encoder = new V2BatchEncoder();
+  private final V2BatchEncoder encoder;
   // Per request: value symbol -> its series' batch slot (>= 0), or the table's problem (< 0).
-  private final RequestIntMap symbolSlots = new RequestIntMap(256);
+  private final RequestIntMap symbolSlots;
 
   /**
    * @param rules how tenants are found
@@ -76,10 +80,28 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
    */
   public V2TenantRouter(
       TenantRules rules, V2BatchEncoder.Format format, int maxOutputBytes, boolean digestSeries) {
+    this(rules, format, maxOutputBytes, digestSeries, new ScratchMemory());
+  }
+
+  /**
+   * @param rules how tenants are found
+   * @param format the protocol of the batches the router writes
+   * @param maxOutputBytes as above
+   * @param digestSeries as above
+   * @param scratch where the reader's, the encoder's and the router's per-request arrays grow
+   */
+  public V2TenantRouter(
+      TenantRules rules,
+      V2BatchEncoder.Format format,
+      int maxOutputBytes,
+      boolean digestSeries,
+      ScratchMemory scratch) {
     super(rules, digestSeries);
     this.format = format;
     this.maxOutputBytes = maxOutputBytes;
-    this.reader = new V2RequestReader(rules.labels());
+    this.reader = new V2RequestReader(rules.labels(), scratch);
+    this.encoder = new V2BatchEncoder(scratch);
+    this.symbolSlots = new RequestIntMap(256, scratch);
   }
 
   public TenantRules rules() {
@@ -103,7 +125,7 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
    */
   @Override
   public RouteResult route(ByteBuf request, ByteBufAllocator alloc) {
-    return routeRequest(request, alloc);
+    return routeRequest(request, alloc, MemoryGrant.UNLIMITED);
   }
 
   @Override
@@ -127,8 +149,9 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   }
 
   @Override
-  RequestError encode(String[] tenants, ByteBufAllocator alloc, List<TenantBatch> batches) {
-    return encoder.encode(format, tenants, alloc, maxOutputBytes, batches);
+  RequestError encode(
+      String[] tenants, ByteBufAllocator alloc, MemoryGrant grant, List<TenantBatch> batches) {
+    return encoder.encode(format, tenants, alloc, maxOutputBytes, grant, batches);
   }
 
   @Override

@@ -7,6 +7,7 @@ import io.prwrelay.testing.Oracle;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -35,6 +36,19 @@ class MetricFamiliesTest {
   private static void learn(MetricFamilies f, String seriesName, String tenant) {
     byte[] a = bytes(seriesName);
     f.learn(new long[] {MetricFamilies.familyKey(a, 0, a.length)}, new String[] {tenant}, 1);
+  }
+
+  private static void learn(MetricFamilies f, long sender, String seriesName, String tenant) {
+    byte[] a = bytes(seriesName);
+    f.learn(
+        sender, new long[] {MetricFamilies.familyKey(a, 0, a.length)}, new String[] {tenant}, 1);
+  }
+
+  private static Set<String> tenantsOf(MetricFamilies f, long sender, String familyName) {
+    byte[] a = bytes(familyName);
+    List<String> out = new ArrayList<>();
+    f.tenantsOf(sender, a, 0, a.length, out);
+    return new TreeSet<>(out);
   }
 
   private static Set<String> tenantsOf(MetricFamilies f, String familyName) {
@@ -215,5 +229,88 @@ class MetricFamiliesTest {
       }
     }
     assertTrue(f.size() > capacity / 2, "the run filled the map: " + f.size());
+  }
+
+  @Test
+  void eachSenderFindsOnlyTheTenantsItSentTheFamilyTo() {
+    MetricFamilies f = families(100);
+    learn(f, 11, "up", "a");
+    learn(f, 22, "up", "b");
+    learn(f, 22, "latency_seconds_bucket", "b");
+    assertEquals(Set.of("a"), tenantsOf(f, 11, "up"));
+    assertEquals(Set.of("b"), tenantsOf(f, 22, "up"));
+    assertEquals(Set.of(), tenantsOf(f, 11, "latency_seconds"), "22's family, not 11's");
+    assertEquals(Set.of(), tenantsOf(f, 33, "up"), "a sender that sent no series");
+    assertEquals(1, f.heldBy(11));
+    assertEquals(2, f.heldBy(22));
+    assertEquals(2, f.senders());
+  }
+
+  @Test
+  void beyondTheBoundTheSenderHoldingTheMostLosesItsLeastRecentlySeen() {
+    MetricFamilies f = families(10);
+    for (int i = 0; i < 3; i++) {
+      learn(f, 1, "innocent_" + i, "mine");
+      clock.addAndGet(1);
+    }
+    // A sender teaching a hundred families: it recycles its own associations.
+    for (int i = 0; i < 100; i++) {
+      learn(f, 2, "flood_" + i, "noise");
+      clock.addAndGet(1);
+    }
+    assertEquals(10, f.size());
+    assertEquals(3, f.heldBy(1));
+    assertEquals(7, f.heldBy(2));
+    for (int i = 0; i < 3; i++) {
+      assertEquals(Set.of("mine"), tenantsOf(f, 1, "innocent_" + i), "innocent_" + i);
+    }
+    assertEquals(Set.of(), tenantsOf(f, 2, "flood_92"), "the flood's oldest went first");
+    assertEquals(Set.of("noise"), tenantsOf(f, 2, "flood_93"));
+    // A newcomer takes from the sender holding the most, never from the smaller one.
+    learn(f, 3, "late", "new");
+    learn(f, 3, "later", "new");
+    assertEquals(3, f.heldBy(1));
+    assertEquals(5, f.heldBy(2));
+    assertEquals(2, f.heldBy(3));
+    // Once every sender holds as much as the others, the largest loses its oldest: fair shares.
+    for (int i = 0; i < 20; i++) {
+      learn(f, 3, "late_" + i, "new");
+      clock.addAndGet(1);
+    }
+    assertEquals(10, f.size());
+    assertTrue(f.heldBy(1) == 3 && f.heldBy(2) + f.heldBy(3) == 7, "1 keeps its 3");
+    assertTrue(Math.abs(f.heldBy(2) - f.heldBy(3)) <= 1, f.heldBy(2) + " / " + f.heldBy(3));
+  }
+
+  /**
+   * Random learning by a few senders with a small capacity: every answer is a subset of what the
+   * asking sender itself taught, and the counts per sender add up to the size.
+   */
+  @Test
+  void aSenderNeverFindsAnotherSendersTenants() {
+    Random r = new Random(7);
+    MetricFamilies f = families(50);
+    Map<Long, Set<List<String>>> taught = new HashMap<>();
+    for (int op = 0; op < 20_000; op++) {
+      clock.addAndGet(r.nextInt(1000) * 1_000_000L);
+      long sender = 1 + r.nextInt(5);
+      String family = "fam_" + r.nextInt(30);
+      String tenant = "s" + sender + "t" + r.nextInt(3);
+      learn(f, sender, family, tenant);
+      taught.computeIfAbsent(sender, s -> new HashSet<>()).add(List.of(family, tenant));
+      long asker = 1 + r.nextInt(5);
+      String probe = "fam_" + r.nextInt(30);
+      for (String t : tenantsOf(f, asker, probe)) {
+        assertTrue(
+            taught.get(asker).contains(List.of(probe, t)),
+            "sender " + asker + " found " + t + " for " + probe);
+      }
+      int sum = 0;
+      for (long s = 1; s <= 5; s++) {
+        sum += f.heldBy(s);
+      }
+      assertEquals(f.size(), sum, "op " + op);
+      assertTrue(f.size() <= 50);
+    }
   }
 }

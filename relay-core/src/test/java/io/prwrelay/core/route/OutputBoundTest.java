@@ -9,6 +9,7 @@ import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.prwrelay.core.codec.MemoryGrant;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2BatchEncoder.Format;
 import io.prwrelay.core.remotewrite.RequestError;
@@ -16,6 +17,7 @@ import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.testing.ForEachSeed;
 import io.prwrelay.testing.NoAllocationAllocator;
+import io.prwrelay.testing.RawProto;
 import io.prwrelay.testing.RequestBuffers;
 import io.prwrelay.testing.V2Oracle;
 import io.prwrelay.testing.V2RawProto;
@@ -112,19 +114,18 @@ class OutputBoundTest {
   void oneSymbolInEveryTenantsTableIsRefusedBeforeTheBatchesPassTheBound() {
     byte[] request = bigSymbolRequest(100, 100);
     assertTrue(request.length < CAP / 8);
-    assertTrue(unboundedSize(request, Format.V2) > 100L * BIG.length());
+    long size = unboundedSize(request, Format.V2);
+    assertTrue(size > 100L * BIG.length());
     RecordingAllocator alloc = new RecordingAllocator();
     RouteResult r = route(request, Format.V2, CAP, alloc);
     RequestError e = r.error();
     assertEquals(RequestError.Kind.TOO_LARGE, e.kind());
-    assertTrue(
-        e.message().startsWith("splitting this PRW 2.0 request by tenant would take at least "),
-        e.message());
-    assertTrue(
-        e.message()
-            .endsWith(
-                " bytes, more than relay.server.max-decompressed-bytes=1048576 (each tenant's"
-                    + " request carries its own copy of the symbols it references)"),
+    // Every tenant's request is sized without writing it: the whole size, exactly.
+    assertEquals(
+        "splitting this PRW 2.0 request by tenant would take "
+            + size
+            + " bytes, more than relay.server.max-decompressed-bytes=1048576 (each tenant's"
+            + " request carries its own copy of the symbols it references)",
         e.message());
     assertEquals(0, r.batches().size());
     assertTrue(alloc.allocated <= CAP, "allocated " + alloc.allocated + " bytes");
@@ -205,6 +206,160 @@ class OutputBoundTest {
     RouteResult again = RoutingProperties.route(router, request);
     V2RouteAssertions.assertRoutedLikeOracle(Request.parseFrom(request), RULES, again, format);
     again.clear();
+  }
+
+  /** Routes {@code request} with a bound that never binds, asking {@code grant} for its batches. */
+  private static RouteResult routeWithin(
+      byte[] request, Format format, MemoryGrant grant, RecordingAllocator alloc) {
+    ByteBuf in = Unpooled.wrappedBuffer(request);
+    try {
+      return new V2TenantRouter(RULES, format, MAX_OUTPUT).route(in, alloc, grant);
+    } finally {
+      in.release();
+    }
+  }
+
+  @Test
+  void eachBatchIsAskedOfTheGrantAsARunningTotalBeforeItIsAllocated() throws Exception {
+    // Three tenants' PRW 1.0 requests, each repeating the 64 KiB symbol in its 4 series.
+    byte[] request = bigSymbolRequest(12, 3);
+    RecordingGrant grant = new RecordingGrant(Long.MAX_VALUE);
+    RecordingAllocator alloc = new RecordingAllocator();
+    RouteResult r = routeWithin(request, Format.V1, grant, alloc);
+    assertNull(r.error());
+    List<Long> totals = new ArrayList<>();
+    long total = 0;
+    for (TenantBatch b : r.batches()) {
+      total += b.content().readableBytes();
+      totals.add(total);
+    }
+    assertEquals(totals, grant.asks, "one ask per batch, the running total of their sizes");
+    assertEquals(oracleV1Size(request), total);
+    assertEquals(total, alloc.allocated, "each buffer has exactly the bytes asked for it");
+    V2RouteAssertions.assertRoutedLikeOracle(Request.parseFrom(request), RULES, r, Format.V1);
+    r.clear();
+    alloc.assertAllReleased();
+  }
+
+  @Test
+  void aPrw2BatchIsAskedForWithTheSlackItIsWrittenIn() throws Exception {
+    byte[] request = bigSymbolRequest(12, 3);
+    RecordingGrant grant = new RecordingGrant(Long.MAX_VALUE);
+    RecordingAllocator alloc = new RecordingAllocator();
+    RouteResult r = routeWithin(request, Format.V2, grant, alloc);
+    assertNull(r.error());
+    List<Long> totals = new ArrayList<>();
+    long total = 0;
+    for (TenantBatch b : r.batches()) {
+      // The buffer is 16 bytes larger than the batch: a series is written before its length.
+      assertEquals(b.content().readableBytes() + 16, b.content().capacity());
+      total += b.content().capacity();
+      totals.add(total);
+    }
+    assertEquals(totals, grant.asks);
+    assertEquals(total, alloc.allocated);
+    V2RouteAssertions.assertRoutedLikeOracle(Request.parseFrom(request), RULES, r, Format.V2);
+    r.clear();
+    alloc.assertAllReleased();
+  }
+
+  /** The running totals of the PRW 1.0 batches {@code request} is converted to, one per tenant. */
+  private static List<Long> runningTotals(byte[] request) {
+    RecordingGrant all = new RecordingGrant(Long.MAX_VALUE);
+    RecordingAllocator alloc = new RecordingAllocator();
+    routeWithin(request, Format.V1, all, alloc).clear();
+    alloc.assertAllReleased();
+    return all.asks;
+  }
+
+  @Test
+  void aGrantThatRefusesIsAskedOnceMoreForTheWholeAndNothingIsAllocated() throws Exception {
+    byte[] request = bigSymbolRequest(12, 3);
+    List<Long> totals = runningTotals(request);
+    long whole = oracleV1Size(request);
+    assertEquals(whole, totals.get(2));
+    // Room for the first tenant's batch, not for the second.
+    RecordingGrant grant = new RecordingGrant(totals.get(0));
+    RecordingAllocator alloc = new RecordingAllocator();
+    RouteResult r = routeWithin(request, Format.V1, grant, alloc);
+    RequestError e = r.error();
+    assertEquals(RequestError.Kind.OVER_BUDGET, e.kind());
+    assertEquals(
+        "converting this PRW 2.0 request to PRW 1.0 would take "
+            + whole
+            + " bytes, more than the memory granted",
+        e.message());
+    assertEquals(List.of(totals.get(0), totals.get(1), whole), grant.asks);
+    assertEquals(0, r.batches().size());
+    assertEquals(totals.get(0), alloc.allocated, "only the first batch, granted, then released");
+    alloc.assertAllReleased();
+  }
+
+  @Test
+  void aGrantThatHasRoomWhenAskedForTheWholeGetsEveryBatch() throws Exception {
+    byte[] request = bigSymbolRequest(12, 3);
+    List<Long> totals = runningTotals(request);
+    // Refuses the second running total once (memory in use), then grants the whole.
+    RecordingGrant grant = new RecordingGrant(Long.MAX_VALUE);
+    grant.refuseOnce = totals.get(1);
+    RecordingAllocator alloc = new RecordingAllocator();
+    RouteResult r = routeWithin(request, Format.V1, grant, alloc);
+    assertNull(r.error());
+    assertEquals(List.of(totals.get(0), totals.get(1), totals.get(2), totals.get(2)), grant.asks);
+    V2RouteAssertions.assertRoutedLikeOracle(Request.parseFrom(request), RULES, r, Format.V1);
+    r.clear();
+    alloc.assertAllReleased();
+  }
+
+  @Test
+  void aPrw1RequestsBatchesAreAskedOfTheGrantAsOneTotal() throws Exception {
+    byte[] request =
+        RawProto.cat(
+            RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
+            RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(2, 2)));
+    RecordingGrant refusing = new RecordingGrant(request.length - 1);
+    ByteBuf in = Unpooled.wrappedBuffer(request);
+    try {
+      RouteResult r = new TenantRouter(RULES).route(in, new NoAllocationAllocator(), refusing);
+      assertEquals(RequestError.Kind.OVER_BUDGET, r.error().kind());
+      assertEquals(List.of((long) request.length), refusing.asks);
+      assertEquals(0, r.batches().size());
+
+      RecordingGrant granting = new RecordingGrant(request.length);
+      RecordingAllocator alloc = new RecordingAllocator();
+      r = new TenantRouter(RULES).route(in, alloc, granting);
+      assertNull(r.error());
+      assertEquals(List.of((long) request.length), granting.asks);
+      assertEquals(request.length, alloc.allocated);
+      r.clear();
+      alloc.assertAllReleased();
+    } finally {
+      in.release();
+    }
+  }
+
+  /**
+   * A grant that grants asks of up to {@code limit} bytes, recording every ask; {@link #refuseOnce}
+   * makes it refuse one ask of exactly that many bytes, as a budget in use would.
+   */
+  static final class RecordingGrant implements MemoryGrant {
+    final List<Long> asks = new ArrayList<>();
+    final long limit;
+    long refuseOnce = -1;
+
+    RecordingGrant(long limit) {
+      this.limit = limit;
+    }
+
+    @Override
+    public boolean reserve(long bytes) {
+      asks.add(bytes);
+      if (bytes == refuseOnce) {
+        refuseOnce = -1;
+        return false;
+      }
+      return bytes <= limit;
+    }
   }
 
   /** Heap buffers that are remembered, to check their sum and that each was released. */

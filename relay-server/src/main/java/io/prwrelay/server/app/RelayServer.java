@@ -26,8 +26,10 @@ import io.prwrelay.server.lane.LaneLog;
 import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
+import io.prwrelay.server.lane.NewLaneBudget;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.server.metrics.RuntimeMetrics;
+import io.prwrelay.server.queue.QueueFullPolicy;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueStore;
 import io.prwrelay.server.transport.Transport;
@@ -123,8 +125,15 @@ public final class RelayServer implements AutoCloseable {
                     store,
                     System::currentTimeMillis,
                     config.server().maxDecompressedBytes(),
-                    delivery.queue().directTimeout()),
+                    delivery.queue().directTimeout(),
+                    delivery.queue().maxNewTenantsPerRequest(),
+                    delivery.queue().maxNewTenantsPerSecond()),
             protocol);
+    DeliveryConfig.Lanes lanesConfig = delivery.lanes();
+    NewLaneBudget newLanes =
+        new NewLaneBudget(lanesConfig.newPerSenderRate(), lanesConfig.newPerSenderBurst());
+    lanes.limitNewLanes(newLanes);
+    metrics.newLaneBudget(newLanes);
     Ticker ticker = Ticker.systemTicker();
     DeliveryLedger ledger =
         new DeliveryLedger(
@@ -149,7 +158,14 @@ public final class RelayServer implements AutoCloseable {
   private QueueStore openQueues(DeliveryConfig delivery) throws IOException {
     DeliveryConfig.Queue q = delivery.queue();
     QueueLimits limits =
-        new QueueLimits(q.segmentBytes(), q.maxTenantBytes(), q.maxAge(), q.maxBytes());
+        new QueueLimits(
+            q.segmentBytes(),
+            q.maxTenantBytes(),
+            q.maxAge(),
+            q.maxBytes(),
+            q.fullPolicy() == DeliveryConfig.FullPolicy.DROP_OLDEST
+                ? QueueFullPolicy.DROP_OLDEST
+                : QueueFullPolicy.REFUSE);
     try {
       return QueueStore.open(delivery.queueDir(), limits, metrics.queueListener());
     } catch (IOException e) {

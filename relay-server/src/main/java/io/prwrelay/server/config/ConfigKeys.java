@@ -23,6 +23,7 @@ public final class ConfigKeys {
   public static final ConfigKey SERVER_MAX_DECOMPRESSED_BYTES = ServerKeys.MAX_DECOMPRESSED_BYTES;
   public static final ConfigKey SERVER_MAX_DECOMPRESSION_RATIO = ServerKeys.MAX_DECOMPRESSION_RATIO;
   public static final ConfigKey SERVER_READ_TIMEOUT = ServerKeys.READ_TIMEOUT;
+  public static final ConfigKey SERVER_BODY_STALL_TIMEOUT = ServerKeys.BODY_STALL_TIMEOUT;
   public static final ConfigKey SERVER_IDLE_TIMEOUT = ServerKeys.IDLE_TIMEOUT;
   public static final ConfigKey SERVER_IO_THREADS = ServerKeys.IO_THREADS;
   public static final ConfigKey SERVER_MAX_INFLIGHT_BYTES = ServerKeys.MAX_INFLIGHT_BYTES;
@@ -38,6 +39,7 @@ public final class ConfigKeys {
   public static final ConfigKey SERVER_BEARER_TOKEN = ServerKeys.BEARER_TOKEN;
   public static final ConfigKey SERVER_BEARER_TOKEN_FILE = ServerKeys.BEARER_TOKEN_FILE;
   public static final ConfigKey SERVER_AUTH_PROTECT_METRICS = ServerKeys.AUTH_PROTECT_METRICS;
+  public static final ConfigKey SERVER_AUTH_VIEW_TOKEN = ServerKeys.AUTH_VIEW_TOKEN;
   public static final ConfigKey SERVER_TLS_CERT_FILE = ServerKeys.TLS_CERT_FILE;
   public static final ConfigKey SERVER_TLS_KEY_FILE = ServerKeys.TLS_KEY_FILE;
   public static final ConfigKey SERVER_TLS_CLIENT_CA_FILE = ServerKeys.TLS_CLIENT_CA_FILE;
@@ -62,6 +64,11 @@ public final class ConfigKeys {
   public static final ConfigKey QUEUE_DIR = DeliveryKeys.QUEUE_DIR;
   public static final ConfigKey QUEUE_MAX_TENANT_BYTES = DeliveryKeys.QUEUE_MAX_TENANT_BYTES;
   public static final ConfigKey QUEUE_MAX_BYTES = DeliveryKeys.QUEUE_MAX_BYTES;
+  public static final ConfigKey QUEUE_FULL_POLICY = DeliveryKeys.QUEUE_FULL_POLICY;
+  public static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_REQUEST =
+      DeliveryKeys.QUEUE_MAX_NEW_TENANTS_PER_REQUEST;
+  public static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_SECOND =
+      DeliveryKeys.QUEUE_MAX_NEW_TENANTS_PER_SECOND;
   public static final ConfigKey QUEUE_MAX_AGE = DeliveryKeys.QUEUE_MAX_AGE;
   public static final ConfigKey QUEUE_SEGMENT_BYTES = DeliveryKeys.QUEUE_SEGMENT_BYTES;
   public static final ConfigKey QUEUE_DIRECT_TIMEOUT = DeliveryKeys.QUEUE_DIRECT_TIMEOUT;
@@ -77,6 +84,8 @@ public final class ConfigKeys {
   public static final ConfigKey LANES_LINGER = LaneKeys.LINGER;
   public static final ConfigKey LANES_IDLE_TIMEOUT = LaneKeys.IDLE_TIMEOUT;
   public static final ConfigKey LANES_MAX = LaneKeys.MAX;
+  public static final ConfigKey LANES_NEW_PER_SENDER_RATE = LaneKeys.NEW_PER_SENDER_RATE;
+  public static final ConfigKey LANES_NEW_PER_SENDER_BURST = LaneKeys.NEW_PER_SENDER_BURST;
 
   public static final ConfigKey TENANT_LABELS = TenantKeys.LABELS;
   public static final ConfigKey TENANT_MISSING = TenantKeys.MISSING;
@@ -86,6 +95,7 @@ public final class ConfigKeys {
   public static final ConfigKey TENANT_TRUST_INCOMING_HEADER = TenantKeys.TRUST_INCOMING_HEADER;
   public static final ConfigKey TENANT_MAX_CACHED = TenantKeys.MAX_CACHED;
   public static final ConfigKey TENANT_MAX_PER_REQUEST = TenantKeys.MAX_PER_REQUEST;
+  public static final ConfigKey TENANT_ALLOWED = TenantKeys.ALLOWED;
 
   public static final ConfigKey METADATA = MetadataKeys.METADATA;
   public static final ConfigKey METADATA_MAX_BROADCAST_BYTES = MetadataKeys.MAX_BROADCAST_BYTES;

@@ -215,7 +215,8 @@ final class ConfigValues {
   <E extends Enum<E>> E choice(ConfigKey key, Class<E> type) throws ConfigException {
     String s = string(key);
     for (E e : type.getEnumConstants()) {
-      if (e.name().equalsIgnoreCase(s)) {
+      // The documented spelling of DROP_OLDEST is drop-oldest.
+      if (e.name().equalsIgnoreCase(s) || e.name().replace('_', '-').equalsIgnoreCase(s)) {
         return e;
       }
     }
@@ -223,7 +224,7 @@ final class ConfigValues {
         key,
         "must be one of "
             + Arrays.stream(type.getEnumConstants())
-                .map(e -> e.name().toLowerCase(Locale.ROOT))
+                .map(e -> e.name().toLowerCase(Locale.ROOT).replace('_', '-'))
                 .collect(Collectors.joining(", ")));
   }
 

@@ -7,12 +7,17 @@ import static io.prwrelay.server.config.ConfigKeys.LANES_LINGER;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_CONCURRENT_SENDS;
 import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_PENDING_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.LANES_NEW_PER_SENDER_BURST;
+import static io.prwrelay.server.config.ConfigKeys.LANES_NEW_PER_SENDER_RATE;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_MAX_ENTRIES;
 import static io.prwrelay.server.config.ConfigKeys.LEDGER_TTL;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIR;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIRECT_TIMEOUT;
+import static io.prwrelay.server.config.ConfigKeys.QUEUE_FULL_POLICY;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_AGE;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_BYTES;
+import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_REQUEST;
+import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_SECOND;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_TENANT_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.QUEUE_SEGMENT_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.THROTTLED_POLICY;
@@ -61,6 +66,19 @@ public record DeliveryConfig(
     }
   }
 
+  /** The choices of {@code relay.delivery.queue.full-policy}. */
+  public enum FullPolicy {
+    /** 503 with Retry-After; nothing queued is dropped. */
+    REFUSE,
+    /** The tenant's own oldest records make room (counted). */
+    DROP_OLDEST;
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+  }
+
   /** When a sender gets its 2xx. */
   public enum Mode {
     /** Once every tenant batch of the request was accepted downstream. */
@@ -83,13 +101,19 @@ public record DeliveryConfig(
    * @param segmentBytes size at which a queue file is rolled
    * @param directTimeout how long a caught-up tenant's batch may wait for its direct delivery
    *     before it goes to the queue; zero sends every batch through the queue
+   * @param fullPolicy what a batch that would pass a byte bound does
+   * @param maxNewTenantsPerRequest tenant queues one request may make on disk
+   * @param maxNewTenantsPerSecond tenant queues all requests may make on disk a second
    */
   public record Queue(
       long maxTenantBytes,
       long maxBytes,
       Duration maxAge,
       long segmentBytes,
-      Duration directTimeout) {}
+      Duration directTimeout,
+      FullPolicy fullPolicy,
+      int maxNewTenantsPerRequest,
+      int maxNewTenantsPerSecond) {}
 
   /**
    * Bounds and timing of each tenant's lane.
@@ -100,6 +124,8 @@ public record DeliveryConfig(
    * @param linger wait for more fragments before opening another concurrent send
    * @param idleTimeout an idle lane is forgotten after this long
    * @param max lanes at most
+   * @param newPerSenderRate new lanes one sender may cause a second; 0 for no bound
+   * @param newPerSenderBurst new lanes one sender may cause at once
    */
   public record Lanes(
       int maxConcurrentSends,
@@ -107,7 +133,9 @@ public record DeliveryConfig(
       int batchMaxBytes,
       Duration linger,
       Duration idleTimeout,
-      int max) {}
+      int max,
+      int newPerSenderRate,
+      int newPerSenderBurst) {}
 
   static DeliveryConfig load(ConfigValues v) throws ConfigException {
     Mode mode = v.choice(DELIVERY_MODE, Mode.class);
@@ -137,6 +165,9 @@ public record DeliveryConfig(
     Duration maxAge = v.duration(QUEUE_MAX_AGE);
     long segmentBytes = v.bytes(QUEUE_SEGMENT_BYTES, 64 << 10, 1L << 30);
     Duration directTimeout = v.durationOrZero(QUEUE_DIRECT_TIMEOUT);
+    FullPolicy fullPolicy = v.choice(QUEUE_FULL_POLICY, FullPolicy.class);
+    int newPerRequest = v.integer(QUEUE_MAX_NEW_TENANTS_PER_REQUEST, 1, 100_000_000);
+    int newPerSecond = v.integer(QUEUE_MAX_NEW_TENANTS_PER_SECOND, 1, 100_000_000);
     int ledgerMax = v.integer(LEDGER_MAX_ENTRIES, 0, 100_000_000);
     Duration ledgerTtl = v.duration(LEDGER_TTL);
     Throttled throttled =
@@ -151,11 +182,21 @@ public record DeliveryConfig(
             (int) v.bytes(LANES_BATCH_MAX_BYTES, 1 << 10, Integer.MAX_VALUE - 8),
             v.duration(LANES_LINGER),
             v.duration(LANES_IDLE_TIMEOUT),
-            v.integer(LANES_MAX, 1, 100_000_000));
+            v.integer(LANES_MAX, 1, 100_000_000),
+            v.integer(LANES_NEW_PER_SENDER_RATE, 0, 100_000_000),
+            v.integer(LANES_NEW_PER_SENDER_BURST, 1, 100_000_000));
     return new DeliveryConfig(
         mode,
         queueDir,
-        new Queue(maxTenantBytes, maxBytes, maxAge, segmentBytes, directTimeout),
+        new Queue(
+            maxTenantBytes,
+            maxBytes,
+            maxAge,
+            segmentBytes,
+            directTimeout,
+            fullPolicy,
+            newPerRequest,
+            newPerSecond),
         ledgerMax,
         ledgerTtl,
         throttled,

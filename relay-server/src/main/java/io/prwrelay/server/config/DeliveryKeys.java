@@ -32,13 +32,40 @@ final class DeliveryKeys {
       key(
           "relay.delivery.queue.max-tenant-bytes",
           "1GiB",
-          "queued bytes per tenant; beyond it the tenant's oldest records are dropped (counted)");
+          "queued bytes per tenant; a batch that would pass it is answered 503 (or, with"
+              + " full-policy drop-oldest, the tenant's oldest records make room)");
 
   static final ConfigKey QUEUE_MAX_BYTES =
       key(
           "relay.delivery.queue.max-bytes",
           "8GiB",
-          "queued bytes of all tenants; beyond it the largest queue's oldest records are dropped");
+          "queued bytes of all tenants; a batch that would pass it is answered 503 (or, with"
+              + " full-policy drop-oldest, its tenant's own oldest records make room; never another"
+              + " tenant's)");
+
+  static final ConfigKey QUEUE_FULL_POLICY =
+      key(
+          "relay.delivery.queue.full-policy",
+          "refuse",
+          "a batch that would pass max-tenant-bytes or max-bytes: refuse = 503 with Retry-After,"
+              + " nothing queued is dropped; drop-oldest = its tenant's own oldest queued records"
+              + " are dropped to make room (counted; they were answered 2xx), 503 when its own"
+              + " records cannot make enough");
+
+  static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_REQUEST =
+      key(
+          "relay.delivery.queue.max-new-tenants-per-request",
+          "100",
+          "tenant queues one request may make on disk (tenants whose queue is not on disk nor"
+              + " made since their lane was); its further new tenants are answered 503 with"
+              + " Retry-After");
+
+  static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_SECOND =
+      key(
+          "relay.delivery.queue.max-new-tenants-per-second",
+          "500",
+          "tenant queues all requests together may make on disk a second (a burst of as many at"
+              + " once); further new tenants are answered 503 with Retry-After");
 
   static final ConfigKey QUEUE_MAX_AGE =
       key(
@@ -103,6 +130,9 @@ final class DeliveryKeys {
           QUEUE_DIR,
           QUEUE_MAX_TENANT_BYTES,
           QUEUE_MAX_BYTES,
+          QUEUE_FULL_POLICY,
+          QUEUE_MAX_NEW_TENANTS_PER_REQUEST,
+          QUEUE_MAX_NEW_TENANTS_PER_SECOND,
           QUEUE_MAX_AGE,
           QUEUE_SEGMENT_BYTES,
           QUEUE_DIRECT_TIMEOUT,

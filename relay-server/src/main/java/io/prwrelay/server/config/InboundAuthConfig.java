@@ -1,6 +1,7 @@
 package io.prwrelay.server.config;
 
 import static io.prwrelay.server.config.ConfigKeys.SERVER_AUTH_PROTECT_METRICS;
+import static io.prwrelay.server.config.ConfigKeys.SERVER_AUTH_VIEW_TOKEN;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_BASIC_AUTH_PASSWORD;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_BASIC_AUTH_PASSWORD_FILE;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_BASIC_AUTH_TENANTS;
@@ -26,7 +27,10 @@ import java.util.List;
  * @param basicTenants tenant IDs the basic auth user may write; empty = any
  * @param bearerToken a token that may write any tenant, or empty; a secret
  * @param bearerTokenFile file of tokens (with their tenants), or {@code null}
- * @param protectMetrics {@code GET /metrics} needs credentials too
+ * @param protectMetrics {@code GET /metrics}, {@code /tenants} and {@code /api/v1/tenants} need
+ *     credentials too
+ * @param viewToken a token that may read those endpoints in full and write nothing, or empty; a
+ *     secret
  */
 public record InboundAuthConfig(
     String username,
@@ -34,7 +38,8 @@ public record InboundAuthConfig(
     List<String> basicTenants,
     String bearerToken,
     Path bearerTokenFile,
-    boolean protectMetrics) {
+    boolean protectMetrics,
+    String viewToken) {
 
   /** Whether senders must present credentials at all. */
   public boolean enabled() {
@@ -94,17 +99,33 @@ public record InboundAuthConfig(
       throw v.invalid(SERVER_BEARER_TOKEN_FILE, "file " + file + " is not readable");
     }
     boolean protectMetrics = v.bool(SERVER_AUTH_PROTECT_METRICS);
+    String viewToken = v.string(SERVER_AUTH_VIEW_TOKEN);
+    if (viewToken.chars().anyMatch(c -> c <= 0x20 || c == 0x7F)) {
+      throw v.invalidWithoutValue(
+          SERVER_AUTH_VIEW_TOKEN, "must not contain spaces or control characters");
+    }
+    if (!viewToken.isEmpty() && !protectMetrics) {
+      throw v.invalidWithoutValue(
+          SERVER_AUTH_VIEW_TOKEN, "needs " + SERVER_AUTH_PROTECT_METRICS.setTo(true));
+    }
+    if (!viewToken.isEmpty() && viewToken.equals(token)) {
+      throw v.invalidWithoutValue(
+          SERVER_AUTH_VIEW_TOKEN, "must differ from " + SERVER_BEARER_TOKEN.name());
+    }
     InboundAuthConfig config =
-        new InboundAuthConfig(username, password, basicTenants, token, tokenFile, protectMetrics);
-    if (protectMetrics && !config.enabled()) {
+        new InboundAuthConfig(
+            username, password, basicTenants, token, tokenFile, protectMetrics, viewToken);
+    if (protectMetrics && !config.enabled() && viewToken.isEmpty()) {
       throw v.invalid(
           SERVER_AUTH_PROTECT_METRICS,
           "needs credentials: "
               + SERVER_BASIC_AUTH_USERNAME.name()
               + ", "
               + SERVER_BEARER_TOKEN.name()
+              + ", "
+              + SERVER_BEARER_TOKEN_FILE.name()
               + " or "
-              + SERVER_BEARER_TOKEN_FILE.name());
+              + SERVER_AUTH_VIEW_TOKEN.name());
     }
     return config;
   }
@@ -121,7 +142,7 @@ public record InboundAuthConfig(
   @Override
   public String toString() {
     if (!enabled()) {
-      return "none";
+      return viewToken.isEmpty() ? "none" : "view";
     }
     StringBuilder sb = new StringBuilder();
     if (!username.isEmpty()) {

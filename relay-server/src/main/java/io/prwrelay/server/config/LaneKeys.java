@@ -53,7 +53,30 @@ final class LaneKeys {
           "100000",
           "tenant lanes at most; a new tenant when all are busy gets 503");
 
+  static final ConfigKey NEW_PER_SENDER_RATE =
+      key(
+          "relay.lanes.new-per-sender-rate",
+          "100",
+          "new tenant lanes one sender (its credential with inbound auth, else its address) may"
+              + " cause a second once its burst is spent; its batches for further new tenants get"
+              + " 503 with Retry-After; 0 = no bound");
+
+  static final ConfigKey NEW_PER_SENDER_BURST =
+      key(
+          "relay.lanes.new-per-sender-burst",
+          "10000",
+          "new tenant lanes one sender may cause at once after a quiet spell (a restart of a sender"
+              + " of many tenants)");
+
   /** The keys of this group, in the order {@code --help} and the README list them. */
   static final List<ConfigKey> KEYS =
-      List.of(MAX_CONCURRENT_SENDS, MAX_PENDING_BYTES, BATCH_MAX_BYTES, LINGER, IDLE_TIMEOUT, MAX);
+      List.of(
+          MAX_CONCURRENT_SENDS,
+          MAX_PENDING_BYTES,
+          BATCH_MAX_BYTES,
+          LINGER,
+          IDLE_TIMEOUT,
+          MAX,
+          NEW_PER_SENDER_RATE,
+          NEW_PER_SENDER_BURST);
 }

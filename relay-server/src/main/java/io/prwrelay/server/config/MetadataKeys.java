@@ -35,8 +35,9 @@ final class MetadataKeys {
           "relay.metadata.max-family-tenants",
           String.valueOf(TenantRules.DEFAULT_MAX_FAMILY_TENANTS),
           "metric family → tenant associations remembered to route metadata-only requests (a"
-              + " family sent by 3 tenants counts 3; about 60 bytes each); the least recently seen"
-              + " is forgotten first (0 = learn nothing: such metadata goes to the default tenant)");
+              + " family one sender sent to 3 tenants counts 3; about 71 bytes each); beyond it the"
+              + " least recently seen of the sender holding the most is forgotten (0 = learn"
+              + " nothing: such metadata goes to the default tenant)");
 
   static final ConfigKey FAMILY_TTL =
       key(

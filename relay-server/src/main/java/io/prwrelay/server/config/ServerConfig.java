@@ -1,5 +1,6 @@
 package io.prwrelay.server.config;
 
+import static io.prwrelay.server.config.ConfigKeys.SERVER_BODY_STALL_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_HOST;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_IDLE_TIMEOUT;
 import static io.prwrelay.server.config.ConfigKeys.SERVER_IO_THREADS;
@@ -25,6 +26,7 @@ import java.time.Duration;
  *     larger gets 400
  * @param maxDecompressionRatio largest decompressed size per compressed byte; more gets 400
  * @param readTimeout time to receive one whole request; slower gets 408
+ * @param bodyStallTimeout longest pause in a request body; longer gets 408
  * @param idleTimeout idle keep-alive connections are closed after this long
  * @param ioThreads event loops; 0 means one per CPU (see {@link #eventLoops()})
  * @param maxInflightBytes body bytes admitted at once, or {@link #AUTO} (see {@link
@@ -40,6 +42,7 @@ public record ServerConfig(
     int maxDecompressedBytes,
     int maxDecompressionRatio,
     Duration readTimeout,
+    Duration bodyStallTimeout,
     Duration idleTimeout,
     int ioThreads,
     long maxInflightBytes,
@@ -65,6 +68,7 @@ public record ServerConfig(
         (int) v.bytes(SERVER_MAX_DECOMPRESSED_BYTES, 1, Integer.MAX_VALUE - 8),
         v.integer(SERVER_MAX_DECOMPRESSION_RATIO, 1, 1_000_000),
         v.duration(SERVER_READ_TIMEOUT),
+        v.duration(SERVER_BODY_STALL_TIMEOUT),
         v.duration(SERVER_IDLE_TIMEOUT),
         v.integer(SERVER_IO_THREADS, 0, 1024),
         bytesOrAuto(v, SERVER_MAX_INFLIGHT_BYTES, maxRequestBytes),

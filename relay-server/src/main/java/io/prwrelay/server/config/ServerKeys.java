@@ -49,6 +49,13 @@ final class ServerKeys {
           "30s",
           "time allowed to receive one whole request; slower senders get 408 and are disconnected");
 
+  static final ConfigKey BODY_STALL_TIMEOUT =
+      key(
+          "relay.server.body-stall-timeout",
+          "10s",
+          "a request body of which no byte arrives for this long gets 408 and is disconnected, its"
+              + " memory returned (the whole body still has relay.server.read-timeout)");
+
   static final ConfigKey IDLE_TIMEOUT =
       key(
           "relay.server.idle-timeout",
@@ -65,17 +72,19 @@ final class ServerKeys {
       key(
           "relay.server.max-inflight-bytes",
           "auto",
-          "request memory admitted at once: each request's compressed body (its Content-Length"
-              + " before it is read; a chunked body as it arrives) and then what it decompresses"
-              + " to, held until the answer; more gets 503. auto = the smaller of half the JVM's"
+          "request memory admitted at once: each request's compressed body (as it arrives, from"
+              + " a first buffer of 64 KiB; never its declared Content-Length), then what it"
+              + " decompresses to, then the tenant requests built of it, held until the answer;"
+              + " more gets 503. auto = the smaller of half the JVM's"
               + " max direct memory and a quarter of its max heap, at least max-request-bytes");
 
   static final ConfigKey MAX_INFLIGHT_BYTES_PER_CLIENT =
       key(
           "relay.server.max-inflight-bytes-per-client",
           "auto",
-          "share of max-inflight-bytes one client address may hold; more gets 503. auto = half of"
-              + " max-inflight-bytes, at least max-request-bytes");
+          "share of max-inflight-bytes one sender (client IP address, and credential under"
+              + " inbound auth) may hold; more gets 503. auto = half of max-inflight-bytes, at"
+              + " least max-request-bytes");
 
   static final ConfigKey MAX_CONNECTIONS =
       key(
@@ -129,7 +138,16 @@ final class ServerKeys {
       key(
           "relay.server.auth.protect-metrics",
           "false",
-          "GET /metrics needs the same credentials as writes (/-/healthy and /-/ready stay open)");
+          "GET /metrics, /tenants and /api/v1/tenants need credentials (/-/healthy and /-/ready"
+              + " stay open): a writer limited to some tenants sees only their rows and series, a"
+              + " writer of every tenant and relay.server.auth.view-token everything");
+
+  static final ConfigKey AUTH_VIEW_TOKEN =
+      secret(
+          "relay.server.auth.view-token",
+          "bearer token that may read all of /metrics, /tenants and /api/v1/tenants under"
+              + " relay.server.auth.protect-metrics (an operator's or a scraper's), and write"
+              + " nothing");
 
   static final ConfigKey TLS_CERT_FILE =
       key(
@@ -165,6 +183,7 @@ final class ServerKeys {
           MAX_DECOMPRESSED_BYTES,
           MAX_DECOMPRESSION_RATIO,
           READ_TIMEOUT,
+          BODY_STALL_TIMEOUT,
           IDLE_TIMEOUT,
           IO_THREADS,
           MAX_INFLIGHT_BYTES,
@@ -178,6 +197,7 @@ final class ServerKeys {
           BEARER_TOKEN,
           BEARER_TOKEN_FILE,
           AUTH_PROTECT_METRICS,
+          AUTH_VIEW_TOKEN,
           TLS_CERT_FILE,
           TLS_KEY_FILE,
           TLS_CLIENT_CA_FILE,

@@ -5,6 +5,7 @@ import static io.prwrelay.server.config.ConfigKeys.METADATA_FAMILY_TTL;
 import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_BROADCAST_BYTES;
 import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_FAMILY_TENANTS;
 import static io.prwrelay.server.config.ConfigKeys.METRICS_COUNT_SAMPLES;
+import static io.prwrelay.server.config.ConfigKeys.TENANT_ALLOWED;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_DEFAULT;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_LABELS;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_CACHED;
@@ -16,6 +17,7 @@ import static io.prwrelay.server.config.ConfigKeys.TENANT_TRUST_INCOMING_HEADER;
 
 import io.prwrelay.core.route.TenantIds;
 import io.prwrelay.core.route.TenantRules;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -63,7 +65,12 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
             .familyTtl(v.duration(METADATA_FAMILY_TTL))
             .maxCachedTenants(v.integer(TENANT_MAX_CACHED, 1, 100_000_000))
             .maxTenantsPerRequest(v.integer(TENANT_MAX_PER_REQUEST, 1, 100_000_000))
-            .countSamples(v.bool(METRICS_COUNT_SAMPLES));
+            .countSamples(v.bool(METRICS_COUNT_SAMPLES))
+            .allowed(
+                Arrays.stream(v.string(TENANT_ALLOWED).split(","))
+                    .map(String::trim)
+                    .filter(t -> !t.isEmpty())
+                    .toList());
     try {
       return new TenantConfig(b.build(), trust, tenantHeader);
     } catch (TenantRules.InvalidSettingException e) {
@@ -81,6 +88,7 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
       case MAX_BROADCAST_METADATA_BYTES -> METADATA_MAX_BROADCAST_BYTES;
       case MAX_FAMILY_TENANTS -> METADATA_MAX_FAMILY_TENANTS;
       case FAMILY_TTL -> METADATA_FAMILY_TTL;
+      case ALLOWED -> TENANT_ALLOWED;
     };
   }
 }

@@ -58,6 +58,14 @@ final class TenantKeys {
           String.valueOf(TenantRules.DEFAULT_MAX_TENANTS_PER_REQUEST),
           "tenants one request may carry; a request with more is answered 400");
 
+  static final ConfigKey ALLOWED =
+      key(
+          "relay.tenant.allowed",
+          "",
+          "comma-separated tenant IDs (prefix included) series may go to; a series of any other"
+              + " tenant is handled as one without a tenant (relay.tenant.missing) and counted with"
+              + " reason not_allowed; the default tenant is always allowed; empty = any tenant");
+
   /** The keys of this group, in the order {@code --help} and the README list them. */
   static final List<ConfigKey> KEYS =
       List.of(
@@ -68,5 +76,6 @@ final class TenantKeys {
           PREFIX,
           TRUST_INCOMING_HEADER,
           MAX_CACHED,
-          MAX_PER_REQUEST);
+          MAX_PER_REQUEST,
+          ALLOWED);
 }

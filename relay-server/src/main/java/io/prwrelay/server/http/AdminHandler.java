@@ -8,6 +8,7 @@ import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.insight.TenantsJson;
 import io.prwrelay.server.insight.TenantsPage;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.util.function.Predicate;
 
 /**
  * Answers every request that is not a remote write: the {@link AdminEndpoint}s (metrics, health,
@@ -39,8 +40,10 @@ final class AdminHandler {
    * check reflects the moment of the answer). A HEAD request gets the headers without the body.
    *
    * @param path the request's path, without query
+   * @param reader the tenants whose rows and series the request's credentials may read ({@link
+   *     InboundAuth#authenticateReader}); every tenant's when it allows all
    */
-  FullHttpResponse respond(HttpRequest head, String path) {
+  FullHttpResponse respond(HttpRequest head, String path, TenantAllowList reader) {
     HttpMethod method = head.method();
     AdminEndpoint endpoint = AdminEndpoint.at(path);
     String tag;
@@ -53,7 +56,7 @@ final class AdminHandler {
       r = Answer.of(404, "not found: " + path).toResponse();
     } else if (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)) {
       tag = endpoint.tag();
-      r = answer(endpoint).toResponse();
+      r = answer(endpoint, reader).toResponse();
       if (r.status().code() == 200) {
         String type = contentType(endpoint);
         if (type != null) {
@@ -71,15 +74,23 @@ final class AdminHandler {
     return r;
   }
 
-  private Answer answer(AdminEndpoint endpoint) {
+  /**
+   * The answer of {@code endpoint}. A reader limited to some tenants gets only their rows of the
+   * tenant insight (their lanes' states and last downstream errors, which quote their own series
+   * only) and only their per-tenant series of the metrics ({@link RelayMetrics#scrape(Predicate)}).
+   */
+  private Answer answer(AdminEndpoint endpoint, TenantAllowList reader) {
+    boolean all = reader.allowsAll();
+    Predicate<String> visible = reader::allows;
     return switch (endpoint) {
-      case METRICS -> Answer.of(200, metrics.scrape());
+      case METRICS -> Answer.of(200, all ? metrics.scrape() : metrics.scrape(visible));
       case HEALTHY -> Answer.of(200, "OK");
       case READY ->
           state.ready() ? Answer.of(200, "ready") : Answer.of(503, "not ready: " + state.reason());
-      case TENANTS -> insight.enabled() ? Answer.of(200, TenantsPage.render(insight)) : disabled();
+      case TENANTS ->
+          insight.enabled() ? Answer.of(200, TenantsPage.render(insight, visible)) : disabled();
       case TENANTS_API ->
-          insight.enabled() ? Answer.of(200, TenantsJson.render(insight)) : disabled();
+          insight.enabled() ? Answer.of(200, TenantsJson.render(insight, visible)) : disabled();
     };
   }
 

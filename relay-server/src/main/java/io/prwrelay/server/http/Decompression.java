@@ -44,10 +44,10 @@ final class Decompression {
   /**
    * Decompresses one request body.
    *
-   * @param res the loop's zstd context and memory grant
+   * @param res the loop's zstd context
    * @param body borrowed; the compressed request
-   * @param reservation the request's share of {@code budget}, holding the compressed body; grown to
-   *     hold what the body decompresses to before that is allocated
+   * @param grant the request's memory grant, holding the compressed body; asked for what the body
+   *     decompresses to before that is allocated
    * @return the decompressed request, or the refusal (counted in {@code
    *     relay_inflight_rejected_total} when the budget refused)
    */
@@ -55,12 +55,10 @@ final class Decompression {
       LoopResources res,
       ByteBufAllocator alloc,
       ByteBuf body,
-      InflightBudget budget,
-      InflightBudget.Reservation reservation,
+      RequestGrant grant,
       BodyEncoding encoding) {
     long compressed = body.readableBytes();
     int cap = (int) Math.min(maxDecompressedBytes, compressed * maxDecompressionRatio);
-    RequestGrant grant = res.grant.reset(budget, reservation, compressed);
     try {
       ByteBuf decoded =
           encoding == BodyEncoding.SNAPPY
@@ -69,8 +67,6 @@ final class Decompression {
       return new Body(decoded);
     } catch (CodecException e) {
       return new Refusal(refusal(e, encoding, compressed, cap, grant));
-    } finally {
-      grant.clear();
     }
   }
 

@@ -22,6 +22,9 @@ import java.util.function.Consumer;
  * every fragment has its outcome ({@link AnswerPolicy}). Every answer to a PRW 2.0 sender carries
  * the {@code *-Written} headers ({@link AnswerPolicy#written}).
  *
+ * <p>Both ledgers of the {@link DeliveryLedger} are keyed by the sender and the body ({@link
+ * LedgerKey}): a second sender's byte-identical body is delivered and answered as its own.
+ *
  * <p>The {@link DeliveryLedger} matters only when a request has several tenants: one may be
  * delivered while another fails. When the ledger may know the body, the body is hashed at once, and
  * a tenant the ledger knows was delivered by an earlier attempt of the same body is settled without
@@ -61,6 +64,8 @@ final class Delivery {
    * @param batches takes ownership of every batch, unbound ({@link Fragment#unbound}), and of the
    *     list, which the request's {@link SenderRequest} reports to the answer; not empty
    * @param whole whether the one batch is the request itself, unchanged ({@link Routed.Batches})
+   * @param sender who sent it: the ledgers are the sender's ({@link LedgerKey}), and it is charged
+   *     for the new tenant lanes its batches cause
    * @param input the Remote Write version of the request
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param done receives the answer, on {@code loop}, after the body's reference kept for it was
@@ -73,16 +78,21 @@ final class Delivery {
       Protocol input,
       List<Fragment> batches,
       boolean whole,
+      SenderKey sender,
       long startNanos,
       Consumer<Answer> done) {
     int n = batches.size();
     boolean several = ledger.enabled() && n > 1;
-    LedgerKey known = several && !ledger.isEmpty() ? LedgerKey.of(body) : null;
+    long senderId = sender.id();
+    LedgerKey known = several && !ledger.isEmpty() ? LedgerKey.of(senderId, body) : null;
     // Hashed only if the answer asks for a retry (or is a 429 whose repeats are counted).
     ByteBuf kept = known == null && (several || ledger.countsThrottled()) ? body.retain() : null;
     SenderRequest request =
         new SenderRequest(
-            loop, batches, results -> answer(results, known, kept, several, input, done));
+            loop,
+            batches,
+            results -> answer(results, senderId, known, kept, several, input, done),
+            sender == SenderKey.UNKNOWN ? null : sender);
     long deadline = startNanos + timeoutNanos;
     List<Fragment> toLanes = batches;
     try {
@@ -136,12 +146,14 @@ final class Delivery {
    * Answers a request from its fragments' {@code results}, writing the ledger when the sender will
    * retry it.
    *
+   * @param sender the sender's id, the first part of the ledger key
    * @param known the body's ledger key when it was hashed up front, else {@code null}
    * @param kept takes ownership; the body's reference kept for hashing it now, or {@code null}
    * @param several whether the ledger keeps what this request delivered
    */
   private void answer(
       List<? extends BatchResult> results,
+      long sender,
       LedgerKey known,
       ByteBuf kept,
       boolean several,
@@ -150,7 +162,7 @@ final class Delivery {
     Answer answer = AnswerPolicy.fromResults(results);
     LedgerKey key = known;
     if (answer.status() >= 300 && key == null && kept != null) {
-      key = LedgerKey.of(kept);
+      key = LedgerKey.of(sender, kept);
     }
     boolean dropped = false;
     if (answer.status() == 429 && ledger.countsThrottled()) {

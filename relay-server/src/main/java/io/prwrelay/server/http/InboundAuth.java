@@ -26,7 +26,10 @@ import java.util.logging.Logger;
  * taken says nothing about which part of a guess was right. Secrets are never logged.
  *
  * <p>A request without valid credentials is answered 401 with a {@code WWW-Authenticate} challenge
- * and no detail; a valid one yields the {@link TenantAllowList} of its credential.
+ * and no detail; a valid one yields the {@link TenantAllowList} of its credential. The same list
+ * says what the credential may read of {@code /metrics} and the tenant insight ({@link
+ * #authenticateReader}); the view token ({@code relay.server.auth.view-token}) reads everything and
+ * writes nothing.
  */
 final class InboundAuth {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
@@ -42,6 +45,7 @@ final class InboundAuth {
   private final byte[] userDigest;
   private final Credential basic;
   private final Credential token;
+  private final Credential view;
   private volatile List<Credential> fileTokens = List.of();
   private FileStamp fileStamp;
 
@@ -56,11 +60,11 @@ final class InboundAuth {
     this.basic =
         config.username().isEmpty()
             ? null
-            : new Credential(digest(config.password()), TenantAllowList.of(config.basicTenants()));
+            : credential(digest(config.password()), config.basicTenants());
     this.token =
-        config.bearerToken().isEmpty()
-            ? null
-            : new Credential(digest(config.bearerToken()), TenantAllowList.ANY);
+        config.bearerToken().isEmpty() ? null : credential(digest(config.bearerToken()), List.of());
+    this.view =
+        config.viewToken().isEmpty() ? null : credential(digest(config.viewToken()), List.of());
     if (config.bearerTokenFile() != null) {
       fileStamp = FileStamp.of(List.of(config.bearerTokenFile()));
       try {
@@ -105,6 +109,29 @@ final class InboundAuth {
     return found;
   }
 
+  /**
+   * The tenants whose rows and series the credentials of a request to {@code /metrics} or the
+   * tenant insight may read ({@code relay.server.auth.protect-metrics}): every tenant for the view
+   * token and for a writer of every tenant, a writer's own tenants otherwise; {@code null} when the
+   * credentials are missing or wrong (answer with {@link #unauthorized()}).
+   */
+  TenantAllowList authenticateReader(HttpHeaders headers) {
+    if (view != null) {
+      String authorization = headers.get(HttpHeaderNames.AUTHORIZATION);
+      String value = authorization == null ? "" : authorization.trim();
+      if (startsWithIgnoreCase(value, "Bearer ")
+          && MessageDigest.isEqual(view.digest(), digest(value.substring(7).trim()))) {
+        return view.tenants();
+      }
+    }
+    if (!config.enabled()) {
+      // Only the view token reads: writes need no credentials, so none can stand for a writer.
+      metrics.authRejected(401);
+      return null;
+    }
+    return authenticate(headers);
+  }
+
   private TenantAllowList checkBasic(String encoded) {
     String userPass;
     try {
@@ -141,7 +168,7 @@ final class InboundAuth {
     if (basic != null) {
       r.headers().add(HttpHeaderNames.WWW_AUTHENTICATE, "Basic realm=\"" + REALM + "\"");
     }
-    if (token != null || config.bearerTokenFile() != null) {
+    if (token != null || config.bearerTokenFile() != null || view != null) {
       r.headers().add(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"" + REALM + "\"");
     }
     return r;
@@ -205,9 +232,21 @@ final class InboundAuth {
           parts.length == 1
               ? List.of()
               : Arrays.stream(parts[1].split(",")).filter(t -> !t.isEmpty()).toList();
-      tokens.add(new Credential(digest(parts[0]), TenantAllowList.of(tenants)));
+      tokens.add(credential(digest(parts[0]), tenants));
     }
     return List.copyOf(tokens);
+  }
+
+  /**
+   * A credential whose {@link TenantAllowList#credential() identity} is the first 8 bytes of its
+   * secret's digest (never 0): the same secret is the same sender after the token file is re-read.
+   */
+  private static Credential credential(byte[] digest, List<String> tenants) {
+    long identity = 0;
+    for (int i = 0; i < 8; i++) {
+      identity = identity << 8 | (digest[i] & 0xFF);
+    }
+    return new Credential(digest, TenantAllowList.of(tenants, identity == 0 ? 1 : identity));
   }
 
   private static boolean startsWithIgnoreCase(String s, String prefix) {

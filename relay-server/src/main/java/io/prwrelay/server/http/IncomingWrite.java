@@ -8,11 +8,12 @@ import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.metrics.RelayMetrics;
 
 /**
- * A write request whose body is being received: its head, what the checks made of it, its share of
- * the {@link InflightBudget}, and its body, collected into one pooled direct buffer whose maximum
- * capacity is {@code relay.server.max-request-bytes}. A body that declared its size was admitted
- * and allocated at that size; a chunked body's buffer grows as its chunks arrive, the reservation
- * grown to each next capacity before it is allocated.
+ * A write request whose body is being received: its head, what the checks made of it, its sender,
+ * its share of the {@link InflightBudget}, and its body, collected into one pooled direct buffer
+ * whose maximum capacity is the declared length, or {@code relay.server.max-request-bytes} for a
+ * chunked body. The buffer starts small and grows as the body's bytes arrive, the reservation grown
+ * to each next capacity before it is allocated: what a request holds follows what it sent, not what
+ * it declared.
  *
  * <p>Owns its body and its reservation: {@link #takeBody} hands the body over when it is complete
  * (the reservation stays held until the request is answered), {@link #abort} releases both when the
@@ -24,12 +25,15 @@ final class IncomingWrite {
   final long startNanos;
   final InflightBudget.Reservation reservation;
   final TenantAllowList allowed;
+  final SenderKey sender;
   private ByteBuf body;
 
   /**
    * @param startNanos when the request started, on the loop's ticker
    * @param reservation takes ownership; the request's share of the budget, holding {@code body}
-   * @param body takes ownership; the body's first buffer, empty, its maximum capacity the cap
+   * @param sender who sent it
+   * @param body takes ownership; the body's first buffer, empty, its maximum capacity the declared
+   *     length or the cap
    */
   IncomingWrite(
       HttpRequest head,
@@ -37,12 +41,14 @@ final class IncomingWrite {
       long startNanos,
       InflightBudget.Reservation reservation,
       TenantAllowList allowed,
+      SenderKey sender,
       ByteBuf body) {
     this.head = head;
     this.accepted = accepted;
     this.startNanos = startNanos;
     this.reservation = reservation;
     this.allowed = allowed;
+    this.sender = sender;
     this.body = body;
   }
 
@@ -52,7 +58,7 @@ final class IncomingWrite {
    * @param content borrowed
    * @return {@code null} when it was appended; else the answer that ends the request (the caller
    *     then {@linkplain #abort aborts} it): 413 when the body passes the cap, 503 when the budget
-   *     has no room for a chunked body's next buffer (counted), 400 when the chunk is malformed
+   *     has no room for the body's next buffer (counted), 400 when the chunk is malformed
    */
   Answer append(
       HttpContent content, ByteBufAllocator alloc, InflightBudget budget, RelayMetrics metrics) {
@@ -63,7 +69,7 @@ final class IncomingWrite {
           "request body exceeds " + ConfigKeys.SERVER_MAX_REQUEST_BYTES.setTo(body.maxCapacity()));
     }
     if (chunk.readableBytes() > body.writableBytes()) {
-      // Only a chunked body grows: its buffer's next capacity is reserved before it is allocated.
+      // The buffer's next capacity is reserved before it is allocated.
       int capacity =
           alloc.calculateNewCapacity(
               body.writerIndex() + chunk.readableBytes(), body.maxCapacity());

@@ -1,16 +1,15 @@
 package io.prwrelay.server.http;
 
 import io.prwrelay.server.config.ConfigKeys;
-import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The memory budget of request bodies ({@code relay.server.max-inflight-bytes}): a request's
- * declared body size is admitted against it before its body buffer is allocated, and held until the
- * request is answered (or abandoned). One client address may hold at most {@code perClientLimit} of
- * it, so that one host stalling many large bodies cannot lock every other sender out. Thread-safe:
- * connections on every event loop share one budget.
+ * The memory budget of request bodies ({@code relay.server.max-inflight-bytes}): a request's body
+ * buffer is admitted against it before it is allocated, and held until the request is answered (or
+ * abandoned). One sender ({@link SenderKey}) may hold at most {@code perClientLimit} of it, so that
+ * one host stalling many large bodies cannot lock every other sender out. Thread-safe: connections
+ * on every event loop share one budget.
  */
 final class InflightBudget {
   /** Why a request was not admitted; the tag is the metric label. */
@@ -31,8 +30,8 @@ final class InflightBudget {
   private final long perClientLimit;
   private long inUse;
 
-  /** Bytes each client address holds; an address leaves when it holds none. */
-  private final Map<InetAddress, Held> byClient = new HashMap<>();
+  /** Bytes each sender holds; a sender leaves when it holds none. */
+  private final Map<SenderKey, Held> byClient = new HashMap<>();
 
   /** A client's bytes, changed in place (no boxed {@code Long} per request). */
   private static final class Held {
@@ -41,7 +40,7 @@ final class InflightBudget {
 
   /**
    * @param limit bytes admitted at once
-   * @param perClientLimit bytes one client address may hold, at most {@code limit}
+   * @param perClientLimit bytes one sender may hold, at most {@code limit}
    */
   InflightBudget(long limit, long perClientLimit) {
     this.limit = limit;
@@ -74,9 +73,9 @@ final class InflightBudget {
   /**
    * Admits {@code bytes} for {@code client}.
    *
-   * @param client the sender's address, or {@code null} when unknown (only the total applies)
+   * @param client the sender, or {@code null} when unknown (only the total applies)
    */
-  synchronized Admission admit(InetAddress client, long bytes) {
+  synchronized Admission admit(SenderKey client, long bytes) {
     if (inUse + bytes > limit) {
       return Refused.TOTAL;
     }
@@ -119,12 +118,12 @@ final class InflightBudget {
     return null;
   }
 
-  private long held(InetAddress client) {
+  private long held(SenderKey client) {
     Held h = byClient.get(client);
     return h == null ? 0 : h.bytes;
   }
 
-  private void add(InetAddress client, long bytes) {
+  private void add(SenderKey client, long bytes) {
     Held h = byClient.get(client);
     if (h == null) {
       h = new Held();
@@ -184,11 +183,11 @@ final class InflightBudget {
    * decompressed body, the tenant batches); released once, further releases do nothing.
    */
   final class Reservation implements Admission {
-    private final InetAddress client;
+    private final SenderKey client;
     private long bytes;
     private boolean released;
 
-    private Reservation(InetAddress client, long bytes) {
+    private Reservation(SenderKey client, long bytes) {
       this.client = client;
       this.bytes = bytes;
     }

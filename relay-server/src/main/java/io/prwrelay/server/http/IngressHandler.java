@@ -27,20 +27,21 @@ import java.util.logging.Logger;
 /**
  * The HTTP/1.1 ingress of one connection, as a state machine: takes requests one at a time, checks
  * a write request's credentials ({@link InboundAuth}, 401) and head ({@link WriteRequestCheck}),
- * admits its declared size against the {@link InflightBudget} (503 when over), answers {@code
- * Expect: 100-continue} only then, collects its body ({@link IncomingWrite}) within the size cap
- * and the read timeout, hands it to {@link WriteProcessor}, lets {@link AdminHandler} answer
- * everything else, and writes every answer in request order ({@link AnswerWriter}). An answer given
- * before the body is read closes the connection through {@link LingeringClose}.
+ * names its {@link SenderKey}, admits its first body buffer against the {@link InflightBudget} (503
+ * when over), answers {@code Expect: 100-continue} only then, collects its body ({@link
+ * IncomingWrite}, reserved as it arrives) within the size cap, the read timeout and the stall
+ * timeout, hands it to {@link WriteProcessor}, lets {@link AdminHandler} answer everything else,
+ * and writes every answer in request order ({@link AnswerWriter}). An answer given before the body
+ * is read closes the connection through {@link LingeringClose}.
  *
  * <p>The budget reservation of a write request is released exactly once: when it is answered, or
  * when its body is abandoned (413, 400, 408, the connection closing mid-body).
  *
  * <p>While a write request is being delivered, reading from the socket pauses and any pipelined
  * request already decoded is held ({@link Pipelining}), as it is while the client does not read its
- * answers. A body must arrive within {@code relay.server.read-timeout} (else 408 and close); an
- * idle connection is closed after {@code relay.server.idle-timeout}. Time comes from the channel's
- * event loop ticker.
+ * answers. A body must arrive within {@code relay.server.read-timeout}, and without a pause as long
+ * as {@code relay.server.body-stall-timeout} (else 408 and close); an idle connection is closed
+ * after {@code relay.server.idle-timeout}. Time comes from the channel's event loop ticker.
  */
 final class IngressHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.server");
@@ -54,8 +55,11 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
    */
   static final int MAX_PIPELINED = 16;
 
-  /** First buffer of a chunked body, and its first reservation. */
-  static final int CHUNKED_INITIAL_BYTES = 64 * 1024;
+  /**
+   * First buffer of a body, and its first reservation: all a request's head holds of the budget
+   * before its body's bytes arrive.
+   */
+  static final int FIRST_BUFFER_BYTES = 64 * 1024;
 
   private final ServerConfig config;
   private final WriteRequestCheck check;
@@ -79,6 +83,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
   /** Path of {@link #skipping}. */
   private String skippingPath;
 
+  /** What the credentials of {@link #skipping} may read. */
+  private TenantAllowList skippingReader;
+
   /** The client closed its side: the connection closes once every request read is answered. */
   private boolean inputShut;
 
@@ -87,6 +94,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
 
   /** The write request being processed (after its body, until its answer), or null. */
   private IncomingWrite processing;
+
+  /** The sender of the connection's last write request: reused while it is the same. */
+  private SenderKey sender = SenderKey.UNKNOWN;
 
   /** Takes the answer of {@link #processing}; made once per connection. */
   private Consumer<Answer> processed;
@@ -147,17 +157,30 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     String path = RequestHead.path(req.uri());
     if (WriteRequestCheck.WRITE_PATHS.contains(path) && req.method().equals(HttpMethod.POST)) {
       startWrite(ctx, req);
-    } else if (auth.protectsMetrics()
-        && AdminEndpoint.at(path) != null
-        && AdminEndpoint.at(path).protectedLikeMetrics()
-        && auth.authenticate(req.headers()) == null) {
-      metrics.otherRequest(AdminEndpoint.at(path).tag(), 401);
-      writer.write(ctx, req, auth.unauthorized(), true);
     } else {
+      TenantAllowList reader = readerOf(req, path);
+      if (reader == null) {
+        metrics.otherRequest(AdminEndpoint.at(path).tag(), 401);
+        writer.write(ctx, req, auth.unauthorized(), true);
+        return;
+      }
       AnswerWriter.continueIfExpected(ctx, req);
       skipping = req;
       skippingPath = path;
+      skippingReader = reader;
     }
+  }
+
+  /**
+   * What the credentials of a request to an endpoint other than a write may read: everything,
+   * unless {@code relay.server.auth.protect-metrics} protects the endpoint; {@code null} for 401.
+   */
+  private TenantAllowList readerOf(HttpRequest req, String path) {
+    AdminEndpoint endpoint = AdminEndpoint.at(path);
+    if (!auth.protectsMetrics() || endpoint == null || !endpoint.protectedLikeMetrics()) {
+      return TenantAllowList.ANY;
+    }
+    return auth.authenticateReader(req.headers());
   }
 
   private void startWrite(ChannelHandlerContext ctx, HttpRequest req) {
@@ -181,12 +204,16 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     WriteRequestCheck.Accepted accepted = (WriteRequestCheck.Accepted) result;
-    int max = config.maxRequestBytes();
     long length = accepted.contentLength();
-    // A chunked body does not declare its size: it is admitted at its first buffer's size and its
-    // reservation grows with the buffer as the chunks arrive (IncomingWrite.append).
-    int initial = length >= 0 ? (int) length : Math.min(CHUNKED_INITIAL_BYTES, max);
-    InflightBudget.Admission admission = budget.admit(clientAddress(ctx), initial);
+    // A body is reserved as it arrives, declared or chunked: admitted at its first buffer's size,
+    // its reservation grows with the buffer (IncomingWrite.append), so a declaration alone holds
+    // no more than that first buffer. A declared body's buffer grows to its declared size at most.
+    int max = length >= 0 ? (int) length : config.maxRequestBytes();
+    int initial = Math.min(FIRST_BUFFER_BYTES, max);
+    sender = sender.with(clientAddress(ctx), allowed.credential());
+    // A channel without an address and a request without credentials: only the total applies.
+    InflightBudget.Admission admission =
+        budget.admit(sender == SenderKey.UNKNOWN ? null : sender, initial);
     if (admission.reservation() == null) {
       metrics.inflightRejected(admission.refusal().tag);
       metricsFinished(ctx, 503, start);
@@ -207,16 +234,20 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     AnswerWriter.continueIfExpected(ctx, req);
-    incoming = new IncomingWrite(req, accepted, start, admission.reservation(), allowed, body);
+    incoming =
+        new IncomingWrite(req, accepted, start, admission.reservation(), allowed, sender, body);
     armBodyTimer(ctx);
   }
 
-  /** The body of {@link #incoming} must be complete within the read timeout from now. */
+  /**
+   * The body of {@link #incoming} must be complete within the read timeout from now, and may not
+   * stall for the stall timeout.
+   */
   private void armBodyTimer(ChannelHandlerContext ctx) {
     if (bodyTimer == null) {
-      bodyTimer = new BodyTimer(ctx, () -> incoming != null, () -> readTimedOut(ctx));
+      bodyTimer = new BodyTimer(ctx, () -> incoming != null, stalled -> readTimedOut(ctx, stalled));
     }
-    bodyTimer.arm(config.readTimeout().toNanos());
+    bodyTimer.arm(config.readTimeout().toNanos(), config.bodyStallTimeout().toNanos());
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
@@ -225,10 +256,11 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
       if (content instanceof LastHttpContent && skipping != null) {
         HttpRequest req = skipping;
         skipping = null;
-        writer.write(ctx, req, admin.respond(req, skippingPath), false);
+        writer.write(ctx, req, admin.respond(req, skippingPath, skippingReader), false);
       }
       return;
     }
+    bodyTimer.progressed();
     Answer refused = in.append(content, ctx.alloc(), budget, metrics);
     if (refused != null) {
       abortAndAnswer(ctx, in, refused);
@@ -252,6 +284,7 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
           in.accepted.protocol(),
           in.accepted.incomingTenant(),
           in.allowed,
+          in.sender,
           in.startNanos,
           processed);
     }
@@ -308,18 +341,22 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     super.channelWritabilityChanged(ctx);
   }
 
-  private void readTimedOut(ChannelHandlerContext ctx) {
+  /**
+   * Ends {@link #incoming} with 408: its body was not complete within the read timeout, or {@code
+   * stalled}, no byte of it arrived within the stall timeout.
+   */
+  private void readTimedOut(ChannelHandlerContext ctx, boolean stalled) {
     IncomingWrite in = incoming;
     if (in == null) {
       return;
     }
-    abortAndAnswer(
-        ctx,
-        in,
-        Answer.closing(
-            408,
-            "request body not received within "
-                + ConfigKeys.SERVER_READ_TIMEOUT.setTo(config.readTimeout())));
+    String why =
+        stalled
+            ? "request body stalled: no bytes of it within "
+                + ConfigKeys.SERVER_BODY_STALL_TIMEOUT.setTo(config.bodyStallTimeout())
+            : "request body not received within "
+                + ConfigKeys.SERVER_READ_TIMEOUT.setTo(config.readTimeout());
+    abortAndAnswer(ctx, in, Answer.closing(408, why));
   }
 
   /**

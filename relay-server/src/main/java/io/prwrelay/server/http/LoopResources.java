@@ -2,6 +2,7 @@ package io.prwrelay.server.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.core.codec.MemoryGrant;
 import io.prwrelay.core.codec.ZstdCodec;
 import io.prwrelay.core.encode.V2BatchEncoder;
 import io.prwrelay.core.encode.V2ToV1Converter;
@@ -11,6 +12,7 @@ import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
+import io.prwrelay.core.wire.ScratchMemory;
 import io.prwrelay.server.downstream.Protocol;
 
 /**
@@ -21,12 +23,20 @@ import io.prwrelay.server.downstream.Protocol;
  * thread-safe.
  *
  * <p>What the PRW 2.0 routers and {@link #v2ToV1} build of one request may take at most {@link
- * #maxOutputBytes} ({@code relay.server.max-decompressed-bytes}, the bound of the request itself).
- * Whether the routers digest every series is fixed when the loop's resources are made.
+ * #maxOutputBytes} ({@code relay.server.max-decompressed-bytes}, the bound of the request itself),
+ * and what the request's grant allows; their scratch arrays grow in one {@link #scratch}. Whether
+ * the routers digest every series is fixed when the loop's resources are made.
  */
 final class LoopResources implements AutoCloseable {
-  final V2ToV1Converter v2ToV1 = new V2ToV1Converter();
-  final V2Check v2Check = new V2Check();
+  /**
+   * The scratch arrays of everything below: up to {@link ScratchMemory#RETAINED_BYTES} of their
+   * growth stays between requests, beyond it is charged to the request that needs it and given back
+   * after it.
+   */
+  final ScratchMemory scratch = new ScratchMemory();
+
+  final V2ToV1Converter v2ToV1 = new V2ToV1Converter(scratch);
+  final V2Check v2Check = new V2Check(scratch);
   final ZstdCodec zstd = new ZstdCodec();
   final RequestGrant grant = new RequestGrant();
   final WriteRequestCounter counter;
@@ -40,9 +50,12 @@ final class LoopResources implements AutoCloseable {
   interface Router {
     /**
      * @param request borrowed
+     * @param sender the sender's id ({@link SenderKey#id()}): the PRW 1.0 router learns and looks
+     *     up metric families under it; the PRW 2.0 routers do not need it
+     * @param grant asked for the batches' bytes before they are allocated
      * @return the router's reused result, until the router routes again
      */
-    RouteResult route(ByteBuf request, ByteBufAllocator alloc);
+    RouteResult route(ByteBuf request, ByteBufAllocator alloc, long sender, MemoryGrant grant);
   }
 
   /**
@@ -54,14 +67,14 @@ final class LoopResources implements AutoCloseable {
       TenantRules rules, int maxOutputBytes, boolean digestSeries, MetricFamilies families) {
     this.counter = new WriteRequestCounter(rules.countSamples());
     this.maxOutputBytes = maxOutputBytes;
-    TenantRouter v1 = new TenantRouter(rules, digestSeries, families);
+    TenantRouter v1 = new TenantRouter(rules, digestSeries, families, scratch);
     V2TenantRouter v2 =
-        new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries);
+        new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries, scratch);
     V2TenantRouter v2ToV1 =
-        new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries);
+        new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries, scratch);
     this.v1 = v1::route;
-    this.v2 = v2::route;
-    this.v2ToV1Router = v2ToV1::route;
+    this.v2 = (request, alloc, sender, grant) -> v2.route(request, alloc, grant);
+    this.v2ToV1Router = (request, alloc, sender, grant) -> v2ToV1.route(request, alloc, grant);
   }
 
   /** The router of requests in {@code input} into tenant batches in {@code output}. */

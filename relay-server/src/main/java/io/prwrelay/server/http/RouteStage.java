@@ -27,10 +27,19 @@ import java.util.List;
  * the routed request is told to the tenant insight. A request whose series all go to one tenant
  * with nothing to change is that tenant's batch whole ({@link RouteResult#whole()}).
  *
+ * <p><b>Memory.</b> The batches are sized before they are written, and their bytes are reserved in
+ * the memory budget through the request's {@link RequestGrant} before they are allocated; so is
+ * what the loop's scratch arrays ({@link LoopResources#scratch}) grow beyond the bytes the loop
+ * keeps between requests, and the arrays go back to their initial sizes after a request that grew
+ * them beyond that. When the budget refuses, nothing of that size was allocated: 503 with {@code
+ * Retry-After} when the memory is in use now, 413 naming the key when the request could never fit
+ * in one client's share (counted in {@code relay_inflight_rejected_total}).
+ *
  * <p>Refused, with nothing delivered: 400 for a tenant header that is not a valid tenant ID and for
  * an invalid request (the reader's message; its series counted in {@code
  * relay_series_rejected_total}), 403 naming the first tenant the request's credentials may not
- * write. Metadata routed by its family to such a tenant is dropped instead (counted).
+ * write, 503/413 as above. Metadata routed by its family to such a tenant is dropped instead
+ * (counted).
  */
 final class RouteStage {
   private final TenantConfig tenants;
@@ -62,6 +71,10 @@ final class RouteStage {
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
    * @param allowed tenants the request's credentials may write
+   * @param sender who sent it: a PRW 1.0 request teaches, and its metadata is routed by, the
+   *     families this sender sent series of
+   * @param grant the request's memory grant: asked for the batches and the scratch memory before
+   *     they are allocated
    * @return the batches, whose contents the caller owns; or the refusal, with nothing of the
    *     request left held here
    */
@@ -71,14 +84,26 @@ final class RouteStage {
       ByteBuf decoded,
       Protocol input,
       String incomingTenant,
-      TenantAllowList allowed) {
+      TenantAllowList allowed,
+      SenderKey sender,
+      RequestGrant grant) {
     Protocol output = input == Protocol.V1 ? Protocol.V1 : protocol.forV2Input();
     List<Fragment> batches = new ArrayList<>();
+    res.scratch.start(grant.scratch());
     try {
       Routed routed =
           incomingTenant != null
-              ? whole(res, alloc, decoded, input, output, incomingTenant, batches)
-              : split(res.router(input, output), alloc, decoded, input, output, allowed, batches);
+              ? whole(res, alloc, decoded, input, output, incomingTenant, grant, batches)
+              : split(
+                  res.router(input, output),
+                  alloc,
+                  decoded,
+                  input,
+                  output,
+                  allowed,
+                  sender,
+                  grant,
+                  batches);
       if (routed instanceof Routed.Batches) {
         Refusal refusal = forbidden(allowed, batches);
         if (refusal == null) {
@@ -97,6 +122,7 @@ final class RouteStage {
       throw e;
     } finally {
       decoded.release();
+      res.scratch.finish();
     }
   }
 
@@ -113,6 +139,7 @@ final class RouteStage {
       Protocol input,
       Protocol output,
       String incomingTenant,
+      RequestGrant grant,
       List<Fragment> out) {
     String tenant = tenants.incomingTenant(incomingTenant);
     if (tenant == null) {
@@ -131,15 +158,16 @@ final class RouteStage {
       }
       out.add(Fragment.unbound(tenant, Protocol.V1, decoded.retain(), res.counter.counts()));
     } else if (output == Protocol.V1) {
-      V2ToV1Converter.Conversion c = res.v2ToV1.convert(decoded, alloc, res.maxOutputBytes);
+      V2ToV1Converter.Conversion c =
+          res.v2ToV1.convert(decoded, alloc, res.maxOutputBytes, grant.output());
       if (c.error() != null) {
-        return invalid(reason(c.error()), 0, c.error());
+        return refuse(c.error(), 0, grant);
       }
       out.add(Fragment.unbound(tenant, Protocol.V1, c.content(), c.counts()));
     } else {
       V2Check check = res.v2Check.check(decoded, alloc);
       if (check.error() != null) {
-        return invalid(reason(check.error()), 0, check.error());
+        return refuse(check.error(), 0, grant);
       }
       out.add(Fragment.unbound(tenant, Protocol.V2, decoded.retain(), check.counts()));
     }
@@ -163,12 +191,14 @@ final class RouteStage {
       Protocol input,
       Protocol output,
       TenantAllowList allowed,
+      SenderKey sender,
+      RequestGrant grant,
       List<Fragment> out) {
-    RouteResult result = router.route(decoded, alloc);
+    RouteResult result = router.route(decoded, alloc, sender.id(), grant.output());
     try {
       RequestError error = result.error();
       if (error != null) {
-        return invalid(reason(error), result.seriesIn(), error);
+        return refuse(error, result.seriesIn(), grant);
       }
       metrics.routed(result);
       insight.record(result);
@@ -200,6 +230,18 @@ final class RouteStage {
     }
   }
 
+  /**
+   * The refusal of a request that could not be routed: the budget's answer when {@code grant}
+   * refused its memory, else {@link #invalid}.
+   */
+  private Refusal refuse(RequestError error, int series, RequestGrant grant) {
+    if (error.kind() == RequestError.Kind.OVER_BUDGET) {
+      metrics.inflightRejected(grant.reason());
+      return new Refusal(grant.refusedAnswer());
+    }
+    return invalid(reason(error), series, error);
+  }
+
   /** A 400 with the reader's message, its {@code series} counted as rejected for {@code reason}. */
   private Refusal invalid(String reason, int series, RequestError error) {
     metrics.rejectedSeries(reason, series);
@@ -213,6 +255,7 @@ final class RouteStage {
       case NO_TENANT -> "no_tenant";
       case TOO_MANY_TENANTS -> "too_many_tenants";
       case TOO_LARGE -> "too_large";
+      case OVER_BUDGET -> throw new IllegalArgumentException("not a rejection: " + error);
     };
   }
 

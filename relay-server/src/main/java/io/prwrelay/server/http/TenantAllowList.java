@@ -6,25 +6,49 @@ import java.util.Set;
 /**
  * The tenants one credential may write: any, or the listed tenant IDs (as sent downstream, {@code
  * relay.tenant.prefix} included). A request carrying a series of any other tenant is refused whole
- * with 403 naming the tenant, so that nothing of it is delivered.
+ * with 403 naming the tenant, so that nothing of it is delivered. Also names the credential (a
+ * number derived from its secret's digest), which is part of the request's {@link SenderKey}.
  */
 final class TenantAllowList {
-  /** Every tenant: no auth, or a credential without a tenant list. */
-  static final TenantAllowList ANY = new TenantAllowList(null);
+  /** Every tenant: no auth (no credential), or a test's credential without a tenant list. */
+  static final TenantAllowList ANY = new TenantAllowList(null, 0);
 
   private final Set<String> tenants;
+  private final long credential;
 
-  private TenantAllowList(Set<String> tenants) {
+  private TenantAllowList(Set<String> tenants, long credential) {
     this.tenants = tenants;
+    this.credential = credential;
   }
 
-  /** Only {@code tenants}; {@link #ANY} when empty. */
+  /** A new list of only {@code tenants}; of every tenant when empty. */
   static TenantAllowList of(Collection<String> tenants) {
-    return tenants.isEmpty() ? ANY : new TenantAllowList(Set.copyOf(tenants));
+    return of(tenants, 0);
+  }
+
+  /**
+   * Only {@code tenants} (every tenant when empty), for the credential identified by {@code
+   * credential}.
+   */
+  static TenantAllowList of(Collection<String> tenants, long credential) {
+    if (tenants.isEmpty() && credential == 0) {
+      return ANY;
+    }
+    return new TenantAllowList(tenants.isEmpty() ? null : Set.copyOf(tenants), credential);
+  }
+
+  /** The credential's identity, 0 without inbound auth: never a secret, never logged. */
+  long credential() {
+    return credential;
   }
 
   boolean allows(String tenant) {
     return tenants == null || tenants.contains(tenant);
+  }
+
+  /** Whether every tenant is allowed: no list. */
+  boolean allowsAll() {
+    return tenants == null;
   }
 
   /**

@@ -9,6 +9,7 @@ import io.prwrelay.core.remotewrite.V2RequestReader;
 import io.prwrelay.core.remotewrite.V2RequestVisitor;
 import io.prwrelay.core.remotewrite.V2SeriesView;
 import io.prwrelay.core.wire.HeapBuffers;
+import io.prwrelay.core.wire.ScratchMemory;
 import java.util.List;
 
 /**
@@ -17,16 +18,24 @@ import java.util.List;
  * Cortex could accept it. Reusable, not thread-safe: one per event loop.
  */
 final class V2Check implements V2RequestVisitor {
-  private final V2RequestReader reader = new V2RequestReader(List.of());
+  private final V2RequestReader reader;
   private final SeriesTally tally = new SeriesTally();
   private RequestError error;
+
+  /**
+   * @param scratch where the reader's arrays grow
+   */
+  V2Check(ScratchMemory scratch) {
+    this.reader = new V2RequestReader(List.of(), scratch);
+  }
 
   /**
    * Checks {@code request}.
    *
    * @param request borrowed; the decompressed request between its reader and writer index
    * @param alloc source of a temporary heap copy when {@code request} has no backing array
-   * @return {@code this}: read {@link #error()} and {@link #counts()}
+   * @return {@code this}: read {@link #error()} (also {@link RequestError.Kind#OVER_BUDGET}, when
+   *     the scratch memory's grant refused the reader's arrays) and {@link #counts()}
    */
   V2Check check(ByteBuf request, ByteBufAllocator alloc) {
     tally.reset();
@@ -34,6 +43,8 @@ final class V2Check implements V2RequestVisitor {
     try {
       error =
           reader.read(heap.array(), HeapBuffers.arrayStart(heap), request.readableBytes(), this);
+    } catch (ScratchMemory.Refused e) {
+      error = RequestError.overBudget("reading this PRW 2.0 request");
     } finally {
       if (heap != request) {
         heap.release();

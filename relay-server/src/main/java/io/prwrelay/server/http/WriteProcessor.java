@@ -27,8 +27,9 @@ import java.util.logging.Logger;
  *   <li>{@link Decompression}: the body into a pooled heap buffer, within the size caps and the
  *       memory budget;
  *   <li>{@link RouteStage}: the decompressed request into one batch per tenant (labels only), in
- *       the protocol the downstream takes, with the router chosen once for the request; or refused
- *       (400 invalid, 403 a tenant the credentials may not write);
+ *       the protocol the downstream takes, with the router chosen once for the request, the batches
+ *       and the scratch memory to build them in the memory budget; or refused (400 invalid, 403 a
+ *       tenant the credentials may not write, 503/413 no memory for them);
  *   <li>{@link Delivery}: every batch to its lane ({@link Lanes}), skipping tenants the {@link
  *       DeliveryLedger} knows an earlier attempt of the same body delivered, and the answer from
  *       their outcomes ({@link AnswerPolicy}).
@@ -103,13 +104,16 @@ final class WriteProcessor {
    *
    * @param body takes ownership; the compressed request body
    * @param reservation the request's share of {@code budget}, holding the compressed body; grown to
-   *     hold what the body decompresses to before that is allocated (the caller releases it once
-   *     answered)
+   *     hold what the body decompresses to, the tenant batches built of it and the scratch memory
+   *     to build them, each before it is allocated ({@link RequestGrant}; the caller releases it
+   *     once answered)
    * @param input the message the body holds
    * @param incomingTenant value of the tenant header on the request when it is trusted, else {@code
    *     null}
    * @param allowed tenants the request's credentials may write; a series of another one makes the
    *     whole request 403, with nothing delivered
+   * @param sender who sent it: its metadata goes to the tenants it sent series of, its ledgers are
+   *     its own
    * @param startNanos when the request started, on {@code loop}'s ticker
    * @param answer receives the answer, on {@code loop} (with the {@code *-Written} headers for a
    *     PRW 2.0 sender): also when something fails inside the relay (500, or 503 when memory ran
@@ -125,6 +129,7 @@ final class WriteProcessor {
       Protocol input,
       String incomingTenant,
       TenantAllowList allowed,
+      SenderKey sender,
       long startNanos,
       Consumer<Answer> answer) {
     Answer now;
@@ -143,6 +148,7 @@ final class WriteProcessor {
               input,
               incomingTenant,
               allowed,
+              sender,
               startNanos,
               answer);
     } catch (RuntimeException | Error e) {
@@ -176,15 +182,22 @@ final class WriteProcessor {
       Protocol input,
       String incomingTenant,
       TenantAllowList allowed,
+      SenderKey sender,
       long startNanos,
       Consumer<Answer> done) {
-    Decompression.Result decompressed =
-        decompression.decompress(res, alloc, body, budget, reservation, encoding);
-    if (decompressed instanceof Refusal refusal) {
-      return refusal.answer();
+    RequestGrant grant = res.grant.reset(budget, reservation, body.readableBytes());
+    Routed routed;
+    try {
+      Decompression.Result decompressed =
+          decompression.decompress(res, alloc, body, grant, encoding);
+      if (decompressed instanceof Refusal refusal) {
+        return refusal.answer();
+      }
+      ByteBuf decoded = ((Decompression.Body) decompressed).content();
+      routed = routing.route(res, alloc, decoded, input, incomingTenant, allowed, sender, grant);
+    } finally {
+      grant.clear();
     }
-    ByteBuf decoded = ((Decompression.Body) decompressed).content();
-    Routed routed = routing.route(res, alloc, decoded, input, incomingTenant, allowed);
     if (routed instanceof Refusal refusal) {
       return refusal.answer();
     }
@@ -193,7 +206,7 @@ final class WriteProcessor {
       return AnswerPolicy.fromResults(List.of());
     }
     delivery.deliver(
-        loop, body, encoding, input, batches.list(), batches.whole(), startNanos, done);
+        loop, body, encoding, input, batches.list(), batches.whole(), sender, startNanos, done);
     return null;
   }
 

@@ -4,6 +4,7 @@ import io.prwrelay.core.route.SeriesDigests;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /**
  * {@code GET /api/v1/tenants}: the rows of {@link TenantInsight} as JSON, most active series first.
@@ -16,7 +17,15 @@ public final class TenantsJson {
 
   /** The document for {@code insight}'s rows now. */
   public static String render(TenantInsight insight) {
-    List<TenantRow> rows = insight.rows();
+    return render(insight, tenant -> true);
+  }
+
+  /**
+   * The document for the rows of the tenants {@code visible} accepts: what a reader limited to some
+   * tenants may see (the counts it shows are of those rows).
+   */
+  public static String render(TenantInsight insight, Predicate<String> visible) {
+    List<TenantRow> rows = insight.rows().stream().filter(r -> visible.test(r.tenant())).toList();
     long now = insight.nowMillis();
     StringBuilder b = new StringBuilder(Math.min(256 + rows.size() * 512, 64 << 10));
     b.append("{\"window_seconds\":")

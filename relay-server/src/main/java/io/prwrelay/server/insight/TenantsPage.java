@@ -4,6 +4,7 @@ import io.prwrelay.core.route.SeriesDigests;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /**
  * {@code GET /tenants}: the rows of {@link TenantInsight} as one self-contained HTML page (its
@@ -77,7 +78,15 @@ public final class TenantsPage {
 
   /** The page for {@code insight}'s rows now. */
   public static String render(TenantInsight insight) {
-    List<TenantRow> rows = insight.rows();
+    return render(insight, tenant -> true);
+  }
+
+  /**
+   * The page for the rows of the tenants {@code visible} accepts: what a reader limited to some
+   * tenants may see (the counts it shows are of those rows).
+   */
+  public static String render(TenantInsight insight, Predicate<String> visible) {
+    List<TenantRow> rows = insight.rows().stream().filter(r -> visible.test(r.tenant())).toList();
     long now = insight.nowMillis();
     boolean queue = insight.queueMode();
     StringBuilder b = new StringBuilder(Math.min(4096 + rows.size() * 1024, 64 << 10));

@@ -14,15 +14,28 @@ import java.util.function.LongSupplier;
 
 /**
  * Which tenants of a request body were already delivered, so that a sender's retry of the same body
- * sends only the tenants that were not.
+ * sends only the tenants that were not; and how often a body was answered 429.
+ *
+ * <p>Both are keyed by the sender and the body ({@link LedgerKey}): another sender's byte-identical
+ * body (two Prometheus replicas sending the same metadata) is another entry, so one sender's
+ * attempts never skip another's tenants nor count towards another's 429s.
  *
  * <p>An entry is written only when a request is answered with a failure (the sender will retry it)
- * and at least one of its tenants was delivered: for the body ({@code hash of the compressed body,
- * its length}), the tenants delivered or, when they are fewer, the tenants not delivered. A request
- * of 1,000 tenants with one throttled costs one tenant name, not 999. The ledger's size is the
- * number of tenant names it holds; entries expire after a fixed time and the oldest are forgotten
- * beyond a fixed size. Forgetting an entry only means a retry may deliver those tenants' batches a
- * second time (at-least-once), never that data is lost. Thread-safe.
+ * and at least one of its tenants was delivered: for the body ({@code sender, hash of the
+ * compressed body, its length}), the tenants delivered or, when they are fewer, the tenants not
+ * delivered. A request of 1,000 tenants with one throttled costs one tenant name, not 999. The
+ * ledger's size is the number of tenant names it holds; entries expire after a fixed time and the
+ * oldest are forgotten beyond a fixed size. Forgetting an entry only means a retry may deliver
+ * those tenants' batches a second time (at-least-once), never that data is lost.
+ *
+ * <p><b>Bounds.</b> At most {@code maxEntries} tenant names over all entries ({@code
+ * relay.delivery.ledger.max-entries}); a name is the tenant ID string the router made (at most 150
+ * bytes, referenced, not copied), and an entry of one name costs about 140 bytes of map node, key,
+ * queue node and set besides: at most about 330 bytes a name, 33 MB of heap at the default 100,000.
+ * At most {@value #MAX_THROTTLED_BODIES} bodies' 429 counts (about 100 bytes each, 6.5 MB). Both
+ * are shared by all senders and fixed in size, outside the request memory budget; a sender that
+ * fills either only pushes out the oldest entries, whose cost is a duplicate delivery, or a 429
+ * answered again where a repeat could have been dropped. Thread-safe.
  */
 public final class DeliveryLedger {
   /** Bodies whose 429 answers are counted at most; the oldest are forgotten beyond it. */

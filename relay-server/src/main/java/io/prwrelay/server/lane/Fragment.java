@@ -22,6 +22,14 @@ public final class Fragment implements BatchResult {
   /** Told the outcome of a fragment, once, on the lane's event loop. */
   public interface Listener {
     void done(Fragment fragment, FragmentOutcome outcome);
+
+    /**
+     * Who sent the request the fragment is part of ({@link NewLaneBudget}), or {@code null} for no
+     * one to charge.
+     */
+    default Object sender() {
+      return null;
+    }
   }
 
   private final String tenant;
@@ -158,6 +166,12 @@ public final class Fragment implements BatchResult {
   public void bind(long deadlineNanos, Listener listener) {
     this.deadlineNanos = deadlineNanos;
     this.listener = listener;
+  }
+
+  /** The sender of this fragment's request ({@link Listener#sender()}), or {@code null}. */
+  Object sender() {
+    Listener l = listener;
+    return l == null ? null : l.sender();
   }
 
   /**
@@ -299,6 +313,11 @@ public final class Fragment implements BatchResult {
 
   public long deadlineNanos() {
     return deadlineNanos;
+  }
+
+  /** The sender request the fragment is part of, or {@code null} when its listener is another. */
+  SenderRequest request() {
+    return listener instanceof SenderRequest r ? r : null;
   }
 
   /** Releases the body and tells the listener; called once by the lane. */

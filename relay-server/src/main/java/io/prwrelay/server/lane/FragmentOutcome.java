@@ -1,7 +1,10 @@
 package io.prwrelay.server.lane;
 
+import io.prwrelay.server.config.ConfigKey;
+import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.WrittenCounts;
+import io.prwrelay.server.queue.QueueFullException;
 
 /**
  * How one {@link Fragment} ended.
@@ -132,6 +135,46 @@ public record FragmentOutcome(
         Kind.UNAVAILABLE, 503, "cannot write the tenant's queue: " + cause.getMessage(), 1000, 0);
   }
 
+  /** How long a sender refused a place in a full queue is asked to wait. */
+  static final long QUEUE_FULL_RETRY_AFTER_MILLIS = 5_000;
+
+  /**
+   * The tenant's queue refused the fragment because a byte bound is reached ({@code e}): nothing
+   * was queued and nothing queued was dropped for it.
+   */
+  static FragmentOutcome queueFull(QueueFullException e) {
+    ConfigKey key =
+        e.bound() == QueueFullException.Bound.TENANT_BYTES
+            ? ConfigKeys.QUEUE_MAX_TENANT_BYTES
+            : ConfigKeys.QUEUE_MAX_BYTES;
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        "the queue is full for tenant "
+            + e.tenant()
+            + ": "
+            + e.getMessage()
+            + " ("
+            + key.setTo(e.limit())
+            + "); nothing queued was dropped for it, send it again once the queue drains",
+        QUEUE_FULL_RETRY_AFTER_MILLIS,
+        0);
+  }
+
+  /**
+   * A fragment that would make its tenant's queue on disk was refused by {@link NewQueueGate}:
+   * {@code setting} names the bound in force.
+   */
+  static FragmentOutcome newQueueRefused(
+      String tenant, String why, String setting, long retryAfter) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        "no queue is made for tenant " + tenant + " now: " + why + " (" + setting + ")",
+        retryAfter,
+        0);
+  }
+
   /**
    * The request body could not be built ({@code e}): 503 (retry later) when memory ran out, else
    * 500.
@@ -184,6 +227,21 @@ public record FragmentOutcome(
         503,
         "too many tenants are busy at once (relay.lanes.max=" + maxLanes + ")",
         1000,
+        0);
+  }
+
+  /**
+   * No lane for a new tenant: the request's sender may open no more new tenant lanes now ({@link
+   * NewLaneBudget}); retry in {@code retryAfterMillis}.
+   *
+   * @param bound the keys in force, as {@code key=value}
+   */
+  static FragmentOutcome tooManyNewTenants(String bound, long retryAfterMillis) {
+    return new FragmentOutcome(
+        Kind.UNAVAILABLE,
+        503,
+        "this sender sent more new tenants than it may open lanes for (" + bound + ")",
+        retryAfterMillis,
         0);
   }
 

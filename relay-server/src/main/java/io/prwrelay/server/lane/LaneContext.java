@@ -32,8 +32,14 @@ final class LaneContext {
    */
   final long directNanos;
 
+  /** Queue mode: how many tenant queues may be made on disk; unbounded in sync mode. */
+  final NewQueueGate newQueues;
+
   /** The Remote Write version PRW 2.0 batches go downstream in. */
   final DownstreamProtocol protocol;
+
+  /** How many new lanes each sender may cause; set once, before the first fragment. */
+  volatile NewLaneBudget newLanes = NewLaneBudget.UNLIMITED;
 
   LaneContext(
       LaneSettings settings,
@@ -47,6 +53,7 @@ final class LaneContext {
     this.wallMillis = queues == null ? System::currentTimeMillis : queues.wallMillis();
     this.maxDecompressedBytes = queues == null ? 0 : queues.maxDecompressedBytes();
     this.directNanos = queues == null ? 0 : Math.max(0, queues.directTimeout().toNanos());
+    this.newQueues = queues == null ? NewQueueGate.UNBOUNDED : queues.newQueues();
     this.settings = settings;
     this.sender = sender;
     this.alloc = alloc;

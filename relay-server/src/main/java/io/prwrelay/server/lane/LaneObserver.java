@@ -42,6 +42,14 @@ public interface LaneObserver {
    */
   default void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {}
 
+  /**
+   * A fragment of {@code series} series was refused a place in its tenant's queue (queue mode) and
+   * answered 503, because of {@code bound}: {@code tenant-bytes}, {@code total-bytes} (a byte bound
+   * of the queues, {@link io.prwrelay.server.queue.QueueFullException.Bound}), {@code
+   * new-tenants-per-request} or {@code new-tenants-per-second} ({@link NewQueueGate}).
+   */
+  default void queueRefused(String tenant, String bound, long series) {}
+
   /** The lane of {@code tenant} was created. */
   default void laneCreated(String tenant) {}
 
@@ -96,6 +104,13 @@ public interface LaneObserver {
       public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
         for (LaneObserver o : list) {
           o.stateChanged(tenant, state, reason, delayNanos);
+        }
+      }
+
+      @Override
+      public void queueRefused(String tenant, String bound, long series) {
+        for (LaneObserver o : list) {
+          o.queueRefused(tenant, bound, series);
         }
       }
 

@@ -5,10 +5,10 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.downstream.Protocol;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The lanes of one event loop, created on a tenant's first fragment and forgotten when idle, and
@@ -28,9 +28,14 @@ final class LaneShard {
   private final Lanes lanes;
 
   /** Lanes of every loop, bounded by {@link LaneSettings#maxLanes()}. */
-  private final AtomicInteger count;
+  private final LaneCount count;
 
-  private final Map<String, Lane> byTenant = new HashMap<>();
+  /**
+   * In access order, least recently used first: the first idle lane {@link #evictOne} meets is the
+   * one its tenant used longest ago, not whichever the hash order puts first (which could be a busy
+   * tenant's lane between two sends).
+   */
+  private final Map<String, Lane> byTenant = new LinkedHashMap<>(16, 0.75f, true);
 
   /**
    * Sync mode: tenants whose lane lives on another loop and said they are healthy ({@link
@@ -45,12 +50,7 @@ final class LaneShard {
    * @param count the lanes of every loop
    */
   LaneShard(
-      int index,
-      EventLoop loop,
-      int connections,
-      LaneContext ctx,
-      Lanes lanes,
-      AtomicInteger count) {
+      int index, EventLoop loop, int connections, LaneContext ctx, Lanes lanes, LaneCount count) {
     this.index = index;
     this.loop = loop;
     this.slots = new SendSlots(connections);
@@ -72,9 +72,20 @@ final class LaneShard {
     }
   }
 
-  /** Offers {@code f} to its tenant's lane, or answers it 503 when there is no room for one. */
+  /**
+   * Offers {@code f} to its tenant's lane; answers it 503 when the tenant has no lane and its
+   * sender may open no new one now ({@link NewLaneBudget}), or there is no room for one.
+   */
   void offer(Fragment f) {
-    Lane lane = lane(f.tenant());
+    Lane lane = byTenant.get(f.tenant());
+    if (lane == null) {
+      long wait = ctx.newLanes.take(f.sender(), loop.ticker().nanoTime());
+      if (wait > 0) {
+        lanes.finish(f, ctx.newLanes.refusal(wait));
+        return;
+      }
+      lane = lane(f.tenant());
+    }
     if (lane == null) {
       lanes.finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));
     } else {
@@ -91,17 +102,21 @@ final class LaneShard {
     if (lane != null) {
       return lane;
     }
-    if (count.get() >= ctx.settings.maxLanes() && !evictOne()) {
+    // A place is taken before the lane is made, or handed over from the lane evicted for it: the
+    // count never passes the bound, whatever the other loops do meanwhile.
+    if (!count.tryTake() && !evictOne()) {
       return null;
     }
     lane = new Lane(tenant, ctx, loop, slots, lanes, index);
     byTenant.put(tenant, lane);
-    count.incrementAndGet();
     ctx.observer.laneCreated(tenant);
     return lane;
   }
 
-  /** Forgets the longest-idle lane of this loop that holds nothing; false when there is none. */
+  /**
+   * Forgets the longest-idle lane of this loop that holds nothing, its place going to the lane made
+   * next; false when there is none.
+   */
   private boolean evictOne() {
     long now = loop.ticker().nanoTime();
     String victim = null;
@@ -115,7 +130,7 @@ final class LaneShard {
       return false;
     }
     byTenant.remove(victim).withdraw();
-    count.decrementAndGet();
+    release(victim);
     ctx.observer.laneForgotten(victim);
     return true;
   }
@@ -128,9 +143,17 @@ final class LaneShard {
       if (lane.idleSince(now, idle)) {
         it.remove();
         lane.withdraw();
-        count.decrementAndGet();
+        count.give();
+        release(lane.tenant());
         ctx.observer.laneForgotten(lane.tenant());
       }
+    }
+  }
+
+  /** Lets the store forget the queue of a forgotten lane's tenant if it holds nothing. */
+  private void release(String tenant) {
+    if (ctx.store != null) {
+      ctx.store.release(tenant);
     }
   }
 
@@ -175,7 +198,9 @@ final class LaneShard {
       d.close();
     }
     remotes.clear();
-    for (Lane l : byTenant.values()) {
+    // A copy: a lane that answers its fragments may start another request's routing on this loop,
+    // and a lookup reorders an access-ordered map.
+    for (Lane l : List.copyOf(byTenant.values())) {
       l.close();
     }
   }

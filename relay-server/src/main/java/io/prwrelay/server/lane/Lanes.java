@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -37,7 +36,7 @@ import java.util.function.LongSupplier;
 public final class Lanes implements AutoCloseable {
   private final LaneContext ctx;
   private final LaneShard[] shards;
-  private final AtomicInteger count = new AtomicInteger();
+  private final LaneCount count;
   private final ScheduledFuture<?> expirer;
 
   /** Set by {@link #close()}: no loop sends a tenant's fragments for its lane any more. */
@@ -54,15 +53,45 @@ public final class Lanes implements AutoCloseable {
    * @param maxDecompressedBytes cap when merging queued records
    * @param directTimeout how long a caught-up lane's fragment may wait for its direct delivery
    *     before it goes to the queue; zero queues every fragment
+   * @param newQueues how many tenant queues may be made on disk ({@link NewQueueGate})
    */
   public record Queues(
       TenantQueues store,
       LongSupplier wallMillis,
       int maxDecompressedBytes,
-      Duration directTimeout) {
-    /** Queues through which every fragment goes (no direct delivery). */
+      Duration directTimeout,
+      NewQueueGate newQueues) {
+    /** Queues through which every fragment goes (no direct delivery), making queues unbounded. */
     public Queues(TenantQueues store, LongSupplier wallMillis, int maxDecompressedBytes) {
       this(store, wallMillis, maxDecompressedBytes, Duration.ZERO);
+    }
+
+    /** Queues making tenant queues on disk unbounded. */
+    public Queues(
+        TenantQueues store,
+        LongSupplier wallMillis,
+        int maxDecompressedBytes,
+        Duration directTimeout) {
+      this(store, wallMillis, maxDecompressedBytes, directTimeout, NewQueueGate.UNBOUNDED);
+    }
+
+    /**
+     * Queues making at most {@code newPerRequest} tenant queues for one sender request and {@code
+     * newPerSecond} a second ({@link NewQueueGate}).
+     */
+    public Queues(
+        TenantQueues store,
+        LongSupplier wallMillis,
+        int maxDecompressedBytes,
+        Duration directTimeout,
+        int newPerRequest,
+        int newPerSecond) {
+      this(
+          store,
+          wallMillis,
+          maxDecompressedBytes,
+          directTimeout,
+          NewQueueGate.of(newPerRequest, newPerSecond));
     }
   }
 
@@ -98,6 +127,7 @@ public final class Lanes implements AutoCloseable {
       Queues queues,
       DownstreamProtocol protocol) {
     this.ctx = new LaneContext(settings, sender, alloc, observer, queues, protocol);
+    this.count = new LaneCount(settings.maxLanes());
     List<LaneShard> list = new ArrayList<>();
     for (EventExecutor e : loops) {
       EventLoop loop = (EventLoop) e;
@@ -135,6 +165,14 @@ public final class Lanes implements AutoCloseable {
     } else {
       expirer = null;
     }
+  }
+
+  /**
+   * Bounds the new lanes each sender may cause ({@code relay.lanes.new-per-sender-*}); every sender
+   * may make every lane it needs until this is called. Call before the first fragment.
+   */
+  public void limitNewLanes(NewLaneBudget budget) {
+    ctx.newLanes = budget;
   }
 
   /** Lanes that exist now. */

@@ -6,8 +6,10 @@ import io.netty.util.concurrent.Future;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.queue.QueueFullException;
 import io.prwrelay.server.queue.QueuedRecord;
 import io.prwrelay.server.queue.TenantQueue;
+import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -39,6 +41,12 @@ final class QueueDrain {
 
   /** Appends not yet fsync'd. */
   private int appending;
+
+  /**
+   * The gate let this lane make its tenant's queue ({@link NewQueueGate}): later fragments need no
+   * leave while the first one's append is still under way.
+   */
+  private boolean admitted;
 
   /** A read of the queue is under way. */
   private boolean reading;
@@ -99,6 +107,15 @@ final class QueueDrain {
       lane.finish(f, FragmentOutcome.cannotCompress(e, 0));
       return CompletableFuture.failedFuture(e);
     }
+    if (!admitted && !queue.created()) {
+      NewQueueGate.Refusal refusal = ctx.newQueues.admit(f);
+      if (refusal != null) {
+        ctx.observer.queueRefused(lane.tenant(), refusal.bound(), f.series());
+        lane.finish(f, refusal.outcome());
+        return CompletableFuture.failedFuture(new IOException(refusal.outcome().message()));
+      }
+      admitted = true;
+    }
     appending++;
     // The fragment keeps its block until appended() completes it, after the queue is done with it.
     CompletableFuture<TenantQueue.Position> appended =
@@ -110,11 +127,14 @@ final class QueueDrain {
 
   private void appended(Fragment f, Throwable error) {
     appending--;
-    if (error == null) {
+    Throwable cause = error == null || error.getCause() == null ? error : error.getCause();
+    if (cause == null) {
       lane.finish(f, FragmentOutcome.queued());
+    } else if (cause instanceof QueueFullException full) {
+      ctx.observer.queueRefused(lane.tenant(), full.bound().label(), f.series());
+      lane.finish(f, FragmentOutcome.queueFull(full));
     } else {
-      lane.finish(
-          f, FragmentOutcome.notQueued(error.getCause() != null ? error.getCause() : error));
+      lane.finish(f, FragmentOutcome.notQueued(cause));
     }
     route.drain(lane.now());
   }

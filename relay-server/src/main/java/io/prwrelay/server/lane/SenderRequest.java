@@ -20,9 +20,13 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
   private static final AtomicIntegerFieldUpdater<SenderRequest> WAITING =
       AtomicIntegerFieldUpdater.newUpdater(SenderRequest.class, "waiting");
 
+  private static final AtomicIntegerFieldUpdater<SenderRequest> NEW_QUEUES =
+      AtomicIntegerFieldUpdater.newUpdater(SenderRequest.class, "newQueues");
+
   private final EventExecutor loop;
   private final List<Fragment> fragments;
   private final Consumer<List<? extends BatchResult>> done;
+  private final Object sender;
 
   /**
    * Outcomes still to come ({@link #WAITING}); the thread that takes it to zero sees every outcome
@@ -30,6 +34,10 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
    */
   @SuppressWarnings("unused")
   private volatile int waiting;
+
+  /** Queue mode: tenant queues this request's fragments were let make ({@link NewQueueGate}). */
+  @SuppressWarnings("unused")
+  private volatile int newQueues;
 
   /**
    * @param loop the request's event loop; {@code done} runs there
@@ -39,10 +47,30 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
    */
   public SenderRequest(
       EventExecutor loop, List<Fragment> fragments, Consumer<List<? extends BatchResult>> done) {
+    this(loop, fragments, done, null);
+  }
+
+  /**
+   * A request of {@code sender}, charged for the new lanes its fragments cause ({@link
+   * NewLaneBudget}).
+   *
+   * @param sender the sender's identity, or {@code null} for no one to charge
+   */
+  public SenderRequest(
+      EventExecutor loop,
+      List<Fragment> fragments,
+      Consumer<List<? extends BatchResult>> done,
+      Object sender) {
     this.loop = loop;
     this.fragments = fragments;
     this.done = done;
+    this.sender = sender;
     WAITING.set(this, fragments.size());
+  }
+
+  @Override
+  public Object sender() {
+    return sender;
   }
 
   /**
@@ -53,6 +81,20 @@ public final class SenderRequest implements Fragment.Listener, Runnable {
    */
   public void settled(Fragment fragment, FragmentOutcome outcome) {
     fragment.complete(outcome);
+  }
+
+  /**
+   * Counts one more tenant queue made for this request, unless {@code max} were: from any loop.
+   *
+   * @return false when {@code max} were counted already
+   */
+  boolean takeNewQueue(int max) {
+    for (int n = newQueues; n < max; n = newQueues) {
+      if (NEW_QUEUES.compareAndSet(this, n, n + 1)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

@@ -6,19 +6,30 @@ import io.netty.util.concurrent.FastThreadLocal;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.V2ToV1Converter;
+import io.prwrelay.core.wire.ScratchMemory;
 
 /**
  * Converts a PRW 2.0 tenant batch to PRW 1.0 for a downstream that takes only 1.0 (the {@code auto}
- * protocol after a 415), with one reusable {@link V2ToV1Converter} per event loop thread.
+ * protocol after a 415), with one reusable {@link V2ToV1Converter} per event loop thread. Its
+ * scratch arrays go back to their initial sizes after a conversion that grew them beyond {@link
+ * ScratchMemory#RETAINED_BYTES}; the output, at most {@code relay.server.max-decompressed-bytes},
+ * is the batch's new body in place of the PRW 2.0 one.
  */
 final class V1Conversion {
-  private static final FastThreadLocal<V2ToV1Converter> CONVERTER =
+  private static final FastThreadLocal<Converter> CONVERTER =
       new FastThreadLocal<>() {
         @Override
-        protected V2ToV1Converter initialValue() {
-          return new V2ToV1Converter();
+        protected Converter initialValue() {
+          return new Converter(new ScratchMemory());
         }
       };
+
+  /** A thread's converter and the scratch memory its arrays grow in. */
+  private record Converter(ScratchMemory scratch, V2ToV1Converter converter) {
+    Converter(ScratchMemory scratch) {
+      this(scratch, new V2ToV1Converter(scratch));
+    }
+  }
 
   private V1Conversion() {}
 
@@ -29,7 +40,12 @@ final class V1Conversion {
    * @return the conversion, whose content the caller owns
    */
   static V2ToV1Converter.Conversion of(ByteBuf v2, ByteBufAllocator alloc, int maxBytes) {
-    return CONVERTER.get().convert(v2, alloc, maxBytes);
+    Converter c = CONVERTER.get();
+    try {
+      return c.converter().convert(v2, alloc, maxBytes);
+    } finally {
+      c.scratch().finish();
+    }
   }
 
   /**

@@ -120,6 +120,11 @@ public final class LaneMetrics implements LaneObserver {
   }
 
   @Override
+  public void queueRefused(String tenant, String bound, long series) {
+    tenants.meters(tenant).refused(bound).increment(series);
+  }
+
+  @Override
   public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
     if (state == Lane.State.HEALTHY) {
       laneStates.remove(tenant);

@@ -52,7 +52,8 @@ public final class MetricCatalogue {
       gauge(
           "relay.inflight.body",
           BYTES,
-          "declared request body bytes admitted by the memory budget and not yet answered");
+          "request bytes admitted by the memory budget and not yet answered (bodies as received,"
+              + " and what they decompress to)");
   public static final Metric INFLIGHT_BODY_LIMIT =
       gauge("relay.inflight.body.limit", BYTES, "relay.server.max-inflight-bytes in effect");
   public static final Metric INFLIGHT_REJECTED =
@@ -98,6 +99,12 @@ public final class MetricCatalogue {
           "relay.series.defaulted",
           "series without a valid tenant sent to the default tenant, by reason",
           "reason");
+  public static final Metric SERIES_WITHOUT_TENANT_LABEL =
+      counter(
+          "relay.series.without.tenant.label",
+          "series routed that carried none of relay.tenant.labels, however few they were (sent to"
+              + " the default tenant or dropped; a request refused under relay.tenant.missing=reject"
+              + " counts in relay_series_rejected_total)");
   public static final Metric METADATA_ROUTED =
       counter(
           "relay.metadata.routed",
@@ -125,6 +132,11 @@ public final class MetricCatalogue {
   // The lanes and the downstream.
 
   public static final Metric LANES = gauge("relay.lanes", null, "tenant lanes in memory");
+  public static final Metric LANES_NEW_REFUSED =
+      counter(
+          "relay.lanes.new.refused",
+          "tenant batches answered 503 because their sender had caused more new tenant lanes than"
+              + " relay.lanes.new-per-sender-rate and -burst allow");
   public static final Metric LANES_NOT_HEALTHY =
       gauge(
           "relay.lanes.not.healthy",
@@ -222,6 +234,14 @@ public final class MetricCatalogue {
               + " (answered 400 after too many 429s)",
           "tenant",
           "reason");
+  public static final Metric TENANT_SERIES_REFUSED =
+      counter(
+          "relay.tenant.series.refused",
+          "series refused a place in the tenant's queue and answered 503 (queue mode), by the bound"
+              + " reached: tenant-bytes, total-bytes, new-tenants-per-request,"
+              + " new-tenants-per-second",
+          "tenant",
+          "bound");
   public static final Metric TENANT_DOWNSTREAM_REQUESTS =
       counter(
           "relay.tenant.downstream.requests", "downstream requests made for the tenant", "tenant");
@@ -315,11 +335,13 @@ public final class MetricCatalogue {
           SERIES_REJECTED,
           SERIES_DROPPED,
           SERIES_DEFAULTED,
+          SERIES_WITHOUT_TENANT_LABEL,
           METADATA_ROUTED,
           METADATA_DROPPED,
           METADATA_FAMILY_TENANTS,
           LEDGER_SKIPPED,
           LANES,
+          LANES_NEW_REFUSED,
           LANES_NOT_HEALTHY,
           DOWNSTREAM_RESPONSES,
           DOWNSTREAM_DURATION,
@@ -341,6 +363,7 @@ public final class MetricCatalogue {
           TENANT_BATCHES_DELIVERED,
           TENANT_SERIES_FAILED,
           TENANT_SERIES_DROPPED,
+          TENANT_SERIES_REFUSED,
           TENANT_DOWNSTREAM_REQUESTS,
           TENANT_COALESCED_FRAGMENTS,
           TENANT_SPLIT_SENDS,

@@ -19,6 +19,7 @@ import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.lane.LaneObserver;
+import io.prwrelay.server.lane.NewLaneBudget;
 import io.prwrelay.server.queue.QueueListener;
 import io.prwrelay.server.queue.QueueStore;
 import java.time.Duration;
@@ -29,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -61,6 +63,7 @@ public final class RelayMetrics {
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Counter ledgerSkipped;
   private final Counter receivedBytes;
+  private final Counter withoutTenantLabel;
 
   /**
    * {@code relay_requests_total} by the status answered, looked up once per status: a builder, a
@@ -97,6 +100,7 @@ public final class RelayMetrics {
     }
     receivedBytes = MetricCatalogue.RECEIVED_BYTES.counter(registry);
     ledgerSkipped = MetricCatalogue.LEDGER_SKIPPED.counter(registry);
+    withoutTenantLabel = MetricCatalogue.SERIES_WITHOUT_TENANT_LABEL.counter(registry);
   }
 
   /** What the lanes tell the metrics: downstream attempts, batch outcomes, lane health. */
@@ -126,6 +130,14 @@ public final class RelayMetrics {
   /** The Prometheus text exposition of every metric. */
   public String scrape() {
     return registry.scrape();
+  }
+
+  /**
+   * The exposition of only the per-tenant series of the tenants {@code visible} accepts ({@link
+   * TenantScrape}): what a reader limited to some tenants may see.
+   */
+  public String scrape(Predicate<String> visible) {
+    return TenantScrape.of(registry.getPrometheusRegistry(), visible);
   }
 
   /** Sender write requests started and not yet answered. */
@@ -174,9 +186,12 @@ public final class RelayMetrics {
 
   /** Counts what routing found: series without a valid tenant, by reason and fate. */
   public void routed(RouteResult result) {
-    tenantLabels.routed(
-        result.seriesIn(),
-        result.defaulted(TenantProblem.MISSING) + result.dropped(TenantProblem.MISSING));
+    int unlabelled =
+        result.defaulted(TenantProblem.MISSING) + result.dropped(TenantProblem.MISSING);
+    tenantLabels.routed(result.seriesIn(), unlabelled);
+    if (unlabelled > 0) {
+      withoutTenantLabel.increment(unlabelled);
+    }
     for (TenantProblem p : PROBLEMS) {
       int dropped = result.dropped(p);
       if (dropped > 0) {
@@ -333,6 +348,14 @@ public final class RelayMetrics {
    */
   public void activeSeries(ToDoubleFunction<String> estimate) {
     this.activeSeries = estimate;
+  }
+
+  /**
+   * Registers {@code relay_lanes_new_refused_total}: tenant batches refused because their sender
+   * caused too many new lanes.
+   */
+  public void newLaneBudget(NewLaneBudget budget) {
+    MetricCatalogue.LANES_NEW_REFUSED.counter(registry, budget, NewLaneBudget::refused);
   }
 
   /** The on-disk queues of queue mode, whose sizes the {@code relay_queue_*} gauges report. */

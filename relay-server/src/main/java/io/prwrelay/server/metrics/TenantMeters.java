@@ -80,6 +80,11 @@ final class TenantMeters {
     return tagged(TENANT_SERIES_DROPPED, reason);
   }
 
+  /** Series refused a place in the tenant's queue, by the bound reached. */
+  Counter refused(String bound) {
+    return tagged(MetricCatalogue.TENANT_SERIES_REFUSED, bound);
+  }
+
   /** Times the tenant's lane started backing off or being throttled ({@code state}). */
   Counter backoffs(String state) {
     return tagged(TENANT_LANE_BACKOFFS, state);

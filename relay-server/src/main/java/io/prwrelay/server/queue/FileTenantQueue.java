@@ -41,9 +41,10 @@ public final class FileTenantQueue implements TenantQueue {
 
   /**
    * Appends a record: written, then flushed to the device ({@code fsync}) together with every other
-   * append waiting at that moment (group commit). Older records of this tenant, or of the tenant
-   * with the most bytes, are dropped first when a bound of {@link QueueLimits} requires it
-   * (reported to the {@link QueueListener}).
+   * append waiting at that moment (group commit). A record past a byte bound of {@link QueueLimits}
+   * is refused ({@link QueueFullException}); under {@link QueueFullPolicy#DROP_OLDEST} this
+   * tenant's own older records are dropped first to make room (reported to the {@link
+   * QueueListener}).
    *
    * @param payload borrowed: the queue keeps its own reference to the readable bytes (a retained
    *     slice) until they are written, so the caller may release its reference at once but must not
@@ -53,10 +54,11 @@ public final class FileTenantQueue implements TenantQueue {
    *     the record for the age bound, so ages keep counting across restarts
    * @return completed after the record is on the device; completed exceptionally with an {@link
    *     java.io.IOException} naming the file or directory when it could not be written or flushed
-   *     (full or unwritable disk), when the record is larger than a byte bound, or when the store
-   *     is closed. The record is then not queued (not readable, not counted); only if the disk
-   *     refused even to cut the failed write back can a restart find it and deliver it, as a
-   *     duplicate of the sender's retry, never as a loss
+   *     (full or unwritable disk), when the record is larger than a byte bound or the queues are
+   *     full ({@link QueueFullException}), or when the store is closed. The record is then not
+   *     queued (not readable, not counted); only if the disk refused even to cut the failed write
+   *     back can a restart find it and deliver it, as a duplicate of the sender's retry, never as a
+   *     loss
    */
   public CompletableFuture<Void> append(ByteBuf payload, int series, long nowMillis) {
     return store.append(this, payload, series, false, nowMillis).thenApply(p -> null);
@@ -163,6 +165,11 @@ public final class FileTenantQueue implements TenantQueue {
   /** Series in the queued records. */
   public long series() {
     return log.series();
+  }
+
+  @Override
+  public boolean created() {
+    return log.created();
   }
 
   /** True when nothing is queued. */

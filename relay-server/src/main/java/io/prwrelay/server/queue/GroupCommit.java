@@ -49,6 +49,12 @@ final class GroupCommit {
   private final ConcurrentLinkedQueue<PendingAppend> pending = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean flushScheduled = new AtomicBoolean();
 
+  /** New tenants' files, made off this thread while their appends wait. */
+  private final TenantCreation<PendingAppend> creation;
+
+  /** Appends whose tenant's files were just made: written before {@link #pending}. I/O thread. */
+  private final List<PendingAppend> resumed = new ArrayList<>();
+
   /**
    * Flushes the segments of one group commit at the same time. A commit of a request that carries
    * 1,000 tenants touches 1,000 files; flushed one after another they cost one device flush each
@@ -78,6 +84,14 @@ final class GroupCommit {
               return t;
             });
     this.syncers.allowCoreThreadTimeOut(true);
+    this.creation =
+        new TenantCreation<>(
+            ioThread,
+            ready -> {
+              resumed.addAll(ready);
+              flush();
+            },
+            (failed, e) -> failed.forEach(p -> p.fail(e)));
   }
 
   /**
@@ -131,15 +145,19 @@ final class GroupCommit {
    */
   void flush() {
     flushScheduled.set(false);
-    List<PendingAppend> batch = new ArrayList<>();
+    List<PendingAppend> batch = new ArrayList<>(resumed);
+    resumed.clear();
     for (PendingAppend p; (p = pending.poll()) != null; ) {
       batch.add(p);
     }
-    if (batch.isEmpty()) {
-      return;
-    }
     if (ioThread.isIoClosed()) {
       batch.forEach(p -> p.fail(ioThread.closedException()));
+      return;
+    }
+    // A new tenant's appends wait, in order, while its files are made on other threads: the
+    // appends of tenants whose queues exist never wait for that here.
+    batch.removeIf(p -> creation.park(p.log, p));
+    if (batch.isEmpty()) {
       return;
     }
     Map<Segment, Touched> touched = new LinkedHashMap<>();
@@ -182,9 +200,19 @@ final class GroupCommit {
     }
   }
 
+  /**
+   * The last flush before the store closes: writes what is waiting, and fails the appends of new
+   * tenants whose files are still being made. I/O thread.
+   */
+  void flushLast() {
+    flush();
+    creation.failAll(ioThread.closedException());
+  }
+
   /** Stops the flushing threads and fails the appends still waiting (after the last flush). */
   void close() {
     syncers.shutdown();
+    creation.close();
     for (PendingAppend p; (p = pending.poll()) != null; ) {
       p.fail(ioThread.closedException());
     }

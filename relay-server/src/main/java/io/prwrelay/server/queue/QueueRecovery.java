@@ -26,8 +26,11 @@ import java.util.logging.Logger;
  * file, bad CRC) cuts that segment there, on disk too, and is reported ({@link CutReporter}); the
  * later segments of the tenant are validated on their own and kept up to their own first bad
  * record, because each was written and flushed on its own. A segment whose header is torn or bad is
- * deleted whole; segments before the head, and temporary files, are deleted. Only an unreadable
- * directory, or a segment of a newer format version, fails the replay.
+ * deleted whole; one whose header has the magic number but a version no relay writes ({@link
+ * RecordLayout#checkVersion}) has a damaged byte there: its header is repaired and its records
+ * validated as any others (a record's CRC covers all of it but its length); segments before the
+ * head, and temporary files, are deleted. Only an unreadable directory, or a segment of a plausible
+ * newer format version, fails the replay.
  */
 final class QueueRecovery {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.queue");
@@ -163,14 +166,27 @@ final class QueueRecovery {
         return null;
       }
       int version = header.getInt(4);
-      if (version < RecordLayout.OLDEST_SEGMENT_VERSION || version > RecordLayout.SEGMENT_VERSION) {
-        throw new IOException(
-            "queue segment "
-                + path
-                + " has format version "
-                + version
-                + "; this relay reads version "
-                + RecordLayout.SEGMENT_VERSION);
+      switch (RecordLayout.checkVersion(version)) {
+        case NEWER:
+          throw new IOException(
+              "queue segment "
+                  + path
+                  + " has format version "
+                  + version
+                  + ", written by a newer relay; this relay reads versions "
+                  + RecordLayout.OLDEST_SEGMENT_VERSION
+                  + " to "
+                  + RecordLayout.SEGMENT_VERSION
+                  + ": run the newer relay on this directory until its queues are drained");
+        case DAMAGED:
+          // The records say for themselves whether they are intact (each has its CRC), and read
+          // as the current version they mean what they meant: a version 1 record never has the
+          // series field's top bit set. So the header is repaired and the records kept.
+          repairVersion(files, ch, path, version, cuts.tenant());
+          version = RecordLayout.SEGMENT_VERSION;
+          break;
+        case KNOWN:
+          break;
       }
       if (version < RecordLayout.SEGMENT_VERSION) {
         // An older format holds only what it can say: new records go to a new segment.
@@ -185,5 +201,25 @@ final class QueueRecovery {
       }
     }
     return s;
+  }
+
+  /** Writes this code's version into a segment header whose version field was damaged. */
+  private static void repairVersion(
+      TenantFiles files, FileChannel ch, Path path, int damaged, String tenant) throws IOException {
+    ByteBuffer version = ByteBuffer.allocate(4).putInt(0, RecordLayout.SEGMENT_VERSION);
+    while (version.hasRemaining()) {
+      ch.write(version, 4 + version.position());
+    }
+    files.io.force(ch, true);
+    LOG.warning(
+        "queue of tenant "
+            + tenant
+            + ": segment "
+            + path
+            + " had a damaged header (format version "
+            + damaged
+            + ", which no relay writes); header repaired to version "
+            + RecordLayout.SEGMENT_VERSION
+            + ", its records kept as far as their CRCs hold");
   }
 }

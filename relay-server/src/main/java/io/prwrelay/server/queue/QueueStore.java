@@ -38,11 +38,16 @@ import java.util.logging.Logger;
  * Retention}) run on the same thread, in submission order.
  *
  * <p>State: the directory lock, held from {@link #open} to {@link #close()}, and the tenants'
- * queues (every one replayed by {@link QueueRecovery}, then one more per new tenant, never fewer);
- * the totals across them are {@link QueueTotals}.
+ * queues (every one replayed by {@link QueueRecovery}, then one more per new tenant; one that holds
+ * nothing and has no files is forgotten with its tenant's lane, {@link #release}). Bound: a queue
+ * per tenant with a lane ({@code relay.lanes.max}) or with records or files on disk (about 1 KiB
+ * each with the tenant ID). The totals across them are {@link QueueTotals}.
  */
 public final class QueueStore implements TenantQueues, AutoCloseable {
   private static final Logger LOG = Logger.getLogger("io.prwrelay.queue");
+
+  /** Queues checked by one task of the periodic check ({@link #expire}). */
+  static final int EXPIRE_CHUNK = 16;
 
   private final Path dir;
   private final QueueLimits limits;
@@ -69,7 +74,7 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
     RecordCodec codec = new RecordCodec();
     this.context = new StoreContext(dir, io, totals, listener, codec);
     this.ioThread = new IoThread(dir);
-    this.retention = new Retention(limits, totals, listener, queues.values());
+    this.retention = new Retention(limits, totals, listener);
     this.commits = new GroupCommit(ioThread, retention, limits, io, codec);
   }
 
@@ -145,6 +150,20 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
         tenant, t -> new FileTenantQueue(this, TenantLog.create(t, context)));
   }
 
+  /**
+   * Forgets the queue of {@code tenant} when it holds nothing and has no files; its next lane gets
+   * a new one, which counts as not {@linkplain TenantQueue#created() created}. Safe because the
+   * tenant's lane, gone, was the only one to append to it, and {@link #queue} for the tenant runs
+   * on the same loop as this.
+   */
+  @Override
+  public void release(String tenant) {
+    FileTenantQueue q = queues.get(tenant);
+    if (q != null && q.log.vacant()) {
+      queues.remove(tenant, q);
+    }
+  }
+
   /** The queue of {@code tenant} if this store knows it, else {@code null}; creates nothing. */
   public FileTenantQueue find(String tenant) {
     return queues.get(tenant);
@@ -164,12 +183,37 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
    */
   @Override
   public CompletableFuture<Void> expire(long nowMillis) {
-    return ioThread.submit(
-        () -> {
-          retention.expire(nowMillis);
-          return null;
-        },
-        null);
+    List<FileTenantQueue> all = List.copyOf(queues.values());
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    expireFrom(all, 0, nowMillis, done);
+    return done;
+  }
+
+  /**
+   * Checks {@value #EXPIRE_CHUNK} queues from {@code from} in one task of the I/O thread, then
+   * queues the next chunk behind the work that came meanwhile: removing thousands of drained
+   * queues' files (a few flushes each) never holds other tenants' appends for more than a chunk.
+   */
+  private void expireFrom(
+      List<FileTenantQueue> all, int from, long nowMillis, CompletableFuture<Void> done) {
+    int to = Math.min(all.size(), from + EXPIRE_CHUNK);
+    ioThread
+        .submit(
+            () -> {
+              retention.expire(all.subList(from, to), nowMillis);
+              return null;
+            },
+            null)
+        .whenComplete(
+            (ok, error) -> {
+              if (error != null) {
+                done.completeExceptionally(error);
+              } else if (to == all.size()) {
+                done.complete(null);
+              } else {
+                expireFrom(all, to, nowMillis, done);
+              }
+            });
   }
 
   /**
@@ -237,7 +281,7 @@ public final class QueueStore implements TenantQueues, AutoCloseable {
   }
 
   private void closeOnIoThread() {
-    commits.flush();
+    commits.flushLast();
     for (FileTenantQueue q : queues.values()) {
       q.log.close();
     }

@@ -15,7 +15,9 @@ import java.util.zip.CRC32C;
  *   0         4         8
  *   +---------+---------+
  *   |  magic  | version |   magic = "PRWQ" (0x50525751), version = 2 (1 is read too)
- *   +---------+---------+
+ *   +---------+---------+   3..15: a newer format (the relay refuses to start); any other
+ *                           version is a damaged byte (the header is repaired on replay and
+ *                           the records kept as far as their CRCs hold)
  *
  * record
  *   0         4         8                   16        20
@@ -52,6 +54,16 @@ final class RecordLayout {
 
   /** Oldest segment format version still read. */
   static final int OLDEST_SEGMENT_VERSION = 1;
+
+  /**
+   * Highest version taken for a newer format rather than for damage. Versions grow by one with each
+   * format change (two so far), so a version up to 13 past this code's is one a newer relay may
+   * have written: refusing to start on it keeps that relay's records for it. A version of 0, a
+   * negative one, or one past this bound (a damaged byte in the upper three bytes of the field, or
+   * a flipped high bit of the last) is no format any relay wrote: the header is damaged, and replay
+   * repairs it and keeps the records that pass their CRC.
+   */
+  static final int NEWEST_PLAUSIBLE_SEGMENT_VERSION = 15;
 
   /** Bit of the series field set when the record's payload is Remote Write 2.0. */
   static final int REMOTE_WRITE_2_BIT = 0x80000000;
@@ -139,6 +151,27 @@ final class RecordLayout {
       id = id * 10 + (c - '0');
     }
     return id;
+  }
+
+  /** What a segment header's version says of the segment. */
+  enum VersionCheck {
+    /** A version this code reads. */
+    KNOWN,
+    /** Written by a newer relay: the queue directory is not this relay's to read. */
+    NEWER,
+    /** No version any relay writes: the header is damaged. */
+    DAMAGED
+  }
+
+  /** Classifies a segment header's version field. */
+  static VersionCheck checkVersion(int version) {
+    if (version >= OLDEST_SEGMENT_VERSION && version <= SEGMENT_VERSION) {
+      return VersionCheck.KNOWN;
+    }
+    if (version > SEGMENT_VERSION && version <= NEWEST_PLAUSIBLE_SEGMENT_VERSION) {
+      return VersionCheck.NEWER;
+    }
+    return VersionCheck.DAMAGED;
   }
 
   /** Writes a segment header into {@code out} at its position. */

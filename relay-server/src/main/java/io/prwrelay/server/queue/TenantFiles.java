@@ -42,7 +42,8 @@ final class TenantFiles {
   /** The queue directory, parent of {@link #dir}. */
   private final Path root;
 
-  private boolean ready;
+  /** Written on the I/O thread; read there, and by {@link QueueStore#release} on a lane's loop. */
+  private volatile boolean ready;
 
   TenantFiles(String tenant, Path root, Path dir, SegmentIo io, boolean ready) {
     this.tenant = tenant;
@@ -62,6 +63,16 @@ final class TenantFiles {
     if (ready) {
       return;
     }
+    makeDir();
+    ready = true;
+  }
+
+  /**
+   * Makes the directory and its {@code tenant} file, flushed, whether or not they are there; does
+   * not change {@link #ready()} ({@link #markReady()} does): any thread, as {@link #createSegment}
+   * may be, while the I/O thread leaves this tenant's files alone.
+   */
+  void makeDir() throws IOException {
     try {
       Files.createDirectories(dir);
       Path tmp = dir.resolve(RecordLayout.TENANT_FILE + RecordLayout.TEMP_SUFFIX);
@@ -75,13 +86,18 @@ final class TenantFiles {
     } catch (IOException e) {
       throw SegmentIo.failure("cannot create queue directory", dir, e);
     }
+  }
+
+  /** The directory and its {@code tenant} file were made by {@link #makeDir()}. */
+  void markReady() {
     ready = true;
   }
 
   /**
    * Creates segment {@code id} with its header (not flushed) and flushes the directory: the segment
-   * returned is open, empty, and {@link RecordLayout#SEGMENT_HEADER_BYTES} long. On failure nothing
-   * is left of it but, at worst, a headerless file that replay deletes.
+   * returned is open, empty, and {@link RecordLayout#SEGMENT_HEADER_BYTES} long. Touches no state
+   * of this object, so a thread making a new tenant's files may call it. On failure nothing is left
+   * of it but, at worst, a headerless file that replay deletes.
    */
   Segment createSegment(long id) throws IOException {
     Path path = dir.resolve(RecordLayout.segmentFileName(id));

@@ -41,6 +41,9 @@ final class TenantLog {
   private final CutReporter cuts;
   private long nextSegmentId = 1;
 
+  /** Whether the tenant's directory was found on replay or made since ({@link #created()}). */
+  private volatile boolean created;
+
   private TenantLog(String tenant, Path dir, StoreContext context, boolean dirReady) {
     this.tenant = tenant;
     this.files = new TenantFiles(tenant, context.root(), dir, context.io(), dirReady);
@@ -64,6 +67,7 @@ final class TenantLog {
   static TenantLog replay(String tenant, Path dir, StoreContext context, SegmentScanner scanner)
       throws IOException {
     TenantLog log = new TenantLog(tenant, dir, context, true);
+    log.created = true;
     log.nextSegmentId = QueueRecovery.replayTenant(log.files, log.index, scanner, log.cuts);
     return log;
   }
@@ -87,6 +91,14 @@ final class TenantLog {
     return index.diskBytes();
   }
 
+  /**
+   * Whether the tenant's directory was there when the store opened or was made since (it stays true
+   * after {@link #removeIfDrained()}). Any thread.
+   */
+  boolean created() {
+    return created;
+  }
+
   /** Append time of the oldest queued record; meaningless when {@link #records()} is 0. */
   long oldestMillis() {
     return index.oldestMillis();
@@ -100,6 +112,7 @@ final class TenantLog {
    */
   Segment segmentFor(int recordBytes, long segmentBytes) throws IOException {
     files.ensureDir();
+    created = true;
     Segment last = index.last();
     if (last != null
         && last.writable
@@ -116,6 +129,49 @@ final class TenantLog {
     Segment s = files.createSegment(nextSegmentId++);
     index.addNew(s);
     return s;
+  }
+
+  // ---------------------------------------------------------------- a new tenant's files
+
+  /**
+   * Whether the tenant's directory must be made before its next append: a new tenant's, or one
+   * removed after its queue drained ({@link TenantCreation} makes it off the I/O thread).
+   */
+  boolean needsFiles() {
+    return !files.ready();
+  }
+
+  /**
+   * True when nothing is queued and the tenant has no files (none yet, or removed once drained):
+   * then nothing on disk or in flight refers to this log. Any thread, meaningful when no append of
+   * the tenant is under way.
+   */
+  boolean vacant() {
+    return index.records() == 0 && !files.ready();
+  }
+
+  /** Reserves the ID of the first segment of a directory {@link #makeFiles} will make. */
+  long reserveSegmentId() {
+    return nextSegmentId++;
+  }
+
+  /**
+   * Makes the tenant's directory, its {@code tenant} file and segment {@code id}, each flushed. Any
+   * thread: touches no state of this log, and the I/O thread leaves a log whose files are being
+   * made alone until {@link #adopt}.
+   *
+   * @return the segment, open and empty
+   */
+  Segment makeFiles(long id) throws IOException {
+    files.makeDir();
+    return files.createSegment(id);
+  }
+
+  /** Takes the files {@link #makeFiles} made: the directory is ready, the segment the last. */
+  void adopt(Segment segment) {
+    files.markReady();
+    created = true;
+    index.addNew(segment);
   }
 
   /**

@@ -32,6 +32,16 @@ public interface TenantQueue {
   long records();
 
   /**
+   * Whether this queue has had its storage since its store opened: found when the store opened, or
+   * made by an append since (and still true after a drained queue's files are removed, until the
+   * store {@linkplain TenantQueues#release forgets} the queue with its tenant's lane). The first
+   * append to a queue that has not makes that storage, which for the file queue is a directory, two
+   * files and a segment, each flushed: the lanes bound how many such appends one request and one
+   * second may start. Readable from any thread.
+   */
+  boolean created();
+
+  /**
    * Appends a record and says where it lies, for {@link #ackFrom}.
    *
    * @param payload borrowed: the queue keeps the readable bytes (a reference or a copy) until they

@@ -21,6 +21,13 @@ public interface TenantQueues {
   Collection<? extends TenantQueue> queues();
 
   /**
+   * The lane of {@code tenant} was forgotten and has no append under way: a queue holding nothing
+   * and nothing on disk may be forgotten too, so that the tenants a store keeps in memory are those
+   * with lanes or with data, not every name ever seen. Call it on the loop of the tenant's lane.
+   */
+  default void release(String tenant) {}
+
+  /**
    * Drops the records of every tenant older than the age bound at {@code nowMillis}; call it
    * periodically.
    */

@@ -1,8 +1,8 @@
 /**
  * The on-disk, per-tenant queues of queue mode (docs/ARCHITECTURE.md#the-queue): a sender's tenant
  * batch gets its 2xx once it is delivered or written and flushed to its tenant's queue here; the
- * tenant's lane drains the queue in order; bounds drop the oldest records with counts; the queues
- * survive restarts and {@code kill -9}.
+ * tenant's lane drains the queue in order; a record past a byte bound is refused, one past the age
+ * bound dropped with counts; the queues survive restarts and {@code kill -9}.
  *
  * <h2>Entry points</h2>
  *
@@ -23,12 +23,13 @@
  * <ul>
  *   <li>Per store: {@link io.prwrelay.server.queue.QueueStore} holds the directory lock and the
  *       tenants' queues; {@link io.prwrelay.server.queue.IoThread} the one thread doing all file
- *       work, and the closed state; {@link io.prwrelay.server.queue.GroupCommit} the appends
- *       waiting for that thread and the threads that flush segments; {@link
- *       io.prwrelay.server.queue.Retention} applies the bounds and the periodic cleanup; {@link
- *       io.prwrelay.server.queue.QueueRecovery} replays the directory on open; {@link
- *       io.prwrelay.server.queue.QueueTotals} counts across tenants; {@link
- *       io.prwrelay.server.queue.RecordCodec} writes record headers and checks records read back.
+ *       work but making new tenants' files ({@link io.prwrelay.server.queue.TenantCreation}), and
+ *       the closed state; {@link io.prwrelay.server.queue.GroupCommit} the appends waiting for that
+ *       thread and the threads that flush segments; {@link io.prwrelay.server.queue.Retention}
+ *       applies the bounds and the periodic cleanup; {@link io.prwrelay.server.queue.QueueRecovery}
+ *       replays the directory on open; {@link io.prwrelay.server.queue.QueueTotals} counts across
+ *       tenants; {@link io.prwrelay.server.queue.RecordCodec} writes record headers and checks
+ *       records read back.
  *   <li>Per tenant: {@link io.prwrelay.server.queue.TenantLog} appends, reads, consumes and
  *       removes, through {@link io.prwrelay.server.queue.TenantIndex} (what is queued: segments,
  *       head, counters, with their invariants) and {@link io.prwrelay.server.queue.TenantFiles}
@@ -94,17 +95,29 @@
  *   <li>Delivery is at-least-once: the head file is rewritten (not flushed) on every
  *       acknowledgement and flushed on close, so a crash can bring back records acknowledged
  *       shortly before it, never lose unacknowledged ones.
- *   <li>Bounds: per tenant bytes and age, total bytes. Overflow drops the oldest records: of the
- *       tenant itself for its own bounds, of the tenant holding the most bytes for the total bound
- *       (so one tenant's backlog cannot push out the records of healthy tenants). A record dropped
- *       after a lane read it may still be delivered by that lane; the drop is counted anyway.
+ *   <li>Bounds: per tenant bytes and age, total bytes. A record past a byte bound is refused
+ *       ({@link io.prwrelay.server.queue.QueueFullException}) and nothing queued is dropped for it,
+ *       so an append's success keeps meaning the record stays until it is delivered or too old;
+ *       under {@link io.prwrelay.server.queue.QueueFullPolicy#DROP_OLDEST} the appending tenant's
+ *       own oldest records make room, never another tenant's (taking from the largest queue would
+ *       let a sender spread over many small tenants make every drop fall on another sender's large
+ *       queue). A record dropped after a lane read it may still be delivered by that lane; the drop
+ *       is counted anyway.
+ *   <li>New tenants: a tenant without files has them made by {@link
+ *       io.prwrelay.server.queue.TenantCreation} on threads of its own while its appends wait, in
+ *       order; the I/O thread never makes a directory, so other tenants' appends never wait for
+ *       one. The periodic check runs {@value io.prwrelay.server.queue.QueueStore#EXPIRE_CHUNK}
+ *       queues per task of the I/O thread.
  *   <li>Replay ({@link io.prwrelay.server.queue.QueueRecovery}): every record from each head is
  *       validated (length, bounds of the file, CRC). The first bad record of a segment cuts that
  *       segment there (one log line and one listener call naming the tenant, the segment and the
  *       bytes cut); the later segments of the same tenant are validated on their own and kept up to
  *       their own first bad record, because each was written and flushed on its own. A segment
- *       whose header is bad is deleted whole. Only an unusable directory, or a segment of a newer
- *       format version, makes {@code open} throw.
+ *       whose header is bad is deleted whole; one whose version field holds no version any relay
+ *       writes (0, negative, or past {@link
+ *       io.prwrelay.server.queue.RecordLayout#NEWEST_PLAUSIBLE_SEGMENT_VERSION}) has its header
+ *       repaired and its records validated as any others. Only an unusable directory, or a segment
+ *       of a plausible newer format version, makes {@code open} throw.
  * </ul>
  */
 package io.prwrelay.server.queue;

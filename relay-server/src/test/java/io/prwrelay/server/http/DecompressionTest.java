@@ -62,8 +62,10 @@ class DecompressionTest {
     InflightBudget.Reservation r = budget.admit(null, body.readableBytes()).reservation();
     Decompression stage = new Decompression(MAX, ratio, metrics);
     try {
-      return stage.decompress(res, ByteBufAllocator.DEFAULT, body, budget, r, encoding);
+      RequestGrant grant = res.grant.reset(budget, r, body.readableBytes());
+      return stage.decompress(res, ByteBufAllocator.DEFAULT, body, grant, encoding);
     } finally {
+      res.grant.clear();
       // The caller releases the reservation once the request is answered.
       budgetAfter = budget.inUse();
       r.release();

@@ -9,12 +9,12 @@ import org.junit.jupiter.api.Test;
 
 /** The request memory budget: its total, each client's share, and release exactly once. */
 class InflightBudgetTest {
-  private static final InetAddress A = InetAddress.getLoopbackAddress();
-  private static final InetAddress B;
+  private static final SenderKey A = SenderKey.of(InetAddress.getLoopbackAddress(), 0);
+  private static final SenderKey B;
 
   static {
     try {
-      B = InetAddress.getByAddress(new byte[] {127, 0, 0, 2});
+      B = SenderKey.of(InetAddress.getByAddress(new byte[] {127, 0, 0, 2}), 0);
     } catch (java.net.UnknownHostException e) {
       throw new AssertionError(e);
     }

@@ -171,7 +171,7 @@ class IngressAdmissionTest {
     open(Map.of());
     EmbeddedChannel first = another();
     first.writeInbound(head(1000), new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
-    assertEquals(1000, budgetInUse(), "the declared size is held, not the bytes received");
+    assertEquals(1000, budgetInUse(), "its first buffer: the whole body, under 64 KiB");
     FullHttpResponse r = exchange(write(new byte[600]));
     assertEquals(503, r.status().code());
     assertEquals("5", r.headers().get(HttpHeaderNames.RETRY_AFTER));
@@ -184,6 +184,27 @@ class IngressAdmissionTest {
         metrics.scrape());
     first.close();
     assertEquals(0, budgetInUse(), "a connection closed mid-body releases its reservation");
+  }
+
+  @Test
+  void aDeclaredBodyHoldsWhatItReceivedAndAStallReturnsIt() throws Exception {
+    open(
+        Map.of(
+            "relay.server.max-request-bytes", "1000000",
+            "relay.server.max-inflight-bytes", "2000000"));
+    channel.writeInbound(head(1_000_000));
+    assertEquals(64 * 1024, budgetInUse(), "a declaration holds the first buffer only");
+    channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[100_000])));
+    assertEquals(128 * 1024, budgetInUse(), "the buffer the bytes received need");
+    channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[500_000])));
+    assertEquals(1_000_000, budgetInUse(), "at most the declared length");
+    sim.advance(Duration.ofSeconds(10));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(408, r.status().code());
+    assertEquals(
+        "request body stalled: no bytes of it within relay.server.body-stall-timeout=PT10S\n",
+        body(r));
+    assertEquals(0, budgetInUse(), "the stalled body's reservation returned");
   }
 
   @Test
@@ -207,10 +228,11 @@ class IngressAdmissionTest {
     channel.writeInbound(write(body));
     sim.runDue();
     assertNull(channel.readOutbound(), "b is still in flight");
+    // Two tenants' PRW 1.0 batches: every series spliced once, as many bytes as the request.
     assertEquals(
-        body.length + Snappy.uncompressedLength(body),
+        body.length + 2L * Snappy.uncompressedLength(body),
         budgetInUse(),
-        "the body and what it decompresses to are held while the request is delivered");
+        "the body, what it decompresses to and its tenant batches are held while it is delivered");
     sim.advance(Duration.ofMillis(500));
     assertEquals(204, status(channel.readOutbound()));
     assertEquals(0, budgetInUse());
@@ -247,6 +269,29 @@ class IngressAdmissionTest {
     channel.writeInbound(head(-1));
     channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[1001])));
     assertEquals(413, status(channel.readOutbound()));
+    assertEquals(0, budgetInUse());
+  }
+
+  @Test
+  void eachCredentialHoldsItsOwnShareOfTheBudget() throws Exception {
+    Path tokens = dir.resolve("tokens");
+    Files.writeString(tokens, "tok-a\ntok-b\n");
+    open(Map.of("relay.server.bearer-token-file", tokens.toString()));
+    // The budget is 1500 bytes, a sender's share 1000 (one largest request).
+    another().writeInbound(head(1000, "Authorization", "Bearer tok-a"));
+    assertEquals(1000, budgetInUse());
+    EmbeddedChannel sameSender = another();
+    sameSender.writeInbound(head(400, "Authorization", "Bearer tok-a"));
+    FullHttpResponse refused = sameSender.readOutbound();
+    assertEquals(503, refused.status().code());
+    assertTrue(body(refused).contains("this client's share"));
+    EmbeddedChannel otherSender = another();
+    otherSender.writeInbound(head(400, "Authorization", "Bearer tok-b"));
+    assertNull(otherSender.readOutbound(), "admitted: another credential is another sender");
+    assertEquals(1400, budgetInUse());
+    for (EmbeddedChannel c : channels) {
+      c.close();
+    }
     assertEquals(0, budgetInUse());
   }
 

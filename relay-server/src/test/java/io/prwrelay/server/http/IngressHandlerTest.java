@@ -591,12 +591,41 @@ class IngressHandlerTest {
         new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write");
     head.headers().set("Content-Encoding", "snappy").setInt(HttpHeaderNames.CONTENT_LENGTH, 100);
     channel.writeInbound(head, new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
-    sim.advance(Duration.ofSeconds(29));
+    trickle(29);
     assertNull(channel.readOutbound());
     sim.advance(Duration.ofSeconds(1));
     FullHttpResponse r = channel.readOutbound();
     assertEquals(408, r.status().code());
-    assertTrue(body(r).contains("relay.server.read-timeout"));
+    assertEquals("request body not received within relay.server.read-timeout=PT30S\n", body(r));
+    assertFalse(channel.isOpen());
+  }
+
+  /** Sends a byte of the body every 5 s (within the stall timeout) for {@code seconds}. */
+  private void trickle(int seconds) {
+    for (int s = 0; s < seconds; s++) {
+      sim.advance(Duration.ofSeconds(1));
+      if (s % 5 == 4) {
+        channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[1])));
+      }
+    }
+  }
+
+  @Test
+  void aBodyWithoutBytesForTheStallTimeoutIs408AndCloses() {
+    HttpRequest head =
+        new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/api/v1/write");
+    head.headers().set("Content-Encoding", "snappy").setInt(HttpHeaderNames.CONTENT_LENGTH, 100);
+    channel.writeInbound(head, new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
+    sim.advance(Duration.ofMillis(9_900));
+    channel.writeInbound(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
+    sim.advance(Duration.ofMillis(9_900));
+    assertNull(channel.readOutbound(), "bytes came 9.9 s apart: not stalled");
+    sim.advance(Duration.ofMillis(100));
+    FullHttpResponse r = channel.readOutbound();
+    assertEquals(408, r.status().code());
+    assertEquals(
+        "request body stalled: no bytes of it within relay.server.body-stall-timeout=PT10S\n",
+        body(r));
     assertFalse(channel.isOpen());
   }
 
@@ -611,7 +640,7 @@ class IngressHandlerTest {
     head.headers().set("Content-Encoding", "snappy").setInt(HttpHeaderNames.CONTENT_LENGTH, 100);
     channel.writeInbound(head, new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[10])));
     // The timer the first request armed comes due 10 s into this body's 30: it waits on.
-    sim.advance(Duration.ofSeconds(29));
+    trickle(29);
     assertNull(channel.readOutbound());
     assertTrue(channel.isOpen());
     sim.advance(Duration.ofSeconds(1));

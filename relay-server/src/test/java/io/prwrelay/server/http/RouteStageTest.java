@@ -38,6 +38,15 @@ class RouteStageTest {
   private final List<ByteBuf> decodedRequests = new ArrayList<>();
   private LoopResources res;
 
+  /** The memory budget the requests routed here are admitted to; all of it one client's. */
+  private InflightBudget budget = new InflightBudget(64 << 20, 64 << 20);
+
+  /** Bytes the request's reservation held when the stage returned. */
+  private long reserved;
+
+  /** {@code relay.server.max-decompressed-bytes} of the stage, the bound of what it builds. */
+  private int maxOutput = 1 << 20;
+
   @AfterEach
   void tearDown() {
     for (ByteBuf d : decodedRequests) {
@@ -57,7 +66,7 @@ class RouteStageTest {
     RelayConfig config = RelayConfig.load(null, props, Map.of());
     res =
         new LoopResources(
-            config.tenant().rules(), 1 << 20, false, MetricFamilies.of(config.tenant().rules()));
+            config.tenant().rules(), maxOutput, false, MetricFamilies.of(config.tenant().rules()));
     return new RouteStage(
         config.tenant(),
         new DownstreamProtocol(mode),
@@ -65,11 +74,25 @@ class RouteStageTest {
         TenantInsight.of(config.metrics().insight()));
   }
 
+  /**
+   * Routes {@code request} as the pipeline does: its reservation in {@link #budget} holds a body of
+   * {@code request.length} bytes and the request decompressed to as much; released once routed, as
+   * the answer would.
+   */
   private Routed route(
       RouteStage stage, byte[] request, Protocol input, String tenant, TenantAllowList allowed) {
     ByteBuf decoded = Unpooled.wrappedBuffer(request);
     decodedRequests.add(decoded);
-    return stage.route(res, alloc, decoded, input, tenant, allowed);
+    InflightBudget.Reservation r = budget.admit(null, request.length).reservation();
+    RequestGrant grant = res.grant.reset(budget, r, request.length);
+    try {
+      assertTrue(grant.reserve(request.length), "the decompressed request fits");
+      return stage.route(res, alloc, decoded, input, tenant, allowed, SenderKey.UNKNOWN, grant);
+    } finally {
+      grant.clear();
+      reserved = r.bytes();
+      r.release();
+    }
   }
 
   private static byte[] series(String tenant, double value) {
@@ -223,5 +246,98 @@ class RouteStageTest {
         res = null;
       }
     }
+  }
+
+  /** One 64 KiB symbol in each of {@code series} series of one tenant: 64 KiB each in PRW 1.0. */
+  private static byte[] bigSymbol(int series) {
+    return V2RawProto.symbolInEverySeries("x".repeat(64 << 10), series, 1);
+  }
+
+  private static long bytes(List<Fragment> batches) {
+    long n = 0;
+    for (Fragment b : batches) {
+      n += b.size();
+    }
+    return n;
+  }
+
+  @Test
+  void batchesTheBudgetCannotHoldNowAre503WithRetryAfterAndNothingIsAllocated() throws Exception {
+    RouteStage stage = stage(ProtocolMode.V1);
+    byte[] request = bigSymbol(15); // about 1 MiB once converted
+    budget = new InflightBudget(2 << 20, 2 << 20);
+    InflightBudget.Reservation other = budget.admit(null, 1 << 20).reservation();
+    Answer a = refusal(route(stage, request, Protocol.V2, null, TenantAllowList.ANY));
+    assertEquals(503, a.status());
+    assertEquals(5, a.retryAfterSeconds());
+    assertEquals(
+        "the relay's request memory (relay.server.max-inflight-bytes=2097152) is in use; retry"
+            + " later",
+        a.message());
+    assertEquals(0, alloc.allocated(), "nothing was allocated for the batches");
+    assertEquals(2L * request.length, reserved, "the body and the decompressed request only");
+
+    other.release();
+    List<Fragment> batches = batches(route(stage, request, Protocol.V2, null, TenantAllowList.ANY));
+    try {
+      assertEquals(1, batches.size());
+      assertEquals(2L * request.length + bytes(batches), reserved, "and then the batch");
+    } finally {
+      release(batches);
+    }
+    alloc.assertAllReleased();
+  }
+
+  @Test
+  void batchesThatCouldNeverFitOneClientsShareAre413NamingTheKey() throws Exception {
+    maxOutput = 8 << 20;
+    RouteStage stage = stage(ProtocolMode.V1);
+    byte[] request = bigSymbol(40); // about 2.5 MiB once converted
+    List<Fragment> unbounded =
+        batches(route(stage, request, Protocol.V2, null, TenantAllowList.ANY));
+    long output = bytes(unbounded);
+    release(unbounded);
+    budget = new InflightBudget(8 << 20, 1 << 20);
+    int before = alloc.allocated();
+    Answer a = refusal(route(stage, request, Protocol.V2, null, TenantAllowList.ANY));
+    assertEquals(413, a.status());
+    assertEquals(
+        "the request takes "
+            + (2L * request.length + output)
+            + " bytes compressed, decompressed and rebuilt as tenant requests, more than one"
+            + " client may hold (relay.server.max-inflight-bytes-per-client=1048576)",
+        a.message());
+    assertEquals(-1, a.retryAfterSeconds());
+    assertEquals(before, alloc.allocated(), "nothing was allocated for the batches");
+    alloc.assertAllReleased();
+  }
+
+  @Test
+  void aLargeRequestsScratchMemoryIsReservedForItAndGivenBackAfterIt() throws Exception {
+    maxOutput = 64 << 20;
+    RouteStage stage = stage(ProtocolMode.V1);
+    byte[][] series = new byte[100_000][];
+    for (int i = 0; i < series.length; i++) {
+      series[i] = V2RawProto.series(V2RawProto.refs(1, 2, 3, 4), V2RawProto.sample(i, 1));
+    }
+    byte[] request =
+        V2RawProto.request(new String[] {"", "__name__", "m", "service_id", "a"}, series);
+    long[] scratch = new long[2];
+    for (int round = 0; round < 2; round++) {
+      List<Fragment> batches =
+          batches(route(stage, request, Protocol.V2, null, TenantAllowList.ANY));
+      try {
+        assertEquals(100_000, batches.get(0).series());
+        // Beyond the body, the decompressed request and the batch: the arrays holding 100,000
+        // series' bounds and refs, past the 4 MiB a loop keeps.
+        scratch[round] = reserved - 2L * request.length - bytes(batches);
+      } finally {
+        release(batches);
+      }
+      assertEquals(0, res.scratch.grownBytes(), "the loop's arrays are back to their sizes");
+    }
+    assertTrue(scratch[0] > 0, "scratch memory beyond what the loop keeps: " + scratch[0]);
+    assertEquals(scratch[0], scratch[1], "the second request grows them again, and pays for it");
+    alloc.assertAllReleased();
   }
 }

@@ -187,7 +187,8 @@ class TinyRequestTest {
       assertTrue(
           never.body.contains("relay.server.max-inflight-bytes-per-client=2621440"), never.body);
 
-      // Fits, but not while another client holds 1 MiB of the budget: 503, then 204 once it left.
+      // Fits, but not while another client holds 1 MiB of the budget (a body that sent 600 KiB of
+      // its declared 1 MiB: its buffer has grown to 1 MiB): 503, then 204 once it left.
       byte[] request = manySeries("a", 1500);
       byte[] body = Snappy.compress(request);
       assertTrue(
@@ -197,6 +198,7 @@ class TinyRequestTest {
         stalled.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 2}), 0));
         stalled.connect(address(f));
         stalled.getOutputStream().write(writeHead("Content-Length: " + MIB));
+        stalled.getOutputStream().write(new byte[600 * 1024]);
         awaitMetric(f, "relay_inflight_body_bytes", v -> v == MIB, 5_000);
         Response busy = post(f, body, "snappy", "application/x-protobuf");
         assertEquals(503, busy.status, busy.body);
@@ -232,7 +234,7 @@ class TinyRequestTest {
         awaitMetric(
             f,
             "relay_inflight_body_bytes",
-            v -> v == 10.0 * IngressHandler.CHUNKED_INITIAL_BYTES,
+            v -> v == 10.0 * IngressHandler.FIRST_BUFFER_BYTES,
             5_000);
         // A chunked body of 1 MiB compressed grows its reservation as it arrives and is delivered.
         byte[] request = manySeries("c", 1500);

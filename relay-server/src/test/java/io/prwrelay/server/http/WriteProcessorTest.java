@@ -88,6 +88,7 @@ class WriteProcessorTest {
         Protocol.V1,
         null,
         allowed,
+        SenderKey.UNKNOWN,
         sim.now(),
         a -> {
           answers.add(a);

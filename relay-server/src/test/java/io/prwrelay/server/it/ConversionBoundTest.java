@@ -9,8 +9,15 @@ import static io.prwrelay.testing.V2RawProto.symbolInEverySeries;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.prwrelay.core.encode.TenantBatch;
+import io.prwrelay.core.encode.V2BatchEncoder;
+import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.core.route.TenantRules;
+import io.prwrelay.core.route.V2TenantRouter;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.oracle.v2.TimeSeries;
@@ -38,7 +45,10 @@ import org.xerial.snappy.Snappy;
  * with nothing sent downstream; in every path that converts or rebuilds (routed, a trusted tenant's
  * whole request, per-tenant PRW 2.0, a lane converting after a 415). Afterwards the relay answers
  * another sender and {@code /-/healthy}; a request whose output is just under the bound is
- * delivered exactly; nothing leaks (the leak check fails the class).
+ * delivered exactly; nothing leaks (the leak check fails the class). An output within the bound is
+ * still reserved in the memory budget before it is built: one that could never fit one client's
+ * share is answered 413 naming the key. The same attack at full size, from three connections at
+ * once against the relay as a small container, is {@code lanes/ConversionBoundProcessTest}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ConversionBoundTest {
@@ -74,6 +84,27 @@ class ConversionBoundTest {
       size += w.getSerializedSize();
     }
     return size;
+  }
+
+  /**
+   * Bytes of the PRW 2.0 requests, one per tenant, {@code body} is split into without a bound (the
+   * router's batches, which its own tests compare with the oracle's).
+   */
+  private static long splitSize(byte[] body) {
+    ByteBuf in = Unpooled.wrappedBuffer(body);
+    RouteResult r =
+        new V2TenantRouter(RULES, V2BatchEncoder.Format.V2, Integer.MAX_VALUE - 8)
+            .route(in, UnpooledByteBufAllocator.DEFAULT);
+    try {
+      long size = 0;
+      for (TenantBatch b : r.batches()) {
+        size += b.content().readableBytes();
+      }
+      return size;
+    } finally {
+      r.clear();
+      in.release();
+    }
   }
 
   private static String tooLargeForV1(long size) {
@@ -140,16 +171,13 @@ class ConversionBoundTest {
     try (RelayFixture f = relay("relay.downstream.protocol", "v2")) {
       HttpResponse<String> r = f.writeV2(body);
       assertEquals(400, r.statusCode(), r.body());
-      String message = r.body().strip();
-      assertTrue(
-          message.startsWith("splitting this PRW 2.0 request by tenant would take at least "),
-          message);
-      assertTrue(
-          message.endsWith(
-              " bytes, more than "
-                  + KEY
-                  + " (each tenant's request carries its own copy of the symbols it references)"),
-          message);
+      assertEquals(
+          "splitting this PRW 2.0 request by tenant would take "
+              + splitSize(body)
+              + " bytes, more than "
+              + KEY
+              + " (each tenant's request carries its own copy of the symbols it references)",
+          r.body().strip());
       assertEquals(List.of(), f.downstream.received(), "nothing is sent");
       assertStillServes(f);
     }
@@ -217,6 +245,33 @@ class ConversionBoundTest {
       assertEquals(400, again.statusCode(), again.body());
       assertEquals(tooLargeForV1(convertedSize(body)), again.body().strip());
       assertEquals(1, f.downstream.received().size());
+      assertStillServes(f);
+    }
+  }
+
+  @Test
+  void aConversionThatCouldNeverFitOneClientsShareOfTheMemoryIs413NamingTheKey() throws Exception {
+    // 40 copies of the symbol: 2.5 MiB once converted, within a decompressed-size cap of 8 MiB,
+    // beyond the 1 MiB of request memory one client may hold.
+    byte[] body = symbolInEverySeries(BIG, 40, 1);
+    long compressed = Snappy.compress(body).length;
+    try (RelayFixture f =
+        relay(
+            "relay.server.max-decompressed-bytes", Integer.toString(8 << 20),
+            "relay.server.max-inflight-bytes", Integer.toString(4 << 20),
+            "relay.server.max-inflight-bytes-per-client", Integer.toString(CAP))) {
+      HttpResponse<String> r = f.writeV2(body);
+      assertEquals(413, r.statusCode(), r.body());
+      assertEquals(
+          "the request takes "
+              + (compressed + body.length + convertedSize(body))
+              + " bytes compressed, decompressed and rebuilt as tenant requests, more than one"
+              + " client may hold (relay.server.max-inflight-bytes-per-client=1048576)",
+          r.body().strip());
+      assertEquals(List.of(), f.downstream.received(), "nothing is sent");
+      String metrics = f.get("/metrics").body();
+      assertTrue(
+          metrics.contains("relay_inflight_rejected_total{reason=\"too_large\"} 1.0"), metrics);
       assertStillServes(f);
     }
   }

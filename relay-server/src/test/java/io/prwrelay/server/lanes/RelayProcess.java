@@ -46,18 +46,17 @@ final class RelayProcess implements AutoCloseable {
 
   /**
    * Starts {@code Main --config <file>} with {@code config} as the file, listening on a free port
-   * of 127.0.0.1 unless {@code config} says otherwise. Does not wait for it to listen.
+   * of 127.0.0.1 unless {@code config} says otherwise, as a small container runs it ({@link
+   * #SMALL_CONTAINER}: memory a sender's bytes can take is bounded and charged, and running out
+   * ends the relay instead of leaving it limping). Does not wait for it to listen.
    *
    * @param dir where the properties file is written
    */
   static RelayProcess start(Path dir, Map<String, String> config) throws IOException {
-    return start(dir, config, List.of("-Xmx256m"));
+    return start(dir, config, SMALL_CONTAINER);
   }
 
-  /**
-   * As {@link #start(Path, Map)}, with {@code jvmFlags} for the child JVM instead of {@code
-   * -Xmx256m} alone: {@link #SMALL_CONTAINER} runs it as a small container would.
-   */
+  /** As {@link #start(Path, Map)}, with {@code jvmFlags} for the child JVM. */
   static RelayProcess start(Path dir, Map<String, String> config, List<String> jvmFlags)
       throws IOException {
     Map<String, String> props = new TreeMap<>();

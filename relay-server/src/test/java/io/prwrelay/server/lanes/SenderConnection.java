@@ -6,6 +6,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +33,7 @@ final class SenderConnection implements AutoCloseable {
   }
 
   private final InetSocketAddress relay;
+  private final InetAddress local;
   private final String path;
   private final int timeoutMillis;
   private Socket socket;
@@ -43,7 +45,16 @@ final class SenderConnection implements AutoCloseable {
    * @param timeoutMillis longest wait for an answer
    */
   SenderConnection(InetSocketAddress relay, String path, int timeoutMillis) {
+    this(relay, null, path, timeoutMillis);
+  }
+
+  /**
+   * @param local the address the connection comes from (another loopback address is another client
+   *     to the relay), or {@code null} for any
+   */
+  SenderConnection(InetSocketAddress relay, InetAddress local, String path, int timeoutMillis) {
     this.relay = relay;
+    this.local = local;
     this.path = path;
     this.timeoutMillis = timeoutMillis;
   }
@@ -54,15 +65,26 @@ final class SenderConnection implements AutoCloseable {
    * @throws IOException when the connection fails; it is closed and opened again next time
    */
   Answer post(byte[] snappyBody) throws IOException {
+    return post(snappyBody, "application/x-protobuf", "0.1.0");
+  }
+
+  /** {@link #post} of a snappy-compressed PRW 2.0 body, with the headers of a PRW 2.0 sender. */
+  Answer postV2(byte[] snappyBody) throws IOException {
+    return post(snappyBody, "application/x-protobuf;proto=io.prometheus.write.v2.Request", "2.0.0");
+  }
+
+  private Answer post(byte[] snappyBody, String contentType, String version) throws IOException {
     if (socket == null) {
       connect();
     }
     byte[] head =
         ("POST "
                 + path
-                + " HTTP/1.1\r\nHost: relay\r\nContent-Type: application/x-protobuf\r\n"
-                + "Content-Encoding: snappy\r\nX-Prometheus-Remote-Write-Version: 0.1.0\r\n"
-                + "User-Agent: lanes-test-sender\r\nContent-Length: "
+                + " HTTP/1.1\r\nHost: relay\r\nContent-Type: "
+                + contentType
+                + "\r\nContent-Encoding: snappy\r\nX-Prometheus-Remote-Write-Version: "
+                + version
+                + "\r\nUser-Agent: lanes-test-sender\r\nContent-Length: "
                 + snappyBody.length
                 + "\r\n\r\n")
             .getBytes(StandardCharsets.US_ASCII);
@@ -82,6 +104,9 @@ final class SenderConnection implements AutoCloseable {
     Socket s = new Socket();
     try {
       s.setTcpNoDelay(true);
+      if (local != null) {
+        s.bind(new InetSocketAddress(local, 0));
+      }
       s.connect(relay, 2_000);
       s.setSoTimeout(timeoutMillis);
     } catch (IOException e) {

@@ -28,6 +28,7 @@ public final class InMemoryTenantQueue implements TenantQueue {
   private final ArrayDeque<Stored> records = new ArrayDeque<>();
   private long nextOffset;
   private long appended;
+  private volatile boolean created;
   private String refusal;
 
   /** One record: its position in this queue (its number) and what was appended. */
@@ -52,6 +53,11 @@ public final class InMemoryTenantQueue implements TenantQueue {
   @Override
   public long records() {
     return records.size();
+  }
+
+  @Override
+  public boolean created() {
+    return created;
   }
 
   /** Records appended since this queue was made, acknowledged or not. */
@@ -87,6 +93,7 @@ public final class InMemoryTenantQueue implements TenantQueue {
           long offset = nextOffset++;
           records.add(new Stored(offset, nowMillis, series, remoteWrite2, bytes));
           appended++;
+          created = true;
           done.complete(new Position(0, offset));
         });
     return done;

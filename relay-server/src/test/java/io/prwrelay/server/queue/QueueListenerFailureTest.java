@@ -65,7 +65,10 @@ class QueueListenerFailureTest {
   @Test
   void anAppendThatDropsRecordsSucceedsWhenTheListenerThrows() throws Exception {
     ThrowingListener listener = new ThrowingListener();
-    QueueLimits limits = QueueLimits.DEFAULTS.withTenantMaxBytes(2L * RecordLayout.recordBytes(10));
+    QueueLimits limits =
+        QueueLimits.DEFAULTS
+            .withTenantMaxBytes(2L * RecordLayout.recordBytes(10))
+            .withFullPolicy(QueueFullPolicy.DROP_OLDEST);
     try (QueueStore store = QueueStore.open(dir, limits, listener)) {
       FileTenantQueue q = store.queue("t");
       append(q, "record-one", 1, T0);

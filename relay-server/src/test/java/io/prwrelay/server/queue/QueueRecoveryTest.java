@@ -181,17 +181,72 @@ class QueueRecoveryTest {
     }
   }
 
+  private static void writeVersion(Path segment, int version) throws IOException {
+    try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.allocate(4).putInt(0, version), 4);
+    }
+  }
+
   @Test
-  void segmentOfANewerFormatStopsOpen() throws Exception {
+  void segmentOfAPlausibleNewerFormatStopsOpenNamingItAndWhatToDo() throws Exception {
+    for (int version : new int[] {3, RecordLayout.NEWEST_PLAUSIBLE_SEGMENT_VERSION}) {
+      Path dir = tmp.resolve("q" + version);
+      fill(dir, QueueLimits.DEFAULTS, 1);
+      Path seg = segmentFiles(dir.resolve("t")).get(0);
+      writeVersion(seg, version);
+      IOException e =
+          assertThrows(
+              IOException.class,
+              () -> QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE));
+      assertEquals(
+          "queue segment "
+              + seg
+              + " has format version "
+              + version
+              + ", written by a newer relay; this relay reads versions 1 to 2: run the newer relay"
+              + " on this directory until its queues are drained",
+          e.getMessage());
+    }
+  }
+
+  @Test
+  void implausibleVersionIsADamagedHeaderRepairedWithEveryIntactRecordKept() throws Exception {
+    // 0 (the byte zeroed), a flipped top bit of the last byte (0x82), a damaged upper byte, -1.
+    for (int version : new int[] {0, 0x82, 0x01000002, -1}) {
+      Path dir = tmp.resolve("v" + Integer.toHexString(version));
+      QueueLimits limits = segmentsOf(2);
+      List<Path> segments = fillSegments(dir, limits, 6, 3);
+      writeVersion(segments.get(1), version);
+      RecordingListener listener = new RecordingListener();
+      try (QueueStore store = QueueStore.open(dir, limits, listener)) {
+        FileTenantQueue q = store.queue("t");
+        assertEquals(tens(0, 6), peekAll(q), "version " + version);
+        assertEquals(List.of(), listener.cuts);
+        append(q, "appended!!", 1, T0);
+        assertEquals(7, peekAll(q).size());
+      }
+      try (FileChannel ch = FileChannel.open(segments.get(1), StandardOpenOption.READ)) {
+        ByteBuffer header = ByteBuffer.allocate(8);
+        ch.read(header, 0);
+        assertEquals(RecordLayout.SEGMENT_VERSION, header.getInt(4), "header repaired on disk");
+      }
+    }
+  }
+
+  @Test
+  void implausibleVersionWithADamagedRecordKeepsTheRecordsBeforeIt() throws Exception {
     Path dir = tmp.resolve("q");
-    fill(dir, QueueLimits.DEFAULTS, 1);
-    Path seg = segmentFiles(dir.resolve("t")).get(0);
-    flipByte(seg, 7); // version 2 → 0x42
-    IOException e =
-        assertThrows(
-            IOException.class,
-            () -> QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE));
-    assertTrue(e.getMessage().contains("format version"), e.getMessage());
+    QueueLimits limits = segmentsOf(3);
+    List<Path> segments = fillSegments(dir, limits, 6, 2);
+    writeVersion(segments.get(0), 0);
+    flipByte(segments.get(0), RecordLayout.SEGMENT_HEADER_BYTES + RECORD + 25);
+    RecordingListener listener = new RecordingListener();
+    try (QueueStore store = QueueStore.open(dir, limits, listener)) {
+      List<String> want = new ArrayList<>(tens(0, 1));
+      want.addAll(tens(3, 6));
+      assertEquals(want, peekAll(store.queue("t")));
+      assertEquals(2L * RECORD, listener.cutBytes);
+    }
   }
 
   @Test

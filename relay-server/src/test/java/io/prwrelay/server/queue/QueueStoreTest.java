@@ -161,8 +161,12 @@ class QueueStoreTest {
   }
 
   @Test
-  void tenantByteBoundDropsItsOldestRecords() throws Exception {
-    try (QueueStore store = open(QueueLimits.DEFAULTS.withTenantMaxBytes(3L * TEN))) {
+  void underDropOldestTheTenantByteBoundDropsItsOwnOldestRecords() throws Exception {
+    try (QueueStore store =
+        open(
+            QueueLimits.DEFAULTS
+                .withTenantMaxBytes(3L * TEN)
+                .withFullPolicy(QueueFullPolicy.DROP_OLDEST))) {
       FileTenantQueue q = store.queue("t");
       FileTenantQueue other = store.queue("other");
       append(other, ten(99), 1, T0);
@@ -199,34 +203,6 @@ class QueueStoreTest {
       get(store.expire(T0 + 2601));
       assertTrue(q.isEmpty());
       assertEquals(3, listener.dropped("t", DropReason.AGE)[0]);
-    }
-  }
-
-  @Test
-  void totalBoundDropsTheOldestRecordsOfTheLargestQueue() throws Exception {
-    try (QueueStore store = open(QueueLimits.DEFAULTS.withTotalMaxBytes(5L * TEN))) {
-      FileTenantQueue a = store.queue("a");
-      FileTenantQueue b = store.queue("b");
-      FileTenantQueue c = store.queue("c");
-      for (int i = 0; i < 3; i++) {
-        append(a, "a-record-" + i, 1, T0);
-      }
-      append(b, "b-record-0", 1, T0 + 1);
-      append(b, "b-record-1", 1, T0 + 1);
-      assertEquals(5, store.records(), "exactly full: nothing dropped yet");
-      append(b, "b-record-2", 1, T0 + 1);
-      assertEquals(List.of("a-record-1", "a-record-2"), peekAll(a), "a held the most bytes");
-      append(c, "c-record-0", 1, T0 + 2);
-      assertEquals(List.of("b-record-1", "b-record-2"), peekAll(b), "now b held the most");
-      append(c, "c-record-1", 1, T0 + 3);
-      assertEquals(
-          List.of("a-record-2"), peekAll(a), "a and b tie; a's oldest record is older, a gives");
-      assertEquals(2, b.records());
-      assertEquals(2, c.records());
-      assertEquals(5L * TEN, store.bytes());
-      assertArrayEquals(new long[] {2, 2, 2L * TEN}, listener.dropped("a", DropReason.TOTAL));
-      assertArrayEquals(new long[] {1, 1, TEN}, listener.dropped("b", DropReason.TOTAL));
-      assertEquals(0, listener.dropped("c", DropReason.TOTAL)[0]);
     }
   }
 

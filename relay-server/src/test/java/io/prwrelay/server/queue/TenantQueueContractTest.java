@@ -94,6 +94,19 @@ class TenantQueueContractTest {
     }
 
     @Test
+    void aQueueIsCreatedByItsFirstAppendAndStaysCreatedOnceDrained() throws Exception {
+      TenantQueue q = queue("t");
+      assertFalse(q.created(), "a tenant never queued for");
+      append(q, "r1", 1, false);
+      assertTrue(q.created());
+      List<QueuedRecord> head = read(q, 1, Long.MAX_VALUE);
+      answer(q.ack(head));
+      texts(head);
+      assertTrue(q.isEmpty());
+      assertTrue(q.created(), "drained, still known");
+    }
+
+    @Test
     void ackFromConsumesOnlyWhenNoOlderRecordIsStillQueued() throws Exception {
       TenantQueue q = queue("t");
       append(q, "r1", 1, false);
