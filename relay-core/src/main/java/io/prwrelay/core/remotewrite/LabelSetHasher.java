@@ -11,8 +11,9 @@ import java.util.Arrays;
 /**
  * A 64-bit hash of a series' whole label set and where its metric name ({@code __name__}) lies,
  * read in place from the request bytes: no {@code String}, no copy, no allocation once the scratch
- * has grown to the largest symbols table. What the tenant insight counts distinct series and top
- * metric names with.
+ * has grown to the symbols tables of the requests (up to {@value #RETAINED_SYMBOLS} symbols; past
+ * that, the next request starts from a small one). What the tenant insight counts distinct series
+ * and top metric names with.
  *
  * <p><b>PRW 1.0:</b> the series' leading run of {@code labels} fields (tags and lengths included)
  * is hashed as one byte range, which ends at the first field that is not a label or not framed the
@@ -57,11 +58,23 @@ public final class LabelSetHasher {
   private int nameLength;
   private int labelsEnd;
 
+  /**
+   * Symbol refs whose hashes are kept across requests: arrays grown past this many (a PRW 2.0
+   * request referring to more symbols) are given back when the next request starts, so a hasher
+   * holds at most 768 KiB of them between requests.
+   */
+  static final int RETAINED_SYMBOLS = 1 << 16;
+
   // PRW 2.0: symbol hashes of the current request, valid where stamps[ref] == stamp.
   private SymbolTable symbols;
   private long[] symbolHashes = new long[256];
   private int[] stamps = new int[256];
   private int stamp;
+
+  /** Symbol refs the PRW 2.0 scratch holds now without growing. */
+  int symbolCapacity() {
+    return stamps.length;
+  }
 
   /** Hash of the last series digested. */
   public long hash() {
@@ -114,9 +127,9 @@ public final class LabelSetHasher {
   /**
    * Where the value of the {@code __name__} label lies among the leading {@code labels} fields of
    * {@code [pos, end)}, when it is encoded the usual way (label fields with a one- or two-byte
-   * length, the name first with a one-byte length, a value shorter than 128 bytes): the offset in
-   * the high and the length in the low 32 bits; -1 when the walk finds none that way (no name, an
-   * empty one, or another encoding), which a caller needing every encoding then reads otherwise.
+   * length, the name first with a one-byte length, a value length of one or two bytes): the offset
+   * in the high and the length in the low 32 bits; -1 when the walk finds none that way (no name,
+   * an empty one, or another encoding), which a caller needing every encoding then reads otherwise.
    * Senders sort labels by name, so {@code __name__} is nearly always the first label: one compare.
    *
    * @param a borrowed
@@ -135,14 +148,20 @@ public final class LabelSetHasher {
       if (len > end - body) {
         break;
       }
-      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes.
+      // | 0x0A | 8 | "__name__" | 0x12 | m | name |: 12 bytes before the name's m bytes (13 when m
+      // takes two bytes: a name of 128 bytes or more).
       if (len > 12
           && a[body] == LabelFields.NAME_TAG
           && a[body + 1] == 8
           && (long) LONG.get(a, body + 2) == NAME_WORD
-          && a[body + 10] == LabelFields.VALUE_TAG
-          && a[body + 11] == len - 12) {
-        return ((long) (body + 12) << 32) | (len - 12);
+          && a[body + 10] == LabelFields.VALUE_TAG) {
+        int m = a[body + 11];
+        if (m == len - 12) {
+          return ((long) (body + 12) << 32) | m;
+        }
+        if (m < 0 && a[body + 12] >= 0 && ((m & 0x7F) | (a[body + 12] << 7)) == len - 13) {
+          return ((long) (body + 13) << 32) | (len - 13);
+        }
       }
       pos = body + len;
     }
@@ -181,6 +200,10 @@ public final class LabelSetHasher {
    */
   public void startRequest(SymbolTable symbols) {
     this.symbols = symbols;
+    if (stamps.length > RETAINED_SYMBOLS) {
+      stamps = new int[256];
+      symbolHashes = new long[256];
+    }
     if (++stamp == Integer.MAX_VALUE) {
       Arrays.fill(stamps, 0);
       stamp = 1;

@@ -235,8 +235,8 @@ final class FamilyLearner {
    * Where the value of the {@code __name__} label lies in the series content {@code [pos, end)}:
    * the offset in the high and the length in the low 32 bits, or -1 when the series has none (or an
    * empty one). The usual encoding (label fields first, each with a one- or two-byte length, the
-   * name first with a one-byte length, a value shorter than 128 bytes) is read by a few compares;
-   * anything else by {@link #nameOfAnyEncoding}.
+   * name first with a one-byte length, a value length of one or two bytes) is read by a few
+   * compares; anything else by {@link #nameOfAnyEncoding}.
    */
   static long nameOf(byte[] a, int pos, int end) {
     long usual = LabelSetHasher.usualName(a, pos, end);

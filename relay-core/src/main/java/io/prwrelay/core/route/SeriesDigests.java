@@ -1,6 +1,5 @@
 package io.prwrelay.core.route;
 
-import io.prwrelay.core.remotewrite.Bytes;
 import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.remotewrite.SeededHash;
 import java.util.Arrays;
@@ -9,7 +8,9 @@ import java.util.Arrays;
  * What a digesting router ({@code digestSeries}) recorded of each routed series: its label set's
  * 64-bit hash ({@link LabelSetHasher}) and its metric name, grouped by batch slot, so that a
  * consumer can count each tenant's distinct series and top metric names after routing, when the
- * request bytes may be gone. Metric names are copied once per distinct name and request.
+ * request bytes may be gone. Metric names are copied once per distinct name and request, each cut
+ * to at most {@link #MAX_NAME_BYTES} bytes and all of a request's to at most 256 KiB ({@link
+ * DigestNames}).
  *
  * <p>Entries of one slot are chained in request order:
  *
@@ -21,7 +22,8 @@ import java.util.Arrays;
  * </pre>
  *
  * <p>Owned by a {@link RouteResult} and reused: valid until the next {@code route} call of its
- * router. Parallel arrays that grow to the largest request; no allocation per series.
+ * router. Parallel arrays that grow with the request (16 bytes per series) and are given back after
+ * one of more than {@value #RETAINED_ENTRIES} series; no allocation per series.
  */
 public final class SeriesDigests {
   /** {@link #first} and {@link #next} past the last entry of a slot. */
@@ -30,7 +32,11 @@ public final class SeriesDigests {
   /** {@link #name} of a series without a metric name. */
   public static final int NO_NAME = -1;
 
-  /** {@link #name} of a series whose name was not sampled ({@link #samplesName}). */
+  /**
+   * {@link #name} of a series whose name was not sampled ({@link #samplesName}), or whose name was
+   * new when the request's names were full ({@link DigestNames#MAX_NAMES}, {@link
+   * DigestNames#MAX_BYTES}).
+   */
   public static final int NOT_SAMPLED = -2;
 
   /**
@@ -49,37 +55,44 @@ public final class SeriesDigests {
     return (hash & NAME_SAMPLE_MASK) == 0;
   }
 
-  private static final int NAME_CACHE = 64;
+  /**
+   * Longest metric name recorded whole, in bytes: a longer one is recorded as its first bytes and
+   * {@code …}, this many bytes in all ({@link DigestNames}).
+   */
+  public static final int MAX_NAME_BYTES = DigestNames.MAX_NAME_BYTES;
+
+  /**
+   * Entries kept across requests: arrays grown past this many (a request of more series) are given
+   * back at the next {@link #clear()}, so a router holds about 1 MiB of them between requests.
+   */
+  static final int RETAINED_ENTRIES = 1 << 16;
+
+  private static final int INITIAL_ENTRIES = 256;
 
   private int count;
-  private long[] hashes = new long[256];
-  private int[] names = new int[256];
-  private int[] next = new int[256];
+  private long[] hashes = new long[INITIAL_ENTRIES];
+  private int[] names = new int[INITIAL_ENTRIES];
+  private int[] next = new int[INITIAL_ENTRIES];
 
   private int slots;
   private int[] slotFirst = new int[16];
   private int[] slotLast = new int[16];
 
-  private int nameCount;
-  private long[] nameHashes = new long[32];
-  private int[] nameOffsets = new int[32];
-  private int[] nameLengths = new int[32];
-  private byte[] nameBytes = new byte[1024];
-  private int nameBytesUsed;
-  // Direct-mapped by name length and end bytes: name index + 1, 0 when empty. Series of one metric
-  // come in runs or cycles of a few names, so a small cache finds nearly every repeated name.
-  private final int[] nameCache = new int[NAME_CACHE];
+  private final DigestNames nameTable = new DigestNames();
 
-  /** Forgets every entry. */
+  /** Forgets every entry, and gives back arrays grown past {@link #RETAINED_ENTRIES}. */
   void clear() {
-    if (count == 0 && slots == 0 && nameCount == 0) {
+    if (count == 0 && slots == 0 && nameTable.count() == 0) {
       return;
     }
     count = 0;
     slots = 0;
-    nameCount = 0;
-    nameBytesUsed = 0;
-    Arrays.fill(nameCache, 0);
+    nameTable.clear();
+    if (hashes.length > RETAINED_ENTRIES) {
+      hashes = new long[INITIAL_ENTRIES];
+      names = new int[INITIAL_ENTRIES];
+      next = new int[INITIAL_ENTRIES];
+    }
   }
 
   /** Records a series of {@code slot} whose name is not sampled. */
@@ -113,7 +126,8 @@ public final class SeriesDigests {
     int e = count++;
     hashes[e] = hash;
     if (nameOffset >= 0) {
-      names[e] = intern(array, nameOffset, nameLength);
+      int name = nameTable.intern(array, nameOffset, nameLength);
+      names[e] = name == DigestNames.OVER ? NOT_SAMPLED : name;
     } else {
       names[e] = nameOffset == NOT_SAMPLED ? NOT_SAMPLED : NO_NAME;
     }
@@ -127,37 +141,9 @@ public final class SeriesDigests {
     slotLast[slot] = e;
   }
 
-  /**
-   * The index of the name at {@code array[offset, offset + length)}, added on its first series in
-   * the request. The cache is keyed by the name's length and first and last bytes and confirmed by
-   * comparing the bytes, so a repeated name costs no hash of its own.
-   */
-  private int intern(byte[] array, int offset, int length) {
-    int c = (length * 31 + array[offset] * 7 + array[offset + length - 1]) & (NAME_CACHE - 1);
-    int cached = nameCache[c] - 1;
-    if (cached >= 0
-        && Bytes.equalsAt(
-            array, offset, length, nameBytes, nameOffsets[cached], nameLengths[cached])) {
-      return cached;
-    }
-    long h = SeededHash.hash(array, offset, length);
-    if (nameCount == nameHashes.length) {
-      int n = nameCount * 2;
-      nameHashes = Arrays.copyOf(nameHashes, n);
-      nameOffsets = Arrays.copyOf(nameOffsets, n);
-      nameLengths = Arrays.copyOf(nameLengths, n);
-    }
-    if (nameBytesUsed + length > nameBytes.length) {
-      nameBytes = Arrays.copyOf(nameBytes, Math.max(nameBytesUsed + length, nameBytes.length * 2));
-    }
-    System.arraycopy(array, offset, nameBytes, nameBytesUsed, length);
-    int n = nameCount++;
-    nameHashes[n] = h;
-    nameOffsets[n] = nameBytesUsed;
-    nameLengths[n] = length;
-    nameBytesUsed += length;
-    nameCache[c] = n + 1;
-    return n;
+  /** Entries the arrays hold now without growing. */
+  int capacity() {
+    return hashes.length;
   }
 
   /** Series recorded, all slots. */
@@ -187,7 +173,7 @@ public final class SeriesDigests {
 
   /** Distinct metric names recorded (indexes {@code 0 .. nameCount() - 1}). */
   public int nameCount() {
-    return nameCount;
+    return nameTable.count();
   }
 
   /**
@@ -196,21 +182,21 @@ public final class SeriesDigests {
    * hashes in every request of the process.
    */
   public long nameHash(int name) {
-    return nameHashes[name];
+    return nameTable.hash(name);
   }
 
   /** The bytes of every metric name of the request; borrowed, valid like the digests. */
   public byte[] nameBytes() {
-    return nameBytes;
+    return nameTable.bytes();
   }
 
   /** Index in {@link #nameBytes()} of metric name {@code name}. */
   public int nameOffset(int name) {
-    return nameOffsets[name];
+    return nameTable.offset(name);
   }
 
   /** Length in bytes of metric name {@code name}. */
   public int nameLength(int name) {
-    return nameLengths[name];
+    return nameTable.length(name);
   }
 }

@@ -11,6 +11,13 @@ import java.util.Arrays;
  * array the encoder names its batches from. Not thread-safe: owned by one router.
  */
 final class TenantSlots {
+  /**
+   * Most heap the tenant table of one router (one event loop) may take before it starts over,
+   * whatever {@link TenantRules#maxCachedTenants()} allows ({@link TenantTable#bytes()}): 16 MiB,
+   * about 120,000 IDs of 20 characters or 42,000 of the longest valid ones (150).
+   */
+  static final long MAX_BYTES = 16L << 20;
+
   private final TenantTable table;
   private final int maxCachedTenants;
   private final RequestIntMap entrySlots = new RequestIntMap(64);
@@ -24,10 +31,10 @@ final class TenantSlots {
 
   /**
    * Forgets the previous request's slots; starts the tenant table over once it holds {@link
-   * TenantRules#maxCachedTenants()} values.
+   * TenantRules#maxCachedTenants()} values or {@link #MAX_BYTES}.
    */
   void startRequest() {
-    if (table.size() >= maxCachedTenants) {
+    if (table.size() >= maxCachedTenants || table.bytes() >= MAX_BYTES) {
       table.clear();
     }
     entrySlots.clear();
@@ -71,6 +78,11 @@ final class TenantSlots {
     tenants[slot] = tenant;
     opened++;
     return slot;
+  }
+
+  /** Tenant values the table remembers now. */
+  int cached() {
+    return table.size();
   }
 
   /** Slots opened in this request. */

@@ -20,9 +20,20 @@ import java.util.Set;
  * <p>The values are a client's choice, so the hash is {@link SeededHash}: with an unkeyed hash a
  * sender can send thousands of values that share one slot, and linear probing makes each new one
  * walk past all the others, on the loop every sender shares ({@link #longestProbe} shows it).
+ *
+ * <p>Only valid tenant IDs are kept ({@link TenantIds}: at most {@value TenantIds#MAX_LENGTH}
+ * bytes); {@link #bytes()} counts what they take, for the owner's bound ({@link
+ * TenantSlots#MAX_BYTES}).
  */
 final class TenantTable {
   static final int DEFAULT_ENTRY = 0;
+
+  /**
+   * Heap of one value besides its bytes and its ID's characters: the key array's and the string's
+   * headers, the string's array header, and the value's cells in the parallel arrays and the hash
+   * table.
+   */
+  static final int ENTRY_BYTES = 96;
 
   private final byte[] prefix;
   private final String prefixString;
@@ -38,6 +49,7 @@ final class TenantTable {
   private String[] ids;
   private int keyCount;
   private int entryCount;
+  private long bytes;
 
   TenantTable(String prefix, String defaultId, int expected) {
     this(prefix, defaultId, expected, Set.of());
@@ -64,6 +76,7 @@ final class TenantTable {
     ids[DEFAULT_ENTRY] = defaultId;
     keyCount = 0;
     entryCount = 1;
+    bytes = 0;
   }
 
   /** Forgets every interned value (keeps the default tenant). */
@@ -74,6 +87,14 @@ final class TenantTable {
   /** Number of distinct label values interned. */
   int size() {
     return keyCount;
+  }
+
+  /**
+   * Heap the interned values take, counted as {@link #ENTRY_BYTES} plus the value's bytes and its
+   * ID's characters each.
+   */
+  long bytes() {
+    return bytes;
   }
 
   /** Tenant ID of {@code entry}. */
@@ -139,6 +160,7 @@ final class TenantTable {
     keys[keyCount] = key;
     keyEntries[keyCount] = entry;
     keyCount++;
+    bytes += ENTRY_BYTES + key.length + id.length();
     slots[freeSlot] = keyCount;
     slotHashes[freeSlot] = hash;
     if (keyCount * 2 > slots.length) {

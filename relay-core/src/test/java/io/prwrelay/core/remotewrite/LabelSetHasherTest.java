@@ -1,6 +1,7 @@
 package io.prwrelay.core.remotewrite;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.Sample;
@@ -90,5 +91,56 @@ class LabelSetHasherTest {
       seen.add(LabelSetHasher.hash(zeros, 0, length));
     }
     assertEquals(zeros.length + 1, seen.size());
+  }
+
+  /** Digests every series of the PRW 2.0 {@code request} with {@code hasher}, as a router does. */
+  private static void digestV2(LabelSetHasher hasher, io.prwrelay.oracle.v2.Request request) {
+    byte[] bytes = request.toByteArray();
+    V2RequestReader reader = new V2RequestReader(List.of("service_id"));
+    hasher.startRequest(reader.symbols());
+    assertEquals(
+        null,
+        reader.read(
+            bytes,
+            0,
+            bytes.length,
+            s -> {
+              hasher.digest(s);
+              return true;
+            }));
+  }
+
+  /** A PRW 2.0 request of one series per symbol pair, {@code series} series of tenant "t". */
+  private static io.prwrelay.oracle.v2.Request v2(int series) {
+    io.prwrelay.oracle.v2.Request.Builder r =
+        io.prwrelay.oracle.v2.Request.newBuilder()
+            .addSymbols("")
+            .addSymbols("i")
+            .addSymbols("service_id")
+            .addSymbols("t");
+    for (int i = 0; i < series; i++) {
+      r.addSymbols(Integer.toString(i));
+      r.addTimeseries(
+          io.prwrelay.oracle.v2.TimeSeries.newBuilder()
+              .addLabelsRefs(1)
+              .addLabelsRefs(4 + i)
+              .addLabelsRefs(2)
+              .addLabelsRefs(3)
+              .addSamples(io.prwrelay.oracle.v2.Sample.newBuilder().setValue(1).setTimestamp(1)));
+    }
+    return r.build();
+  }
+
+  @Test
+  void theSymbolScratchOfALargeRequestIsGivenBackAtTheNext() {
+    LabelSetHasher hasher = new LabelSetHasher();
+    digestV2(hasher, v2(LabelSetHasher.RETAINED_SYMBOLS));
+    assertTrue(hasher.symbolCapacity() > LabelSetHasher.RETAINED_SYMBOLS);
+    digestV2(hasher, v2(10));
+    assertEquals(256, hasher.symbolCapacity());
+    // Up to the bound it is kept.
+    digestV2(hasher, v2(LabelSetHasher.RETAINED_SYMBOLS - 4));
+    digestV2(hasher, v2(10));
+    assertEquals(LabelSetHasher.RETAINED_SYMBOLS, hasher.symbolCapacity());
   }
 }

@@ -5,6 +5,8 @@ package io.prwrelay.server.insight;
  * '}, {@code (}, {@code )}, {@code *} and {@code !}, metric names and downstream messages anything.
  */
 final class Escape {
+  private static final char[] HEX = "0123456789abcdef".toCharArray();
+
   private Escape() {}
 
   /** {@code s} safe as HTML text and inside a quoted attribute value (either quote). */
@@ -58,7 +60,11 @@ final class Escape {
               || c == '\''
               || c == 0x2028
               || c == 0x2029) {
-            b.append(String.format("\\u%04x", (int) c));
+            b.append("\\u")
+                .append(HEX[c >>> 12])
+                .append(HEX[(c >>> 8) & 0xF])
+                .append(HEX[(c >>> 4) & 0xF])
+                .append(HEX[c & 0xF]);
           } else {
             b.append(c);
           }

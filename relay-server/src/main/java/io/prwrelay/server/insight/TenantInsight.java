@@ -47,6 +47,15 @@ public final class TenantInsight implements LaneObserver {
   /** Most metric names remembered for display. */
   static final int MAX_NAMES = 16_384;
 
+  /**
+   * Most bytes of metric names remembered for display ({@link MetricNames#cost}): 16,384 names of
+   * 56 characters, or 6,393 of the longest a router records (256 ASCII characters).
+   */
+  static final long MAX_NAME_BYTES = 2L << 20;
+
+  /** Characters kept of a lane's reason or a downstream's error message. */
+  static final int MAX_MESSAGE_CHARS = 300;
+
   /** How long a computed snapshot is served before the next read computes a new one. */
   static final long SNAPSHOT_NANOS = 1_000_000_000L;
 
@@ -56,7 +65,7 @@ public final class TenantInsight implements LaneObserver {
   private final long windowSeconds;
   private final LongSupplier nanoTime;
   private final LongSupplier wallMillis;
-  private final MetricNames names = new MetricNames(MAX_NAMES);
+  private final MetricNames names = new MetricNames(MAX_NAMES, MAX_NAME_BYTES);
   private final Map<String, TenantWindow> tracked = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> candidates = new ConcurrentHashMap<>();
   private final AtomicLong rankedEpoch = new AtomicLong(Long.MIN_VALUE);
@@ -274,7 +283,10 @@ public final class TenantInsight implements LaneObserver {
   public void stateChanged(String tenant, Lane.State state, String reason, long delayNanos) {
     lanes.put(
         tenant,
-        new LaneStatus(state, wallMillis.getAsLong(), state == Lane.State.HEALTHY ? null : reason));
+        new LaneStatus(
+            state,
+            wallMillis.getAsLong(),
+            state == Lane.State.HEALTHY || reason == null ? null : shorten(reason)));
   }
 
   @Override
@@ -288,11 +300,21 @@ public final class TenantInsight implements LaneObserver {
       return;
     }
     if (errors.containsKey(tenant) || errors.size() < 2L * maxTenants) {
-      String message = outcome.describe();
-      if (message.length() > 300) {
-        message = message.substring(0, 300) + "…";
-      }
-      errors.put(tenant, new LastError(outcome.status(), message, wallMillis.getAsLong()));
+      errors.put(
+          tenant,
+          new LastError(outcome.status(), shorten(outcome.describe()), wallMillis.getAsLong()));
     }
+  }
+
+  /** {@code message} cut to {@value #MAX_MESSAGE_CHARS} characters and {@code …} when longer. */
+  static String shorten(String message) {
+    if (message.length() <= MAX_MESSAGE_CHARS) {
+      return message;
+    }
+    int end = MAX_MESSAGE_CHARS;
+    if (Character.isHighSurrogate(message.charAt(end - 1))) {
+      end--;
+    }
+    return message.substring(0, end) + "…";
   }
 }

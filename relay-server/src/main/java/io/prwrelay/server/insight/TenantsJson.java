@@ -9,7 +9,8 @@ import java.util.function.Predicate;
 /**
  * {@code GET /api/v1/tenants}: the rows of {@link TenantInsight} as JSON, most active series first.
  * Every field is documented in the README ("Tenant insight"); absent values are {@code null}, never
- * NaN.
+ * NaN. At most {@link ResponseBound#MAX_BYTES} bytes: the rows that do not fit are left out and
+ * counted in {@code tenants_omitted}.
  */
 public final class TenantsJson {
   private TenantsJson() {}
@@ -26,7 +27,7 @@ public final class TenantsJson {
   public static String render(TenantInsight insight, Predicate<String> visible) {
     List<TenantRow> rows = insight.rows().stream().filter(r -> visible.test(r.tenant())).toList();
     long now = insight.nowMillis();
-    StringBuilder b = new StringBuilder(256 + rows.size() * 512);
+    StringBuilder b = new StringBuilder(Math.min(256 + rows.size() * 512, 64 << 10));
     b.append("{\"window_seconds\":")
         .append(insight.windowSeconds())
         .append(",\"generated_at\":")
@@ -38,13 +39,23 @@ public final class TenantsJson {
         .append(",\"name_sample_rate\":")
         .append(number(1.0 / (1 << SeriesDigests.NAME_SAMPLE_BITS)))
         .append(",\"tenants\":[");
-    for (int i = 0; i < rows.size(); i++) {
-      if (i > 0) {
+    int bytes = ResponseBound.utf8Length(b, 0, b.length());
+    int shown = 0;
+    for (TenantRow r : rows) {
+      int start = b.length();
+      if (shown > 0) {
         b.append(',');
       }
-      row(b, rows.get(i), now, insight.queueMode());
+      row(b, r, now, insight.queueMode());
+      int rowBytes = ResponseBound.utf8Length(b, start, b.length());
+      if (bytes + rowBytes > ResponseBound.MAX_BYTES - ResponseBound.RESERVE) {
+        b.setLength(start);
+        break;
+      }
+      bytes += rowBytes;
+      shown++;
     }
-    return b.append("]}\n").toString();
+    return b.append("],\"tenants_omitted\":").append(rows.size() - shown).append("}\n").toString();
   }
 
   private static void row(StringBuilder b, TenantRow r, long now, boolean queueMode) {

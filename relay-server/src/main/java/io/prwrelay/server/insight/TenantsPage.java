@@ -12,7 +12,9 @@ import java.util.function.Predicate;
  * JavaScript. The script sorts by any column (click a header; numbers by value) and every five
  * seconds fetches the page again and swaps in its table body, keeping the sort. On a narrow screen
  * each row becomes a card. Every tenant ID, metric name and message is HTML-escaped ({@link
- * Escape#html}); the script moves parsed nodes, never builds markup from text.
+ * Escape#html}); the script moves parsed nodes, never builds markup from text. At most {@link
+ * ResponseBound#MAX_BYTES} bytes: the rows that do not fit (the least active) are left out, and the
+ * page says how many.
  */
 public final class TenantsPage {
   private TenantsPage() {}
@@ -87,7 +89,7 @@ public final class TenantsPage {
     List<TenantRow> rows = insight.rows().stream().filter(r -> visible.test(r.tenant())).toList();
     long now = insight.nowMillis();
     boolean queue = insight.queueMode();
-    StringBuilder b = new StringBuilder(4096 + rows.size() * 1024);
+    StringBuilder b = new StringBuilder(Math.min(4096 + rows.size() * 1024, 64 << 10));
     b.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
         .append("<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">")
         .append("<title>prw-relay tenants</title><style>")
@@ -102,7 +104,9 @@ public final class TenantsPage {
         .append(1 << SeriesDigests.NAME_SAMPLE_BITS)
         .append("; updated ")
         .append(Escape.html(Instant.ofEpochMilli(now).toString()))
-        .append(", refreshes every 5 s</p><div class=\"wrap\"><table><thead><tr>")
+        .append(", refreshes every 5 s");
+    int note = b.length();
+    b.append("</p><div class=\"wrap\"><table><thead><tr>")
         .append("<th>Tenant</th><th class=\"num\">Active series</th>")
         .append("<th class=\"num\">Growth</th><th class=\"num\">Series/s</th>")
         .append("<th class=\"num\">Bytes/s</th><th>Top metrics</th><th>Lane</th>");
@@ -110,8 +114,27 @@ public final class TenantsPage {
       b.append("<th class=\"num\">Queue</th>");
     }
     b.append("<th>Last error</th></tr></thead><tbody>");
+    int bytes = ResponseBound.utf8Length(b, 0, b.length());
+    int shown = 0;
     for (TenantRow r : rows) {
+      int start = b.length();
       row(b, r, now, queue);
+      int rowBytes = ResponseBound.utf8Length(b, start, b.length());
+      if (bytes + rowBytes > ResponseBound.MAX_BYTES - ResponseBound.RESERVE) {
+        b.setLength(start);
+        break;
+      }
+      bytes += rowBytes;
+      shown++;
+    }
+    if (shown < rows.size()) {
+      b.insert(
+          note,
+          "; the "
+              + (rows.size() - shown)
+              + " with the fewest active series are not shown (the page is limited to "
+              + (ResponseBound.MAX_BYTES >> 20)
+              + " MiB)");
     }
     b.append("</tbody></table></div>");
     if (rows.isEmpty()) {
