@@ -145,8 +145,7 @@ class DigestNamesTest {
             for (int n = 0; n < d.nameCount(); n++) {
               assertTrue(d.nameLength(n) <= SeriesDigests.MAX_NAME_BYTES, "name " + n);
               assertEquals(
-                  SeededHash.hash(d.nameBytes(), d.nameOffset(n), d.nameLength(n)),
-                  d.nameHash(n));
+                  SeededHash.hash(d.nameBytes(), d.nameOffset(n), d.nameLength(n)), d.nameHash(n));
               hashes.add(d.nameHash(n));
             }
           });

@@ -66,6 +66,7 @@ class InternalErrorLogTest {
         BodyEncoding.SNAPPY,
         Protocol.V1,
         null,
+        0,
         TenantAllowList.ANY,
         SenderKey.UNKNOWN,
         fixture.sim.now(),
