@@ -17,6 +17,20 @@ final class LaneTesting {
   private LaneTesting() {}
 
   /**
+   * The first of {@code prefix}, {@code prefix1}, {@code prefix2}, … whose lane lives on loop
+   * {@code loop} of {@code loops}: which loop a tenant's lane lives on follows a hash seeded anew
+   * in every process, so a test that needs two tenants on one loop picks them this way.
+   */
+  static String tenantOnLoop(String prefix, int loop, int loops) {
+    for (int i = 0; ; i++) {
+      String tenant = i == 0 ? prefix : prefix + i;
+      if (Lanes.shardOf(tenant, loops) == loop) {
+        return tenant;
+      }
+    }
+  }
+
+  /**
    * A lane test's teardown: lets ten simulated minutes pass on {@code loops} (every send still out
    * answered, every backoff and idle timer fired), closes {@code lanes} when the test made them,
    * and fails if any loop's channel still holds a message.

@@ -134,22 +134,25 @@ class NewLanesTest {
 
   @Test
   void aNewTenantAtTheBoundTakesThePlaceOfTheLaneUsedLongestAgo() {
-    // "old-b", "recent-b" and "new" live on the same loop: a loop evicts only its own lanes.
+    // Three tenants of one loop: a loop evicts only its own lanes.
+    String old = LaneTesting.tenantOnLoop("old-b", 1, 2);
+    String recent = LaneTesting.tenantOnLoop("recent-b", 1, 2);
+    String fresh = LaneTesting.tenantOnLoop("new", 1, 2);
     lanes(2);
-    submit(fragment("old1", "old-b", null));
+    submit(fragment("old1", old, null));
     advance(10);
-    submit(fragment("recent1", "recent-b", null));
+    submit(fragment("recent1", recent, null));
     advance(10);
-    submit(fragment("old2", "old-b", null)); // now "recent-b" is the one used longest ago
+    submit(fragment("old2", old, null)); // now "recent" is the one used longest ago
     advance(10);
     assertEquals(2, lanes.size());
-    submit(fragment("new1", "new", null));
+    submit(fragment("new1", fresh, null));
     assertEquals(Kind.DELIVERED, outcomes.get("new1").kind());
     assertEquals(2, lanes.size(), "the new lane took an idle one's place");
-    assertEquals(List.of("recent-b"), forgotten, "the lane used longest ago made room");
-    submit(fragment("old3", "old-b", null));
+    assertEquals(List.of(recent), forgotten, "the lane used longest ago made room");
+    submit(fragment("old3", old, null));
     assertEquals(Kind.DELIVERED, outcomes.get("old3").kind());
-    assertEquals(List.of("old-b", "recent-b", "new"), made, "old-b kept its lane");
+    assertEquals(List.of(old, recent, fresh), made, "old kept its lane");
   }
 
   @Test
