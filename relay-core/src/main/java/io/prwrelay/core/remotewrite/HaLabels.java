@@ -35,8 +35,11 @@ public final class HaLabels {
   /** The key of a request whose first series has neither label (or which has no series). */
   public static final long NONE = 0;
 
-  /** {@link #keyOfPrefix}: the bytes end before the first series does. */
-  public static final long INCOMPLETE = 1;
+  /**
+   * The key cannot be told from the bytes at hand ({@link #keyOfPrefix}: they end before the first
+   * series does): judged alike with nothing, not even itself.
+   */
+  public static final long UNKNOWN = 1;
 
   private static final long P1 = 0x9E3779B185EBCA87L;
   private static final long P2 = 0xC2B2AE3D27D4EB4FL;
@@ -84,7 +87,7 @@ public final class HaLabels {
    * each of them would be alone.
    */
   public static boolean judgedAlike(long a, long b) {
-    return a == b && a != INCOMPLETE;
+    return a == b && a != UNKNOWN;
   }
 
   /**
@@ -97,8 +100,9 @@ public final class HaLabels {
   }
 
   /**
-   * The key of a PRW 1.0 request of which only the first bytes are at hand, or {@link #INCOMPLETE}
-   * when they end before its first series does.
+   * The key of a PRW 1.0 request of which only the first bytes are at hand, or {@link #UNKNOWN}
+   * when they end before its first series does (or before anything but a first field that is not a
+   * series).
    *
    * @param prefix borrowed; the start of a {@code WriteRequest} between reader and writer index
    */
@@ -117,23 +121,23 @@ public final class HaLabels {
     while (at < end) {
       long tag = varint(in, at, end);
       if (tag < 0) {
-        return whole ? NONE : INCOMPLETE;
+        return whole ? NONE : UNKNOWN;
       }
       at = position(tag);
       if (value(tag) == WriteRequestFields.TIMESERIES_TAG) {
         long length = varint(in, at, end);
         if (length < 0 || value(length) > end - position(length)) {
-          return whole ? NONE : INCOMPLETE;
+          return whole ? NONE : UNKNOWN;
         }
         at = position(length);
         return seriesKey(in, at, at + value(length));
       }
       at = skip(in, at, end, value(tag));
       if (at < 0) {
-        return whole || at == UNKNOWN_TYPE ? NONE : INCOMPLETE;
+        return whole || at == BAD_WIRE_TYPE ? NONE : UNKNOWN;
       }
     }
-    return whole ? NONE : INCOMPLETE; // no series yet: a prefix may have one further on
+    return whole ? NONE : UNKNOWN; // no series yet: a prefix may have one further on
   }
 
   /** The key of the {@code TimeSeries} message in {@code [from, to)}. */
@@ -213,7 +217,7 @@ public final class HaLabels {
     h = (h ^ (h >>> 33)) * 0xFF51AFD7ED558CCDL;
     h = (h ^ (h >>> 33)) * 0xC4CEB9FE1A85EC53L;
     h ^= h >>> 33;
-    return h == NONE || h == INCOMPLETE ? h + 2 : h;
+    return h == NONE || h == UNKNOWN ? h + 2 : h;
   }
 
   /** Feeds one value ({@code length} -1 when absent) into the hash: its length, then its bytes. */
@@ -239,7 +243,7 @@ public final class HaLabels {
   }
 
   /** {@link #skip}: the wire type is not one protobuf has. */
-  private static final int UNKNOWN_TYPE = -2;
+  private static final int BAD_WIRE_TYPE = -2;
 
   /**
    * Reads an unsigned varint at {@code at}: the value in the high 32 bits, the position after it in
@@ -271,7 +275,7 @@ public final class HaLabels {
 
   /**
    * The position after the value of a field with {@code tag} at {@code at}; -1 when the value is
-   * not whole before {@code end}, {@link #UNKNOWN_TYPE} when the wire type is unknown.
+   * not whole before {@code end}, {@link #BAD_WIRE_TYPE} when the wire type is unknown.
    */
   private static int skip(ByteBuf in, int at, int end, int tag) {
     long n;
@@ -285,7 +289,7 @@ public final class HaLabels {
             return at;
           }
         }
-        return UNKNOWN_TYPE;
+        return BAD_WIRE_TYPE;
       }
       case WireTags.FIXED64 -> n = 8;
       case WireTags.LENGTH_DELIMITED -> {
@@ -298,7 +302,7 @@ public final class HaLabels {
       }
       case WireTags.FIXED32 -> n = 4;
       default -> {
-        return UNKNOWN_TYPE;
+        return BAD_WIRE_TYPE;
       }
     }
     return n > end - at ? -1 : at + (int) n;

@@ -123,12 +123,12 @@ class HaLabelsTest {
     for (int n = 0; n <= whole.length; n++) {
       long k = ha.keyOfPrefix(Unpooled.wrappedBuffer(whole, 0, n));
       if (n < firstEnd) {
-        assertEquals(HaLabels.INCOMPLETE, k, "prefix of " + n);
+        assertEquals(HaLabels.UNKNOWN, k, "prefix of " + n);
       } else {
         assertEquals(key(r1), k, "prefix of " + n);
       }
     }
-    assertFalse(HaLabels.judgedAlike(HaLabels.INCOMPLETE, HaLabels.INCOMPLETE));
+    assertFalse(HaLabels.judgedAlike(HaLabels.UNKNOWN, HaLabels.UNKNOWN));
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.prwrelay.server.config;
 
 import static io.prwrelay.server.config.ConfigKey.key;
 
+import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.core.route.TenantRules;
 import java.util.List;
 
@@ -58,6 +59,21 @@ final class TenantKeys {
           String.valueOf(TenantRules.DEFAULT_MAX_TENANTS_PER_REQUEST),
           "tenants one request may carry; a request with more is answered 400");
 
+  static final ConfigKey HA_CLUSTER_LABEL =
+      key(
+          "relay.tenant.ha-cluster-label",
+          HaLabels.DEFAULT_CLUSTER,
+          "the downstream's HA cluster label (Cortex and Mimir ha_cluster_label): only batches"
+              + " whose first series carry equal values of it and of the replica label travel in"
+              + " one request; never removed");
+
+  static final ConfigKey HA_REPLICA_LABEL =
+      key(
+          "relay.tenant.ha-replica-label",
+          HaLabels.DEFAULT_REPLICA,
+          "the downstream's HA replica label (Cortex and Mimir ha_replica_label); as the cluster"
+              + " label");
+
   /** The keys of this group, in the order {@code --help} and the README list them. */
   static final List<ConfigKey> KEYS =
       List.of(
@@ -68,5 +84,7 @@ final class TenantKeys {
           PREFIX,
           TRUST_INCOMING_HEADER,
           MAX_CACHED,
-          MAX_PER_REQUEST);
+          MAX_PER_REQUEST,
+          HA_CLUSTER_LABEL,
+          HA_REPLICA_LABEL);
 }

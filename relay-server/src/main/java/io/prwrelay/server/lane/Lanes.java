@@ -326,6 +326,7 @@ public final class Lanes implements AutoCloseable {
     for (int i = 0; i < fragments.size(); i++) {
       Fragment f = fragments.get(i);
       try {
+        HaKeys.judge(f, ctx.settings.haLabels(), ctx.alloc); // from the body while it is at hand
         if (f.size() >= COMPRESS_IN_LANE_BELOW) {
           f.compress(ctx.alloc);
         }
