@@ -8,15 +8,19 @@ import com.sun.net.httpserver.HttpServer;
 import io.prwrelay.server.testing.RelayFixture;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A real Prometheus HA pair through the relay into a real Mimir with HA deduplication: two {@code
@@ -24,9 +28,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * r2 scrape the same target (which answers each replica with its own value, so a stored sample
  * tells which replica it came from) and remote-write through the relay, 16 shards and 100 samples
  * per send each, into Mimir with its HA tracker on. The relay's lane is forced to coalesce ({@code
- * relay.lanes.max-concurrent-sends=1}), so fragments of both replicas wait in it together. Mimir
- * judges each push by its first series; it keeps exactly one replica, with no gap and no extra
- * sample in any series.
+ * relay.lanes.max-concurrent-sends=1}), so fragments of both replicas wait in it together; in queue
+ * mode every fragment goes through the tenant's queue ({@code direct-timeout=0}), whose drain
+ * merges records. Mimir judges each push by its first series; it keeps exactly one replica, with no
+ * gap and no extra sample in any series.
  */
 @ExtendWith({PrometheusProcess.Required.class, MimirProcess.Required.class})
 class PrometheusHaPairMimirTest {
@@ -91,23 +96,29 @@ class PrometheusHaPairMimirTest {
     return server;
   }
 
-  @Test
+  @TempDir Path queueDir;
+
+  @ParameterizedTest(name = "{0} mode")
+  @ValueSource(strings = {"sync", "queue"})
   @Timeout(value = 300, unit = TimeUnit.SECONDS)
-  void mimirKeepsExactlyOneReplicaWithNoGapWhileTheRelayCoalesces() throws Exception {
+  void mimirKeepsExactlyOneReplicaWithNoGapWhileTheRelayCoalesces(String mode) throws Exception {
     HttpServer target = target();
+    Map<String, String> relayConfig = new HashMap<>();
+    relayConfig.put("relay.downstream.timeout", "20s");
+    relayConfig.put("relay.downstream.attempt-timeout", "10s");
+    relayConfig.put("relay.lanes.max-concurrent-sends", "1");
+    if (mode.equals("queue")) {
+      relayConfig.put("relay.delivery.mode", "queue");
+      relayConfig.put("relay.delivery.queue.dir", queueDir.toString());
+      relayConfig.put("relay.delivery.queue.direct-timeout", "0");
+    }
     try (MimirProcess mimir =
             MimirProcess.start(
                 "-distributor.ha-tracker.enable=true",
                 "-distributor.ha-tracker.enable-for-all-users=true",
                 "-distributor.ha-tracker.store=inmemory",
                 "-distributor.ha-tracker.failover-timeout=120s");
-        RelayFixture relay =
-            new RelayFixture(
-                Map.of(
-                    "relay.downstream.url", mimir.pushUrl().toString(),
-                    "relay.downstream.timeout", "20s",
-                    "relay.downstream.attempt-timeout", "10s",
-                    "relay.lanes.max-concurrent-sends", "1"))) {
+        RelayFixture relay = new RelayFixture(withUrl(relayConfig, mimir))) {
       String relayUrl = relay.uri("/api/v1/write").toString();
       int port = target.getAddress().getPort();
       long startMillis = System.currentTimeMillis();
@@ -152,9 +163,10 @@ class PrometheusHaPairMimirTest {
           }
         }
         System.out.printf(
-            "HA pair through the relay into Mimir: %d series, %d samples checked, by replica value"
+            "HA pair through the relay (%s mode) into Mimir: %d series, %d samples checked, by replica value"
                 + " %s; gaps %d, extra samples %d; Mimir deduplicated %.0f samples; relay: %.0f"
                 + " sender requests, %.0f downstream requests%n",
+            mode,
             stored.size(),
             checked,
             values,
@@ -177,6 +189,12 @@ class PrometheusHaPairMimirTest {
     } finally {
       target.stop(0);
     }
+  }
+
+  private static Map<String, String> withUrl(Map<String, String> config, MimirProcess mimir) {
+    Map<String, String> c = new HashMap<>(config);
+    c.put("relay.downstream.url", mimir.pushUrl().toString());
+    return c;
   }
 
   private static double sum(String metrics, String prefix) {
