@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -26,12 +27,13 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A real Prometheus HA pair through the relay into a real Mimir with HA deduplication: two {@code
  * prometheus} processes with the same external {@code cluster} label and {@code __replica__} r1 and
  * r2 scrape the same target (which answers each replica with its own value, so a stored sample
- * tells which replica it came from) and remote-write through the relay, 16 shards and 100 samples
- * per send each, into Mimir with its HA tracker on. The relay's lane is forced to coalesce ({@code
- * relay.lanes.max-concurrent-sends=1}), so fragments of both replicas wait in it together; in queue
- * mode every fragment goes through the tenant's queue ({@code direct-timeout=0}), whose drain
- * merges records. Mimir judges each push by its first series; it keeps exactly one replica, with no
- * gap and no extra sample in any series.
+ * tells which replica it came from, and holds the first scrape of a round until the other replica's
+ * comes, so that both replicas' batches reach the relay together) and remote-write through the
+ * relay, 16 shards and 100 samples per send each, into Mimir with its HA tracker on. The relay's
+ * lane is forced to coalesce ({@code relay.lanes.max-concurrent-sends=1}), so fragments of both
+ * replicas wait in it together; in queue mode every fragment goes through the tenant's queue
+ * ({@code direct-timeout=0}), whose drain merges records. Mimir judges each push by its first
+ * series; it keeps exactly one replica, with no gap and no extra sample in any series.
  */
 @ExtendWith({PrometheusProcess.Required.class, MimirProcess.Required.class})
 class PrometheusHaPairMimirTest {
@@ -74,12 +76,49 @@ class PrometheusHaPairMimirTest {
         .formatted(SCRAPE.toSeconds(), replica, replica, targetPort, TENANT, relayUrl);
   }
 
+  /**
+   * Holds the first of two callers until the second comes, or for at most {@code maxWaitMillis}.
+   * The replicas' scrape offsets differ by d in [0, interval): one of them comes at most half an
+   * interval after the other, well within the wait and the scrape timeout (the interval).
+   */
+  private static final class Pairing {
+    private long round;
+    private boolean waiting;
+
+    synchronized void await(long maxWaitMillis) throws InterruptedException {
+      if (waiting) {
+        waiting = false;
+        round++;
+        notifyAll();
+        return;
+      }
+      waiting = true;
+      long mine = round;
+      long deadline = System.currentTimeMillis() + maxWaitMillis;
+      for (long left = maxWaitMillis; round == mine && left > 0; ) {
+        wait(left);
+        left = deadline - System.currentTimeMillis();
+      }
+      if (round == mine) {
+        waiting = false; // the other replica is late: this round goes alone
+        round++;
+      }
+    }
+  }
+
   /** The target both replicas scrape: {@value #SERIES} gauges, valued 1 for r1 and 2 for r2. */
   private static HttpServer target() throws Exception {
     HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.setExecutor(Executors.newCachedThreadPool());
+    Pairing pairing = new Pairing();
     server.createContext(
         "/metrics",
         exchange -> {
+          try {
+            pairing.await(SCRAPE.toMillis() * 3 / 4);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
           String query = exchange.getRequestURI().getQuery();
           String value = query != null && query.contains("replica=r2") ? "2" : "1";
           StringBuilder b = new StringBuilder("# TYPE ha_test_value gauge\n");
