@@ -57,6 +57,9 @@ public final class Fragment implements BatchResult {
    */
   long haKey = io.prwrelay.core.remotewrite.HaLabels.NONE;
 
+  /** Whether {@link #haKey} was read ({@link HaKeys#judge}). */
+  boolean haKeyRead;
+
   /**
    * The piece of a rejected merged request this fragment is sent again in ({@link Bisection}), or
    * {@code null}: a lane sends the fragments of one piece together and never with others.

@@ -27,6 +27,10 @@ final class HaKeys {
    * until it is converted to PRW 1.0 ({@link #convertedToV1}).
    */
   static void judge(Fragment f, HaLabels ha, ByteBufAllocator alloc) {
+    if (f.haKeyRead) {
+      return;
+    }
+    f.haKeyRead = true;
     if (f.protocol() != Protocol.V1) {
       f.haKey = HaLabels.UNKNOWN;
     } else if (f.body() != null) {
