@@ -13,14 +13,19 @@ import io.prwrelay.server.downstream.Protocol;
  * record, once each: functions of their arguments. A fragment's key is read from its uncompressed
  * body; a snappy block's (a sender body forwarded as it came, a queued record) from the start of
  * the block only ({@link SnappyPrefix}: {@value #PREFIX_BYTES} bytes hold the first series of any
- * usual request), and from the whole block, decompressed into a buffer freed before returning, only
- * when its first series does not fit in them.
+ * usual request, {@value #MAX_PREFIX_BYTES} at most), into a buffer freed before returning.
  */
 final class HaKeys {
   private HaKeys() {}
 
   /** Bytes of a block decompressed first to find its first series. */
   static final int PREFIX_BYTES = 4096;
+
+  /**
+   * Most bytes of a block decompressed to find its first series: a first series longer than this
+   * (labels and samples) leaves the block's key unknown, and the block travels alone.
+   */
+  static final int MAX_PREFIX_BYTES = 64 << 10;
 
   /**
    * Reads the fragment's key. A PRW 2.0 fragment travels alone: its key is {@link HaLabels#UNKNOWN}
@@ -36,43 +41,37 @@ final class HaKeys {
     } else if (f.body() != null) {
       f.haKey = ha.keyOf(f.body());
     } else if (f.compressed() != null) {
-      f.haKey = ofBlock(f.compressed(), ha, f.size(), alloc);
+      f.haKey = ofBlock(f.compressed(), ha, alloc);
     }
   }
 
   /**
-   * The key of a snappy block of a PRW 1.0 request; {@link HaLabels#UNKNOWN} (joined with nothing)
-   * when the block is not valid or decompresses to more than {@code maxBytes}.
+   * The key of a snappy block of a PRW 1.0 request, from its first {@value #PREFIX_BYTES} bytes,
+   * else its first {@value #MAX_PREFIX_BYTES}; {@link HaLabels#UNKNOWN} (joined with nothing) when
+   * the block is not valid or its first series does not end within them. What is decompressed for
+   * it is freed before this returns.
    *
    * @param block borrowed
    */
-  static long ofBlock(ByteBuf block, HaLabels ha, int maxBytes, ByteBufAllocator alloc) {
+  static long ofBlock(ByteBuf block, HaLabels ha, ByteBufAllocator alloc) {
     try {
       long declared = SnappyCodec.declaredLength(block);
-      if (declared <= PREFIX_BYTES) {
-        return whole(block, ha, PREFIX_BYTES, alloc);
-      }
-      ByteBuf prefix = SnappyPrefix.decode(block, PREFIX_BYTES, alloc);
-      long key;
-      try {
-        key = ha.keyOfPrefix(prefix);
-      } finally {
-        prefix.release();
-      }
-      if (key != HaLabels.UNKNOWN || declared > maxBytes) {
-        return key;
-      }
-      return whole(block, ha, (int) declared, alloc);
+      long key = start(block, ha, declared, PREFIX_BYTES, alloc);
+      return key != HaLabels.UNKNOWN || declared <= PREFIX_BYTES
+          ? key
+          : start(block, ha, declared, MAX_PREFIX_BYTES, alloc);
     } catch (CodecException | RuntimeException e) {
       return HaLabels.UNKNOWN;
     }
   }
 
-  private static long whole(ByteBuf block, HaLabels ha, int bytes, ByteBufAllocator alloc)
+  /** The key read from the block's first {@code bytes}, which hold all of it when it is short. */
+  private static long start(
+      ByteBuf block, HaLabels ha, long declared, int bytes, ByteBufAllocator alloc)
       throws CodecException {
     ByteBuf plain = SnappyPrefix.decode(block, bytes, alloc);
     try {
-      return ha.keyOf(plain);
+      return declared <= bytes ? ha.keyOf(plain) : ha.keyOfPrefix(plain);
     } finally {
       plain.release();
     }

@@ -251,11 +251,9 @@ final class RequestBody {
             "record declares " + size + " decompressed bytes, more than the limit");
       }
       if (blocks.size() == 1) {
-        key = HaKeys.ofBlock(blocks.get(0), ha, maxDecompressedBytes, alloc);
+        key = HaKeys.ofBlock(blocks.get(0), ha, alloc);
       }
-      if (!blocks.isEmpty()
-          && !HaLabels.judgedAlike(
-              key, HaKeys.ofBlock(r.payload(), ha, maxDecompressedBytes, alloc))) {
+      if (!blocks.isEmpty() && !HaLabels.judgedAlike(key, HaKeys.ofBlock(r.payload(), ha, alloc))) {
         break; // judged otherwise downstream: it leads the next request
       }
       plain += size;
