@@ -101,6 +101,25 @@ final class HaPairs {
         LaneTesting.answeredOnce(outcomes, id));
   }
 
+  /**
+   * A fragment of one series of {@code replica} of {@code cluster} marked {@code id}, of at least
+   * {@code bytes} bytes (a {@code pad} label): large enough to leave from the loop that routed it.
+   */
+  static Fragment large(
+      String id,
+      String tenant,
+      String cluster,
+      String replica,
+      int bytes,
+      long deadline,
+      Map<String, FragmentOutcome> outcomes) {
+    TimeSeries s =
+        series(cluster, replica, id).toBuilder()
+            .addLabels(Label.newBuilder().setName("pad").setValue("p".repeat(bytes)))
+            .build();
+    return fragment(id, tenant, request(s), deadline, outcomes);
+  }
+
   /** The series of one request, each as {@code replica:id} ({@code -} for an absent replica). */
   static List<String> seriesOf(byte[] body) {
     try {
