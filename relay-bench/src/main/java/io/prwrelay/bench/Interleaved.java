@@ -50,6 +50,7 @@ public final class Interleaved {
                 + " dangerous.");
     Map<String, Callable<Object>> rows = new LinkedHashMap<>();
     rows.put("RouteBenchmark.route", route::route);
+    rows.put("RouteBenchmark.routeReadingHaKeys", route::routeReadingHaKeys);
     rows.put("RouteBenchmark.routeWithoutFamilies", route::routeWithoutFamilies);
     rows.put("RouteBenchmark.routeCountingSamples", route::routeCountingSamples);
     rows.put("RouteBenchmark.routeDigesting", route::routeDigesting);

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.prwrelay.core.encode.V2BatchEncoder;
+import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.core.remotewrite.SeriesView;
 import io.prwrelay.core.remotewrite.WriteRequestReader;
 import io.prwrelay.core.remotewrite.WriteRequestVisitor;
@@ -62,6 +63,7 @@ public class RouteBenchmark extends RelayBenchmark {
   private V2TenantRouter v2ToV1Router;
   private final SeriesCounter counter = new SeriesCounter();
   private LabelWalk labelWalk;
+  private final HaLabels haLabels = HaLabels.defaults();
 
   /** Visitor that only counts, so {@code scan} measures the reader. */
   static final class SeriesCounter implements WriteRequestVisitor {
@@ -115,6 +117,22 @@ public class RouteBenchmark extends RelayBenchmark {
   @Benchmark
   public int route() {
     return tenants(router.route(request, alloc));
+  }
+
+  /**
+   * {@code route}, then the HA key of every tenant batch read as the lanes read it ({@link
+   * HaLabels#keyOf}: the first series' labels, once per batch): the difference to {@code route} is
+   * what keeping an HA pair's replicas apart costs per request.
+   */
+  @Benchmark
+  public long routeReadingHaKeys() {
+    RouteResult result = router.route(request, alloc);
+    long keys = 0;
+    for (int i = 0; i < result.batches().size(); i++) {
+      keys += haLabels.keyOf(result.batches().get(i).content());
+    }
+    result.clear();
+    return keys;
   }
 
   /**

@@ -96,6 +96,8 @@ public final class ConfigKeys {
   public static final ConfigKey TENANT_MAX_CACHED = TenantKeys.MAX_CACHED;
   public static final ConfigKey TENANT_MAX_PER_REQUEST = TenantKeys.MAX_PER_REQUEST;
   public static final ConfigKey TENANT_ALLOWED = TenantKeys.ALLOWED;
+  public static final ConfigKey TENANT_HA_CLUSTER_LABEL = TenantKeys.HA_CLUSTER_LABEL;
+  public static final ConfigKey TENANT_HA_REPLICA_LABEL = TenantKeys.HA_REPLICA_LABEL;
 
   public static final ConfigKey METADATA = MetadataKeys.METADATA;
   public static final ConfigKey METADATA_MAX_BROADCAST_BYTES = MetadataKeys.MAX_BROADCAST_BYTES;

@@ -7,6 +7,8 @@ import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_FAMILY_TENANTS;
 import static io.prwrelay.server.config.ConfigKeys.METRICS_COUNT_SAMPLES;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_ALLOWED;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_DEFAULT;
+import static io.prwrelay.server.config.ConfigKeys.TENANT_HA_CLUSTER_LABEL;
+import static io.prwrelay.server.config.ConfigKeys.TENANT_HA_REPLICA_LABEL;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_LABELS;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_CACHED;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_PER_REQUEST;
@@ -15,6 +17,7 @@ import static io.prwrelay.server.config.ConfigKeys.TENANT_PREFIX;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_REMOVE_LABEL;
 import static io.prwrelay.server.config.ConfigKeys.TENANT_TRUST_INCOMING_HEADER;
 
+import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.core.route.TenantIds;
 import io.prwrelay.core.route.TenantRules;
 import java.util.Arrays;
@@ -29,8 +32,17 @@ import java.util.List;
  * @param trustIncomingHeader whether a request carrying {@code tenantHeader} goes whole to it
  * @param tenantHeader the tenant header (the one sent downstream, {@code
  *     relay.downstream.tenant-header})
+ * @param haLabels the downstream's HA deduplication labels: batches travel together only when their
+ *     first series carry the same values of both ({@code relay.tenant.ha-cluster-label}, {@code
+ *     relay.tenant.ha-replica-label}); the relay never removes them
  */
-public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, String tenantHeader) {
+public record TenantConfig(
+    TenantRules rules, boolean trustIncomingHeader, String tenantHeader, HaLabels haLabels) {
+
+  /** With the default HA labels, {@code cluster} and {@code __replica__}. */
+  public TenantConfig(TenantRules rules, boolean trustIncomingHeader, String tenantHeader) {
+    this(rules, trustIncomingHeader, tenantHeader, HaLabels.defaults());
+  }
 
   /** The header whose value names a request's tenant, or {@code null} when none is trusted. */
   public String trustedHeader() {
@@ -71,11 +83,55 @@ public record TenantConfig(TenantRules rules, boolean trustIncomingHeader, Strin
                     .map(String::trim)
                     .filter(t -> !t.isEmpty())
                     .toList());
+    HaLabels ha = haLabels(v, labels);
     try {
-      return new TenantConfig(b.build(), trust, tenantHeader);
+      return new TenantConfig(b.build(), trust, tenantHeader, ha);
     } catch (TenantRules.InvalidSettingException e) {
       throw v.invalidWithoutValue(key(e.setting()), e.problem());
     }
+  }
+
+  /**
+   * The HA labels; refused when one of them is a tenant label that {@code
+   * relay.tenant.remove-label} would strip: the downstream could no longer tell the replicas of an
+   * HA pair apart.
+   */
+  private static HaLabels haLabels(ConfigValues v, List<String> tenantLabels)
+      throws ConfigException {
+    String cluster = single(v, TENANT_HA_CLUSTER_LABEL);
+    String replica = single(v, TENANT_HA_REPLICA_LABEL);
+    if (cluster.equals(replica)) {
+      throw v.invalid(
+          TENANT_HA_REPLICA_LABEL, "must differ from " + TENANT_HA_CLUSTER_LABEL.name());
+    }
+    HaLabels ha = new HaLabels(cluster, replica);
+    if (v.bool(TENANT_REMOVE_LABEL)) {
+      for (String label : tenantLabels) {
+        if (ha.isHaLabel(label)) {
+          throw v.invalid(
+              TENANT_REMOVE_LABEL,
+              "would remove the HA label "
+                  + label
+                  + " (a tenant label in "
+                  + TENANT_LABELS.name()
+                  + ", and "
+                  + (label.equals(cluster) ? TENANT_HA_CLUSTER_LABEL : TENANT_HA_REPLICA_LABEL)
+                      .name()
+                  + "): the downstream could no longer tell an HA pair's replicas apart; set"
+                  + " relay.tenant.remove-label=false or name other HA labels");
+        }
+      }
+    }
+    return ha;
+  }
+
+  /** The one label name {@code key} holds. */
+  private static String single(ConfigValues v, ConfigKey key) throws ConfigException {
+    List<String> names = v.labelNames(key);
+    if (names.size() != 1) {
+      throw v.invalid(key, "must be exactly one label name");
+    }
+    return names.get(0);
   }
 
   private static ConfigKey key(TenantRules.Setting setting) {

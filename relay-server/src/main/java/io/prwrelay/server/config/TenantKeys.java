@@ -2,6 +2,7 @@ package io.prwrelay.server.config;
 
 import static io.prwrelay.server.config.ConfigKey.key;
 
+import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.core.route.TenantRules;
 import java.util.List;
 
@@ -66,6 +67,21 @@ final class TenantKeys {
               + " tenant is handled as one without a tenant (relay.tenant.missing) and counted with"
               + " reason not_allowed; the default tenant is always allowed; empty = any tenant");
 
+  static final ConfigKey HA_CLUSTER_LABEL =
+      key(
+          "relay.tenant.ha-cluster-label",
+          HaLabels.DEFAULT_CLUSTER,
+          "the downstream's HA cluster label (Cortex and Mimir ha_cluster_label): only batches"
+              + " whose first series carry equal values of it and of the replica label travel in"
+              + " one request; never removed");
+
+  static final ConfigKey HA_REPLICA_LABEL =
+      key(
+          "relay.tenant.ha-replica-label",
+          HaLabels.DEFAULT_REPLICA,
+          "the downstream's HA replica label (Cortex and Mimir ha_replica_label); as the cluster"
+              + " label");
+
   /** The keys of this group, in the order {@code --help} and the README list them. */
   static final List<ConfigKey> KEYS =
       List.of(
@@ -77,5 +93,7 @@ final class TenantKeys {
           TRUST_INCOMING_HEADER,
           MAX_CACHED,
           MAX_PER_REQUEST,
-          ALLOWED);
+          ALLOWED,
+          HA_CLUSTER_LABEL,
+          HA_REPLICA_LABEL);
 }

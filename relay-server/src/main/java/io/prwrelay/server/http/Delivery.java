@@ -103,6 +103,7 @@ final class Delivery {
         Fragment f = batches.get(0);
         metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
         f.bind(deadline, request, senderRetries);
+        lanes.readHaKey(f); // from the decompressed request, before it is let go
         f.forwardAs(body.retain());
         metrics.forwardedWhole();
       } else if (known != null) {

@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Like a lane, it has at most {@link LaneSettings#maxConcurrentSends()} requests in flight and
  * coalesces: a fragment that arrives while one of its sends is in flight waits, with the others
  * that arrive, for the first send to come back or for {@code linger}, whichever comes first, and
- * they go as one request (joined snappy blocks) of up to {@code batchMaxBytes}. A fragment it
+ * they go as one request (joined snappy blocks) of up to {@code batchMaxBytes}, each request made
+ * only of fragments the downstream judges alike ({@link Pending#takeJudgedAlike}). A fragment it
  * cannot take (every send slot of the tenant or of the loop busy) goes to the lane. A 2xx or a
  * non-retriable 4xx answers a send's fragments here; any other outcome hands them to the lane,
  * which decides as if it had sent them. So does a non-retriable 4xx to a send of several fragments:
@@ -140,7 +141,12 @@ final class Delegate {
     cancelLinger();
     long now = now();
     Outgoing batch = new Outgoing(pending.size(), now);
-    pending.takeAll(batch);
+    pending.takeJudgedAlike(batch);
+    if (!pending.isEmpty()) {
+      // Judged otherwise downstream (HaLabels): they go with the next send, at the latest when the
+      // linger ends.
+      linger = loop.schedule(onLinger, ctx.lingerNanos, TimeUnit.NANOSECONDS);
+    }
     long left = Pending.timeLeft(batch, now);
     try {
       batch.body = left > 0 ? RequestBody.of(batch, ctx.alloc) : null;

@@ -66,6 +66,17 @@ public final class Fragment implements BatchResult {
   int origin = -1;
 
   /**
+   * What the downstream judges the batch by when HA deduplication is on ({@link
+   * io.prwrelay.core.remotewrite.HaLabels}): read by {@link Lanes} from its first series before it
+   * is compressed ({@link HaKeys}), again when it is converted to PRW 1.0. Fragments travel in one
+   * request only when their keys are judged alike.
+   */
+  long haKey = io.prwrelay.core.remotewrite.HaLabels.NONE;
+
+  /** Whether {@link #haKey} was read ({@link HaKeys#judge}). */
+  boolean haKeyRead;
+
+  /**
    * The piece of a rejected merged request this fragment is sent again in ({@link Bisection}), or
    * {@code null}: a lane sends the fragments of one piece together and never with others.
    */

@@ -272,7 +272,11 @@ public final class Lane {
     Fragment head = pending.poll();
     FragmentOutcome unsendable =
         RequestBody.inDownstreamProtocol(
-            head, ctx.protocol.forV2Input(), ctx.alloc, ctx.settings.maxConvertedBytes());
+            head,
+            ctx.protocol.forV2Input(),
+            ctx.alloc,
+            ctx.settings.maxConvertedBytes(),
+            ctx.settings.haLabels());
     if (unsendable != null) {
       finish(head, unsendable);
       return;

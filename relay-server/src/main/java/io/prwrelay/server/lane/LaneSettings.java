@@ -1,5 +1,6 @@
 package io.prwrelay.server.lane;
 
+import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.DownstreamConfig;
 import io.prwrelay.server.config.RelayConfig;
@@ -26,6 +27,8 @@ import java.time.Duration;
  * @param maxConvertedBytes largest PRW 1.0 request a lane makes of a PRW 2.0 batch for a downstream
  *     that takes only 1.0 ({@code relay.server.max-decompressed-bytes}); a batch that would convert
  *     to more is rejected for good (400) without being converted
+ * @param haLabels the downstream's HA deduplication labels: fragments travel in one request only
+ *     when {@link HaLabels#judgedAlike} says so of their first series
  */
 public record LaneSettings(
     int maxConcurrentSends,
@@ -37,7 +40,34 @@ public record LaneSettings(
     Duration initialBackoff,
     Duration maxBackoff,
     Duration attemptTimeout,
-    int maxConvertedBytes) {
+    int maxConvertedBytes,
+    HaLabels haLabels) {
+
+  /** With the default HA labels of Cortex and Mimir ({@link HaLabels#defaults()}). */
+  public LaneSettings(
+      int maxConcurrentSends,
+      long maxPendingBytes,
+      int batchMaxBytes,
+      Duration linger,
+      Duration idleTimeout,
+      int maxLanes,
+      Duration initialBackoff,
+      Duration maxBackoff,
+      Duration attemptTimeout,
+      int maxConvertedBytes) {
+    this(
+        maxConcurrentSends,
+        maxPendingBytes,
+        batchMaxBytes,
+        linger,
+        idleTimeout,
+        maxLanes,
+        initialBackoff,
+        maxBackoff,
+        attemptTimeout,
+        maxConvertedBytes,
+        HaLabels.defaults());
+  }
 
   /**
    * The settings of {@code relay.lanes.*}, with the backoff and attempt limit of the downstream and
@@ -56,6 +86,7 @@ public record LaneSettings(
         downstream.initialBackoff(),
         downstream.maxBackoff(),
         downstream.attemptTimeout(),
-        config.server().maxDecompressedBytes());
+        config.server().maxDecompressedBytes(),
+        config.tenant().haLabels());
   }
 }

@@ -360,11 +360,22 @@ public final class Lanes implements AutoCloseable {
    * The fragments, those of at least {@link #COMPRESS_IN_LANE_BELOW} bytes compressed; one that
    * cannot be is answered 500 and left out.
    */
+  /**
+   * Reads the key the downstream judges the fragment by ({@link
+   * io.prwrelay.core.remotewrite.HaLabels}) from its uncompressed body, for a caller about to
+   * replace that body by the sender's snappy block ({@link Fragment#forwardAs}): {@link #submit}
+   * would otherwise read it from the start of the block, decompressing it again.
+   */
+  public void readHaKey(Fragment f) {
+    HaKeys.judge(f, ctx.settings.haLabels(), ctx.alloc);
+  }
+
   private List<Fragment> compressed(List<Fragment> fragments) {
     List<Fragment> out = null;
     for (int i = 0; i < fragments.size(); i++) {
       Fragment f = fragments.get(i);
       try {
+        HaKeys.judge(f, ctx.settings.haLabels(), ctx.alloc); // from the body while it is at hand
         if (f.size() >= COMPRESS_IN_LANE_BELOW) {
           f.compress(ctx.alloc);
         }

@@ -1,5 +1,6 @@
 package io.prwrelay.server.lane;
 
+import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.server.downstream.Protocol;
 import java.util.ArrayList;
 import java.util.List;
@@ -111,6 +112,11 @@ final class Pending {
     return ring[(head + i) & (ring.length - 1)];
   }
 
+  /** Puts {@code f} {@code i}th from the head. */
+  private void set(int i, Fragment f) {
+    ring[(head + i) & (ring.length - 1)] = f;
+  }
+
   /** Doubles the ring (its length stays a power of two), the head moved to index 0. */
   private void grow() {
     Fragment[] bigger = new Fragment[ring.length * 2];
@@ -122,22 +128,94 @@ final class Pending {
   }
 
   /**
-   * Moves to {@code batch}, behind its only fragment (a PRW 1.0 one), the fragments at the head
-   * that may travel with it in one request of at most {@code maxBytes}: PRW 1.0 fragments (a PRW
-   * 2.0 fragment's series refer to its own symbols table) of the same piece of a rejected request
-   * ({@link Bisection}: a piece travels with no others).
+   * Moves to {@code batch}, behind its only fragment (a PRW 1.0 one), the fragments waiting that
+   * may travel with it in one request of at most {@code maxBytes}: PRW 1.0 fragments (a PRW 2.0
+   * fragment's series refer to its own symbols table) of the same piece of a rejected request
+   * ({@link Bisection}: a piece travels with no others) that the downstream judges as the first
+   * ({@link HaLabels#judgedAlike}: with HA deduplication on, it accepts or drops a whole request by
+   * its first series).
+   *
+   * <p>The run at the head goes first, as far as it may. A fragment judged otherwise stays, and
+   * those behind it judged as the first still join (each sender's fragments keep their order: a
+   * replica's fragments are judged alike). A fragment of the first's key that cannot join (too
+   * large, PRW 2.0, of a piece) holds back every fragment behind it.
    */
   void joinTo(List<Fragment> batch, int maxBytes) {
-    Fragment head = batch.get(0);
-    long joined = head.size();
-    while (count > 0
-        && peek().protocol() == Protocol.V1
-        && peek().piece == head.piece
-        && joined + peek().size() <= maxBytes) {
+    Fragment first = batch.get(0);
+    long joined = first.size();
+    while (count > 0 && joins(peek(), first, joined, maxBytes)) {
       Fragment f = poll();
       batch.add(f);
       joined += f.size();
     }
+    if (count == 0 || first.piece != null || alike(peek(), first)) {
+      return; // nothing waits, a piece goes alone, or the first of its key that cannot join leads
+    }
+    // Fragments of other keys lead: those of the first's key behind them join, the rest close up.
+    int kept = 0;
+    int i = 0;
+    for (; i < count; i++) {
+      Fragment f = get(i);
+      if (f.piece != null || f.protocol() != Protocol.V1) {
+        break;
+      }
+      if (alike(f, first)) {
+        if (!joins(f, first, joined, maxBytes)) {
+          break;
+        }
+        batch.add(f);
+        joined += f.size();
+        bytes -= f.size();
+        continue;
+      }
+      set(kept++, f);
+    }
+    if (kept == i) {
+      return; // none joined
+    }
+    for (; i < count; i++) {
+      set(kept++, get(i));
+    }
+    for (int k = kept; k < count; k++) {
+      set(k, null);
+    }
+    count = kept;
+  }
+
+  private static boolean alike(Fragment f, Fragment first) {
+    return HaLabels.judgedAlike(f.haKey, first.haKey);
+  }
+
+  private static boolean joins(Fragment f, Fragment first, long joined, int maxBytes) {
+    return f.protocol() == Protocol.V1
+        && f.piece == first.piece
+        && alike(f, first)
+        && joined + f.size() <= maxBytes;
+  }
+
+  /**
+   * Moves to {@code out} the fragment at the head and every fragment behind it that the downstream
+   * judges alike ({@link HaLabels#judgedAlike}), in order; the others stay, in order. For a {@link
+   * Delegate}, whose fragments are all PRW 1.0 and none a piece.
+   */
+  <L extends List<Fragment>> L takeJudgedAlike(L out) {
+    Fragment first = poll();
+    out.add(first);
+    int kept = 0;
+    for (int i = 0; i < count; i++) {
+      Fragment f = get(i);
+      if (alike(f, first)) {
+        out.add(f);
+        bytes -= f.size();
+      } else {
+        set(kept++, f);
+      }
+    }
+    for (int k = kept; k < count; k++) {
+      set(k, null);
+    }
+    count = kept;
+    return out;
   }
 
   /**

@@ -261,6 +261,7 @@ final class QueueDrain {
               ctx.settings.batchMaxBytes(),
               ctx.maxDecompressedBytes,
               ctx.settings.maxConvertedBytes(),
+              ctx.settings.haLabels(),
               ctx.alloc);
     } catch (CodecException | RuntimeException e) {
       // Records pass their CRC, so this is a record the relay itself could not have written. Only

@@ -6,6 +6,7 @@ import io.netty.util.concurrent.FastThreadLocal;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.V2ToV1Converter;
+import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.queue.QueuedRecord;
 import java.util.ArrayList;
@@ -112,14 +113,15 @@ final class RequestBody {
 
   /**
    * Makes the fragment a batch the downstream takes: replaces a PRW 2.0 fragment's bytes by their
-   * PRW 1.0 conversion when PRW 2.0 batches go downstream as {@code v2As} = 1.0.
+   * PRW 1.0 conversion when PRW 2.0 batches go downstream as {@code v2As} = 1.0, and reads the
+   * conversion's HA key ({@link HaLabels}).
    *
    * @param maxConvertedBytes largest conversion ({@link LaneSettings#maxConvertedBytes()})
    * @return {@code null} when the fragment may be sent; else the outcome to answer it with (400
    *     when it has no PRW 1.0 form, 503 or 500 when the relay failed), its bytes unchanged
    */
   static FragmentOutcome inDownstreamProtocol(
-      Fragment f, Protocol v2As, ByteBufAllocator alloc, int maxConvertedBytes) {
+      Fragment f, Protocol v2As, ByteBufAllocator alloc, int maxConvertedBytes, HaLabels ha) {
     if (f.protocol() == Protocol.V1 || v2As == Protocol.V2) {
       return null;
     }
@@ -139,6 +141,7 @@ final class RequestBody {
       return FragmentOutcome.unconvertible(c.error().message(), f.attempts);
     }
     f.convertedToV1(c.content());
+    f.haKey = ha.keyOf(f.body()); // from now on it may travel with others
     return null;
   }
 
@@ -156,7 +159,9 @@ final class RequestBody {
   /**
    * The body of the next request of a queue read: a PRW 2.0 record alone (converted when the
    * downstream takes PRW 2.0 batches as {@code v2As} = 1.0), or the PRW 1.0 records from the head
-   * joined while their contents fit in {@code batchMaxBytes} (at least one).
+   * joined while their contents fit in {@code batchMaxBytes} and the downstream judges them as the
+   * first ({@link HaLabels}; at least one). Records are acknowledged in order, so the run stops at
+   * the first record judged otherwise.
    *
    * @param records borrows their payloads; not empty
    * @throws CodecException when the first record is not a snappy block the relay could have written
@@ -168,6 +173,7 @@ final class RequestBody {
       int batchMaxBytes,
       int maxDecompressedBytes,
       int maxConvertedBytes,
+      HaLabels ha,
       ByteBufAllocator alloc)
       throws CodecException {
     QueuedRecord first = records.get(0);
@@ -184,7 +190,7 @@ final class RequestBody {
     if (records.size() == 1 || records.get(1).remoteWrite2()) {
       return new OfRecords(first.payload().retainedDuplicate(), Protocol.V1, 1, null);
     }
-    return joined(records, batchMaxBytes, maxDecompressedBytes, alloc);
+    return joined(records, batchMaxBytes, maxDecompressedBytes, ha, alloc);
   }
 
   /**
@@ -210,16 +216,19 @@ final class RequestBody {
 
   /**
    * Joins the snappy blocks of PRW 1.0 records from the head while their contents fit in {@code
-   * batchMaxBytes} (at least one), without decompressing them.
+   * batchMaxBytes} and their HA keys are the first's (at least one), without decompressing them
+   * (but for the start of each, to read its key: {@link HaKeys#ofBlock}).
    */
   private static OfRecords joined(
       List<QueuedRecord> records,
       int batchMaxBytes,
       int maxDecompressedBytes,
+      HaLabels ha,
       ByteBufAllocator alloc)
       throws CodecException {
     List<ByteBuf> blocks = new ArrayList<>(records.size());
     long plain = 0;
+    long key = HaLabels.UNKNOWN; // the first record's, read once a second one may join it
     for (QueuedRecord r : records) {
       if (r.remoteWrite2()) {
         break; // never merged with PRW 1.0 records
@@ -240,6 +249,12 @@ final class RequestBody {
         throw new CodecException(
             CodecException.Problem.TOO_LARGE,
             "record declares " + size + " decompressed bytes, more than the limit");
+      }
+      if (blocks.size() == 1) {
+        key = HaKeys.ofBlock(blocks.get(0), ha, alloc);
+      }
+      if (!blocks.isEmpty() && !HaLabels.judgedAlike(key, HaKeys.ofBlock(r.payload(), ha, alloc))) {
+        break; // judged otherwise downstream: it leads the next request
       }
       plain += size;
       blocks.add(r.payload());

@@ -244,6 +244,63 @@ class RelayConfigTest {
   }
 
   @Test
+  void haLabelsDefaultToCortexsAndMayBeRenamed() throws Exception {
+    RelayConfig defaults = RelayConfig.load(null, Map.of(), Map.of());
+    assertEquals("cluster", defaults.tenant().haLabels().cluster());
+    assertEquals("__replica__", defaults.tenant().haLabels().replica());
+    RelayConfig c =
+        RelayConfig.load(
+            null,
+            Map.of("relay.tenant.ha-cluster-label", "dc", "relay.tenant.ha-replica-label", "rep"),
+            Map.of());
+    assertEquals("dc", c.tenant().haLabels().cluster());
+    assertEquals("rep", c.tenant().haLabels().replica());
+    assertEquals(
+        "rep", io.prwrelay.server.lane.LaneSettings.of(c).haLabels().replica(), "lanes use them");
+    assertEquals(
+        "relay.tenant.ha-replica-label",
+        error(Map.of("relay.tenant.ha-replica-label", "cluster")).key());
+    assertEquals(
+        "relay.tenant.ha-cluster-label",
+        error(Map.of("relay.tenant.ha-cluster-label", "a,b")).key());
+    assertEquals(
+        "relay.tenant.ha-cluster-label",
+        error(Map.of("relay.tenant.ha-cluster-label", "clus-ter")).key());
+  }
+
+  @Test
+  void anHaLabelCannotBeRemovedAsTheTenantLabel() throws Exception {
+    for (String ha : List.of("cluster", "__replica__")) {
+      ConfigException e =
+          error(
+              Map.of(
+                  "relay.tenant.labels", "service_id," + ha, "relay.tenant.remove-label", "true"));
+      assertEquals("relay.tenant.remove-label", e.key());
+      assertTrue(e.getMessage().contains("would remove the HA label " + ha), e.getMessage());
+      assertTrue(e.getMessage().contains("relay.tenant.labels"), e.getMessage());
+      assertTrue(
+          e.getMessage()
+              .contains(
+                  ha.equals("cluster")
+                      ? "relay.tenant.ha-cluster-label"
+                      : "relay.tenant.ha-replica-label"),
+          e.getMessage());
+    }
+    // Kept, it is only read: allowed. Removed when it is not an HA label: allowed.
+    RelayConfig.load(null, Map.of("relay.tenant.labels", "cluster"), Map.of());
+    RelayConfig.load(
+        null,
+        Map.of(
+            "relay.tenant.labels",
+            "cluster",
+            "relay.tenant.remove-label",
+            "true",
+            "relay.tenant.ha-cluster-label",
+            "dc"),
+        Map.of());
+  }
+
+  @Test
   void logLevelTakesTheFourLevels() throws Exception {
     assertEquals(
         java.util.logging.Level.WARNING,

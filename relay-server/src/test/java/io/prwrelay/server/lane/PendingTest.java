@@ -84,4 +84,45 @@ class PendingTest {
     assertEquals(
         List.of("t1", "t2", "t4", "t5", "t7", "t8", "t10", "t11"), tenants(pending.takeAll()));
   }
+
+  /** Fragment {@code id} of {@code bytes} bytes whose first series has HA key {@code key}. */
+  private static Fragment keyed(String id, int bytes, long key) {
+    Fragment f =
+        new Fragment(
+            id, Unpooled.wrappedBuffer(new byte[bytes]), SeriesCounts.NONE, 1_000, (x, o) -> {});
+    f.haKey = key;
+    return f;
+  }
+
+  @Test
+  void joinsOnlyFragmentsJudgedAlikeAndKeepsTheOthersInOrderWithTheirBytes() {
+    pending.add(keyed("a2", 2, 7));
+    pending.add(keyed("b1", 3, 9));
+    pending.add(keyed("a3", 4, 7));
+    pending.add(keyed("n1", 5, io.prwrelay.core.remotewrite.HaLabels.NONE));
+    pending.add(keyed("a4", 50, 7)); // too large to join: holds back a5 behind it
+    pending.add(keyed("b2", 6, 9));
+    pending.add(keyed("a5", 1, 7));
+    List<Fragment> batch = new ArrayList<>(List.of(keyed("a1", 1, 7)));
+    pending.joinTo(batch, 20);
+    assertEquals(List.of("a1", "a2", "a3"), tenants(batch));
+    assertEquals(3 + 5 + 50 + 6 + 1, pending.bytes());
+    assertEquals(List.of("b1", "n1", "a4", "b2", "a5"), tenants(pending.takeAll()));
+  }
+
+  @Test
+  void takesTheHeadsKeyAndLeavesTheRestInOrder() {
+    pending.add(keyed("b1", 3, 9));
+    pending.add(keyed("a1", 1, 7));
+    pending.add(keyed("b2", 4, 9));
+    pending.add(keyed("u1", 2, io.prwrelay.core.remotewrite.HaLabels.UNKNOWN));
+    pending.add(keyed("u2", 2, io.prwrelay.core.remotewrite.HaLabels.UNKNOWN));
+    pending.add(keyed("b3", 5, 9));
+    assertEquals(List.of("b1", "b2", "b3"), tenants(pending.takeJudgedAlike(new ArrayList<>())));
+    assertEquals(1 + 2 + 2, pending.bytes());
+    assertEquals(List.of("a1"), tenants(pending.takeJudgedAlike(new ArrayList<>())));
+    assertEquals(
+        List.of("u1"), tenants(pending.takeJudgedAlike(new ArrayList<>())), "unknown: alone");
+    assertEquals(List.of("u2"), tenants(pending.takeAll()));
+  }
 }

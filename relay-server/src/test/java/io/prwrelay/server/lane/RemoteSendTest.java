@@ -241,6 +241,30 @@ class RemoteSendTest {
   }
 
   @Test
+  void fragmentsOfTwoReplicasLeaveTheRoutingLoopInRequestsOfTheirOwn() {
+    lanes(settings(4, 1 << 20, 1 << 20, 5));
+    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    long deadline = routing.now() + 10 * SECOND;
+    int size = Lanes.COMPRESS_IN_LANE_BELOW;
+    submit(HaPairs.large("p1", "a", "prod", "r1", size, deadline, outcomes));
+    submit(HaPairs.large("p2", "a", "prod", "r1", size, deadline, outcomes));
+    submit(HaPairs.large("s1", "a", "prod", "r2", size, deadline, outcomes));
+    submit(HaPairs.large("p3", "a", "prod", "r1", size, deadline, outcomes));
+    submit(HaPairs.large("s2", "a", "prod", "r2", size, deadline, outcomes));
+    assertEquals("HR", sentFrom(), "the others wait for the linger");
+    advance(5);
+    advance(5);
+    assertEquals("HRRR", sentFrom());
+    assertEquals(
+        List.of(List.of("r1:p1"), List.of("r1:p2"), List.of("r2:s1", "r2:s2"), List.of("r1:p3")),
+        HaPairs.requests(downstream, "a"),
+        "one replica per request, each replica's fragments in order");
+    advance(100);
+    assertEquals(5, outcomes.size());
+    outcomes.forEach((id, o) -> assertEquals(Kind.DELIVERED, o.kind(), id));
+  }
+
+  @Test
   void aLingerThatBeginsAfterASendEndedAnEarlierOneLastsItsFullLinger() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     downstream.script(
