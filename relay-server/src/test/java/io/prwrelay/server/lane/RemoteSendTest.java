@@ -34,6 +34,11 @@ import org.junit.jupiter.api.Timeout.ThreadMode;
  */
 @Timeout(value = 30, threadMode = ThreadMode.SEPARATE_THREAD)
 class RemoteSendTest {
+  /**
+   * The tenant of these tests: its lane lives on the second loop, the routing loop is the first.
+   */
+  private static final String A = LaneTesting.tenantOnLoop("a", 1, 2);
+
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
   private static final String LARGE = "L".repeat(Lanes.COMPRESS_IN_LANE_BELOW);
@@ -52,7 +57,7 @@ class RemoteSendTest {
   }
 
   private Fragment fragment(String id, String text) {
-    return textFragment(id, "a", text, routing.now() + 10 * SECOND, outcomes);
+    return textFragment(id, A, text, routing.now() + 10 * SECOND, outcomes);
   }
 
   private Fragment large(String id) {
@@ -68,10 +73,10 @@ class RemoteSendTest {
     SimulatedLoop.advance(Duration.ofMillis(millis), routing, home);
   }
 
-  /** Which loop sent each downstream request of tenant {@code a}: "R" routing, "H" home. */
+  /** Which loop sent each downstream request of tenant {@link #A}: "R" routing, "H" home. */
   private String sentFrom() {
     StringBuilder b = new StringBuilder();
-    for (ScriptedSender.Call c : downstream.callsTo("a")) {
+    for (ScriptedSender.Call c : downstream.callsTo(A)) {
       EventLoop l = c.loop();
       b.append(l == routing.loop() ? "R" : l == home.loop() ? "H" : "?");
     }
@@ -85,7 +90,7 @@ class RemoteSendTest {
 
   @Test
   void tenantAIsHomedOnTheSecondLoop() {
-    assertEquals(1, ("a".hashCode() & 0x7FFF_FFFF) % 2);
+    assertEquals(1, Lanes.shardOf(A, 2));
   }
 
   @Test
@@ -96,7 +101,7 @@ class RemoteSendTest {
     submit(fragment("a3", "small"));
     submit(large("a4"));
     assertEquals("HRHR", sentFrom(), "the first and the small one go through the lane");
-    assertEquals("a2" + LARGE, downstream.callsTo("a").get(1).text());
+    assertEquals("a2" + LARGE, downstream.callsTo(A).get(1).text());
     for (String id : List.of("a1", "a2", "a3", "a4")) {
       assertEquals(Kind.DELIVERED, outcomes.get(id).kind(), id);
       assertEquals(1, outcomes.get(id).attempts(), id);
@@ -107,12 +112,12 @@ class RemoteSendTest {
   void aThrottledRemoteSendIsAnsweredByTheLaneWhichThenAnswersAtOnce() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     submit(large("a1"));
-    downstream.script("a", Reply.retryAfter(429, Duration.ofSeconds(30)));
+    downstream.script(A, Reply.retryAfter(429, Duration.ofSeconds(30)));
     submit(large("a2"));
     assertEquals(Kind.THROTTLED, outcomes.get("a2").kind());
     assertEquals(429, outcomes.get("a2").status());
     assertEquals(30_000, outcomes.get("a2").retryAfterMillis());
-    assertEquals(List.of("a THROTTLED"), events);
+    assertEquals(List.of(A + " THROTTLED"), events);
     submit(large("a3"));
     assertEquals(Kind.THROTTLED, outcomes.get("a3").kind(), "answered by the lane at once");
     assertEquals("HR", sentFrom(), "no request for a3");
@@ -122,14 +127,14 @@ class RemoteSendTest {
   void aRemoteSendThatFailsWith503IsRetriedByTheLaneAfterItsBackoff() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     submit(large("a1"));
-    downstream.script("a", Reply.status(503));
+    downstream.script(A, Reply.status(503));
     submit(large("a2"));
     assertFalse(outcomes.containsKey("a2"), "waits in the lane for its retry");
-    assertEquals(List.of("a BACKING_OFF"), events);
+    assertEquals(List.of(A + " BACKING_OFF"), events);
     advance(1_000);
     assertEquals(Kind.DELIVERED, outcomes.get("a2").kind());
     assertEquals(2, outcomes.get("a2").attempts());
-    assertEquals(List.of("a BACKING_OFF", "a HEALTHY"), events);
+    assertEquals(List.of(A + " BACKING_OFF", A + " HEALTHY"), events);
     // The lane told the routing loop to stop when it backed off; healthy again, it tells it again.
     submit(large("a3"));
     submit(large("a4"));
@@ -141,7 +146,7 @@ class RemoteSendTest {
   void aRejectedRemoteSendIsAnsweredThereAndLeavesTheLaneHealthy() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     submit(large("a1"));
-    downstream.script("a", Reply.status(400, "out of order sample"));
+    downstream.script(A, Reply.status(400, "out of order sample"));
     submit(large("a2"));
     assertEquals(Kind.REJECTED, outcomes.get("a2").kind());
     assertEquals(400, outcomes.get("a2").status());
@@ -160,16 +165,16 @@ class RemoteSendTest {
   @Test
   void aMergedRemoteSendRejectedAsAWholeIsSplitByTheLaneSoThatOnlyTheBadFragmentIsRejected() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.whenBodyContains("a", "BAD", Reply.status(400, "proto: unexpected end of group"));
-    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    downstream.whenBodyContains(A, "BAD", Reply.status(400, "proto: unexpected end of group"));
+    downstream.always(A, Reply.status(200).after(Duration.ofMillis(50)));
     submit(large("a1"));
     submit(large("a2"));
     submit(large("a3"));
     submit(fragment("a4", "a4BAD" + LARGE));
     advance(5); // the linger: a3 and a4 go together from the routing loop, rejected at once
     assertEquals("HRRHH", sentFrom(), "the lane sent each half");
-    assertEquals("a3" + LARGE + "a4BAD" + LARGE, downstream.callsTo("a").get(2).text());
-    assertEquals("a3" + LARGE, downstream.callsTo("a").get(3).text());
+    assertEquals("a3" + LARGE + "a4BAD" + LARGE, downstream.callsTo(A).get(2).text());
+    assertEquals("a3" + LARGE, downstream.callsTo(A).get(3).text());
     assertEquals(Kind.REJECTED, outcomes.get("a4").kind());
     assertEquals(
         "downstream answered 400: proto: unexpected end of group", outcomes.get("a4").message());
@@ -189,7 +194,7 @@ class RemoteSendTest {
   void sendsOfATenantFromTheRoutingLoopAreBoundedByItsShare() {
     lanes(settings(1, 1 << 20, 1 << 20, 5));
     submit(large("a1"));
-    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    downstream.always(A, Reply.status(200).after(Duration.ofMillis(50)));
     submit(large("a2"));
     submit(large("a3"));
     assertEquals("HRH", sentFrom(), "a3 waits for neither: its lane sends it");
@@ -202,7 +207,7 @@ class RemoteSendTest {
   void theRoutingLoopKeepsAShareOfItsConnectionsForItsOwnLanes() {
     downstream.connections(5);
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    downstream.always(A, Reply.status(200).after(Duration.ofMillis(50)));
     submit(large("a1"));
     submit(large("a2"));
     submit(large("a3"));
@@ -225,7 +230,7 @@ class RemoteSendTest {
   @Test
   void fragmentsArrivingWhileASendIsInFlightTravelTogetherFromTheRoutingLoop() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    downstream.always(A, Reply.status(200).after(Duration.ofMillis(50)));
     submit(large("a1"));
     submit(large("a2"));
     submit(large("a3"));
@@ -233,7 +238,7 @@ class RemoteSendTest {
     assertEquals("HR", sentFrom(), "a3 and a4 wait for the linger");
     advance(5);
     assertEquals("HRR", sentFrom());
-    assertEquals("a3" + LARGE + "a4" + LARGE, downstream.callsTo("a").get(2).text());
+    assertEquals("a3" + LARGE + "a4" + LARGE, downstream.callsTo(A).get(2).text());
     advance(100);
     assertEquals(4, outcomes.size());
     outcomes.values().forEach(o -> assertEquals(Kind.DELIVERED, o.kind()));
@@ -243,21 +248,21 @@ class RemoteSendTest {
   @Test
   void fragmentsOfTwoReplicasLeaveTheRoutingLoopInRequestsOfTheirOwn() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
-    downstream.always("a", Reply.status(200).after(Duration.ofMillis(50)));
+    downstream.always(A, Reply.status(200).after(Duration.ofMillis(50)));
     long deadline = routing.now() + 10 * SECOND;
     int size = Lanes.COMPRESS_IN_LANE_BELOW;
-    submit(HaPairs.large("p1", "a", "prod", "r1", size, deadline, outcomes));
-    submit(HaPairs.large("p2", "a", "prod", "r1", size, deadline, outcomes));
-    submit(HaPairs.large("s1", "a", "prod", "r2", size, deadline, outcomes));
-    submit(HaPairs.large("p3", "a", "prod", "r1", size, deadline, outcomes));
-    submit(HaPairs.large("s2", "a", "prod", "r2", size, deadline, outcomes));
+    submit(HaPairs.large("p1", A, "prod", "r1", size, deadline, outcomes));
+    submit(HaPairs.large("p2", A, "prod", "r1", size, deadline, outcomes));
+    submit(HaPairs.large("s1", A, "prod", "r2", size, deadline, outcomes));
+    submit(HaPairs.large("p3", A, "prod", "r1", size, deadline, outcomes));
+    submit(HaPairs.large("s2", A, "prod", "r2", size, deadline, outcomes));
     assertEquals("HR", sentFrom(), "the others wait for the linger");
     advance(5);
     advance(5);
     assertEquals("HRRR", sentFrom());
     assertEquals(
         List.of(List.of("r1:p1"), List.of("r1:p2"), List.of("r2:s1", "r2:s2"), List.of("r1:p3")),
-        HaPairs.requests(downstream, "a"),
+        HaPairs.requests(downstream, A),
         "one replica per request, each replica's fragments in order");
     advance(100);
     assertEquals(5, outcomes.size());
@@ -268,7 +273,7 @@ class RemoteSendTest {
   void aLingerThatBeginsAfterASendEndedAnEarlierOneLastsItsFullLinger() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     downstream.script(
-        "a",
+        A,
         Reply.status(200),
         Reply.status(200).after(Duration.ofMillis(2)),
         Reply.status(200).after(Duration.ofMillis(50)),
@@ -295,17 +300,17 @@ class RemoteSendTest {
   void aFailedRemoteSendTakesTheFragmentsWaitingBehindItToTheLane() {
     lanes(settings(4, 1 << 20, 1 << 20, 20));
     downstream.script(
-        "a", Reply.status(200), Reply.status(503).after(Duration.ofMillis(10)), Reply.status(200));
+        A, Reply.status(200), Reply.status(503).after(Duration.ofMillis(10)), Reply.status(200));
     submit(large("a1"));
     submit(large("a2"));
     submit(large("a3"));
     advance(10);
     assertEquals("HR", sentFrom(), "a3 waited for a2, and a2 failed");
-    assertEquals(List.of("a BACKING_OFF"), events);
+    assertEquals(List.of(A + " BACKING_OFF"), events);
     assertEquals(1, outcomes.size());
     advance(1_000);
     assertEquals("HRH", sentFrom(), "the lane retries a2 with a3 after its backoff");
-    assertEquals("a2" + LARGE + "a3" + LARGE, downstream.callsTo("a").get(2).text());
+    assertEquals("a2" + LARGE + "a3" + LARGE, downstream.callsTo(A).get(2).text());
     assertEquals(Kind.DELIVERED, outcomes.get("a2").kind());
     assertEquals(2, outcomes.get("a2").attempts());
     assertEquals(Kind.DELIVERED, outcomes.get("a3").kind());
@@ -316,7 +321,7 @@ class RemoteSendTest {
   void aLateFailureOfAnEndedDelegateDoesNotKeepItsSuccessorSendingThroughABackoff() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     downstream.script(
-        "a",
+        A,
         Reply.status(200),
         Reply.status(503).after(Duration.ofMillis(10)),
         Reply.status(503).after(Duration.ofMillis(500)));
@@ -329,7 +334,7 @@ class RemoteSendTest {
     submit(large("a5"));
     assertEquals("HRRHHR", sentFrom(), "a5 goes from the routing loop again");
     advance(205); // a3 fails: the lane backs off and takes the new delegate back
-    assertEquals(List.of("a BACKING_OFF", "a HEALTHY", "a BACKING_OFF"), events);
+    assertEquals(List.of(A + " BACKING_OFF", A + " HEALTHY", A + " BACKING_OFF"), events);
     submit(large("a6"));
     assertEquals(Kind.UNAVAILABLE, outcomes.get("a6").kind(), "answered by the backing-off lane");
     assertEquals("HRRHHR", sentFrom());
@@ -345,12 +350,12 @@ class RemoteSendTest {
   void aRemoteSendThrottledWithoutRetryAfterEndsTheDelegateUntilTheLaneAllowsItAgain() {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     submit(large("a1"));
-    downstream.script("a", Reply.status(429));
+    downstream.script(A, Reply.status(429));
     submit(large("a2"));
     assertEquals(Kind.THROTTLED, outcomes.get("a2").kind());
-    assertEquals(List.of("a THROTTLED"), events, "no Retry-After: throttled, nothing held back");
+    assertEquals(List.of(A + " THROTTLED"), events, "no Retry-After: throttled, nothing held back");
     submit(large("a3"));
-    assertEquals(List.of("a THROTTLED", "a HEALTHY"), events, "a3 delivered: healthy again");
+    assertEquals(List.of(A + " THROTTLED", A + " HEALTHY"), events, "a3 delivered: healthy again");
     submit(large("a4"));
     submit(large("a5"));
     assertEquals(
