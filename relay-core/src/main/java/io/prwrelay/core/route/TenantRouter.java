@@ -199,8 +199,11 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   @Override
   RequestError encode(
       String[] tenants, ByteBufAllocator alloc, MemoryGrant grant, List<TenantBatch> batches) {
-    // Every slot open now holds series (metadata routed by family opens its slots below).
-    learn(tenants, encoder.slots());
+    // Every slot open now holds series (metadata routed by family opens its slots below); they
+    // teach the families once the batches are built, so that a request refused for its memory
+    // teaches nothing either.
+    String[] seriesTenants = tenants;
+    int seriesSlots = encoder.slots();
     int entries = metadata.count();
     boolean broadcast = false;
     if (entries == 0) {
@@ -225,6 +228,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
           "splitting this request by tenant would take " + bytes + " bytes, more than granted");
     }
     encoder.encode(tenants, broadcast, alloc, batches);
+    learn(seriesTenants, seriesSlots);
     return null;
   }
 

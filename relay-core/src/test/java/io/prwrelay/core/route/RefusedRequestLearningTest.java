@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.prwrelay.core.remotewrite.RequestError;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,5 +74,27 @@ class RefusedRequestLearningTest {
     assertEquals(List.of("team-b"), route(whole, t -> true));
     assertEquals(Set.of("team-a", "team-b"), Set.copyOf(tenantsOf("jobs_total")));
     assertEquals(List.of("team-b"), tenantsOf("queue_depth"));
+  }
+
+  @Test
+  void aRequestRefusedForItsMemoryTeachesNoFamily() {
+    byte[] split = cat(seriesOf("jobs_total", "team-a"), seriesOf("jobs_total", "team-b"));
+    ByteBuf in = Unpooled.wrappedBuffer(split);
+    RouteResult r =
+        router.route(
+            in,
+            PooledByteBufAllocator.DEFAULT,
+            MetricFamilies.NO_SENDER,
+            t -> true,
+            bytes -> false);
+    try {
+      assertEquals(RequestError.Kind.OVER_BUDGET, r.error().kind(), r.error().toString());
+      assertEquals(List.of(), r.batches());
+    } finally {
+      r.clear();
+      in.release();
+    }
+    assertEquals(0, families.size(), "a request answered 503/413 for its memory teaches nothing");
+    assertEquals(List.of(), tenantsOf("jobs_total"));
   }
 }

@@ -128,9 +128,13 @@ class RetryingSendersFreshnessTest {
   @Test
   void queueModeKeepsHealthyTenantsFreshWhileTheThrottledTenantsQueueDropsItsOldest()
       throws Exception {
+    // The opt-in policy under which a full queue drops its own oldest records (the default
+    // refuses new ones instead, answered 503).
     Map<String, String> config =
         BadTenants.settings(
             Map.of(
+                "relay.delivery.queue.full-policy",
+                "drop-oldest",
                 "relay.delivery.mode",
                 "queue",
                 "relay.delivery.queue.dir",
