@@ -17,13 +17,13 @@ import java.nio.charset.StandardCharsets;
  * values of both labels; that is what {@link #judgedAlike} says of their keys.
  *
  * <p>The key of a PRW 1.0 {@code WriteRequest} ({@link #keyOf}) is {@link #NONE} when its first
- * series carries neither label with a non-empty value (or it has no series), else a 64-bit hash of
- * the two values, each with its length and whether it is present: equal values give equal keys; two
- * different pairs of values share a key with a chance of 2<sup>-64</sup> (the hash is for telling
- * replicas apart, not for adversaries; a sender of the tenant can write under any replica's labels
- * anyway). Reading a key walks the labels of the first series only, once per batch. Bytes that are
- * not a {@code WriteRequest} have key {@link #NONE}: a downstream rejects them whole whatever they
- * are joined with. Immutable and thread-safe.
+ * series lacks either label or has it empty (or it has no series), else a 64-bit hash of the two
+ * values, each with its length: equal values give equal keys; two different pairs of values share a
+ * key with a chance of 2<sup>-64</sup> (the hash is for telling replicas apart, not for
+ * adversaries; a sender of the tenant can write under any replica's labels anyway). Reading a key
+ * walks the labels of the first series only, once per batch. Bytes that are not a {@code
+ * WriteRequest} have key {@link #NONE}: a downstream rejects them whole whatever they are joined
+ * with. Immutable and thread-safe.
  */
 public final class HaLabels {
   /** Cortex's and Mimir's default cluster label. */
@@ -32,7 +32,7 @@ public final class HaLabels {
   /** Cortex's and Mimir's default replica label. */
   public static final String DEFAULT_REPLICA = "__replica__";
 
-  /** The key of a request whose first series has neither label (or which has no series). */
+  /** The key of a request whose first series lacks either label (or which has no series). */
   public static final long NONE = 0;
 
   /**
@@ -208,7 +208,9 @@ public final class HaLabels {
     }
     boolean hasCluster = cOffset >= 0 && cLength > 0;
     boolean hasReplica = rOffset >= 0 && rLength > 0;
-    if (!hasCluster && !hasReplica) {
+    if (!hasCluster || !hasReplica) {
+      // Cortex and Mimir check a push against the HA tracker only when its first series carries
+      // both labels; without either it is accepted whole, like one with neither.
       return NONE;
     }
     long h = P1;

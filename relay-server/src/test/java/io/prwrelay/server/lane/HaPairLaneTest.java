@@ -107,7 +107,7 @@ class HaPairLaneTest {
   }
 
   @Test
-  void aFirstSeriesWithoutTheLabelsIsAKeyOfItsOwn() {
+  void aFirstSeriesWithoutBothLabelsIsAKeyOfItsOwnWhateverItsCluster() {
     busyLanes();
     submit(ha("p0", "prod", "r1"));
     submit(
@@ -124,12 +124,12 @@ class HaPairLaneTest {
     assertEquals(
         List.of(
             List.of("r1:p0"),
-            List.of("-:n1", "-:n2"),
+            List.of("-:n1", "-:c1", "-:n2", "-:c2"),
             List.of("r2:s1", "r2:s2"),
-            List.of("-:c1", "-:c2"),
             List.of("r2:o1")),
         requests(downstream, "a"),
-        "no labels, a cluster alone and another cluster's replica r2 are each judged apart");
+        "without both labels a push is accepted unchecked (a cluster alone too): such fragments"
+            + " travel together, apart from each replica, and another cluster's r2 apart");
     allDelivered(8);
   }
 
