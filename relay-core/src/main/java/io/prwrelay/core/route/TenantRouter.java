@@ -63,6 +63,9 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
    */
   private Predicate<String> accepted = ANY;
 
+  /** The size of the request being routed: its batches are charged for what they add beyond it. */
+  private int requestLength;
+
   private final MetadataRouting metadata = new MetadataRouting();
   private byte[] array;
   private long sender = MetricFamilies.NO_SENDER;
@@ -183,6 +186,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   @Override
   RequestError read(byte[] array, int offset, int length) {
     this.array = array;
+    this.requestLength = length;
     encoder.reset(array);
     metadata.reset();
     if (learner != null) {
@@ -221,9 +225,12 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       broadcast = true;
       result.metadataRouted[MetadataRoute.BROADCAST.ordinal()] += entries;
     }
-    // Splicing copies each series once: only metadata grows, under its own bound above.
+    // Splicing copies each series once: only metadata grows, under its own bound above. The copy of
+    // the request itself is the "as much again" of the budget's sizing rule (the budget is half the
+    // memory it may use): what is reserved is what the batches add beyond the request's own size.
     long bytes = encoder.bytes(broadcast);
-    if (!grant.reserve(bytes)) {
+    long beyond = bytes - requestLength;
+    if (beyond > 0 && !grant.reserve(beyond)) {
       return RequestError.overBudget(
           "splitting this request by tenant would take " + bytes + " bytes, more than granted");
     }

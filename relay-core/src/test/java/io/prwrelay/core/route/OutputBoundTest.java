@@ -312,25 +312,46 @@ class OutputBoundTest {
   }
 
   @Test
-  void aPrw1RequestsBatchesAreAskedOfTheGrantAsOneTotal() throws Exception {
-    byte[] request =
+  void aPrw1RequestsBatchesAreAskedOfTheGrantForWhatTheyAddBeyondTheRequest() throws Exception {
+    byte[] series =
         RawProto.cat(
             RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1)),
             RawProto.series(RawProto.label("service_id", "b"), RawProto.sample(2, 2)));
-    RecordingGrant refusing = new RecordingGrant(request.length - 1);
-    ByteBuf in = Unpooled.wrappedBuffer(request);
+    ByteBuf in = Unpooled.wrappedBuffer(series);
     try {
+      // Split series copy the request once: nothing beyond it to ask for.
+      RecordingGrant granting = new RecordingGrant(0);
+      RecordingAllocator alloc = new RecordingAllocator();
+      RouteResult r = new TenantRouter(RULES).route(in, alloc, granting);
+      assertNull(r.error());
+      assertEquals(List.of(), granting.asks);
+      assertEquals(series.length, alloc.allocated);
+      r.clear();
+      alloc.assertAllReleased();
+    } finally {
+      in.release();
+    }
+    // Metadata broadcast to both tenants adds one more copy of it: that much is asked for.
+    byte[] metadata =
+        RawProto.len(
+            3, RawProto.varintField(1, 1), RawProto.str(2, "jobs_total"), RawProto.str(4, "Jobs."));
+    byte[] request = RawProto.cat(series, metadata);
+    in = Unpooled.wrappedBuffer(request);
+    try {
+      RecordingGrant refusing = new RecordingGrant(0);
       RouteResult r = new TenantRouter(RULES).route(in, new NoAllocationAllocator(), refusing);
       assertEquals(RequestError.Kind.OVER_BUDGET, r.error().kind());
-      assertEquals(List.of((long) request.length), refusing.asks);
+      assertEquals(1, refusing.asks.size());
+      long beyond = refusing.asks.get(0);
+      assertTrue(beyond > 0 && beyond <= metadata.length, "asked " + beyond);
       assertEquals(0, r.batches().size());
 
-      RecordingGrant granting = new RecordingGrant(request.length);
+      RecordingGrant granting = new RecordingGrant(beyond);
       RecordingAllocator alloc = new RecordingAllocator();
       r = new TenantRouter(RULES).route(in, alloc, granting);
       assertNull(r.error());
-      assertEquals(List.of((long) request.length), granting.asks);
-      assertEquals(request.length, alloc.allocated);
+      assertEquals(List.of(beyond), granting.asks);
+      assertEquals(request.length + beyond, alloc.allocated);
       r.clear();
       alloc.assertAllReleased();
     } finally {

@@ -78,7 +78,12 @@ class RefusedRequestLearningTest {
 
   @Test
   void aRequestRefusedForItsMemoryTeachesNoFamily() {
-    byte[] split = cat(seriesOf("jobs_total", "team-a"), seriesOf("jobs_total", "team-b"));
+    // Its metadata, broadcast to both tenants, asks for more than the request: refused.
+    byte[] split =
+        cat(
+            seriesOf("jobs_total", "team-a"),
+            seriesOf("jobs_total", "team-b"),
+            len(3, varintField(1, 1), str(2, "jobs_total"), str(4, "Jobs.")));
     ByteBuf in = Unpooled.wrappedBuffer(split);
     RouteResult r =
         router.route(
