@@ -41,6 +41,9 @@ final class GroupCommit {
   /** Threads flushing segments at once, at most. */
   static final int SYNC_THREADS = 16;
 
+  /** How long the last flush waits for new tenants' files, in all. */
+  static final long LAST_FLUSH_MAKING_WAIT_MILLIS = 5_000;
+
   private final IoThread ioThread;
   private final Retention retention;
   private final QueueLimits limits;
@@ -201,11 +204,14 @@ final class GroupCommit {
   }
 
   /**
-   * The last flush before the store closes: writes what is waiting, and fails the appends of new
-   * tenants whose files are still being made. I/O thread.
+   * The last flush before the store closes: writes what is waiting, including the appends of new
+   * tenants whose files are being made once they are (waiting at most {@value
+   * #LAST_FLUSH_MAKING_WAIT_MILLIS} ms for them), and fails the appends of tenants whose files are
+   * not made by then. I/O thread.
    */
   void flushLast() {
     flush();
+    creation.finishMaking(LAST_FLUSH_MAKING_WAIT_MILLIS);
     creation.failAll(ioThread.closedException());
   }
 

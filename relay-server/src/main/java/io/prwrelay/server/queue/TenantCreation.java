@@ -5,10 +5,14 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -37,6 +41,9 @@ final class TenantCreation<T> {
   private final BiConsumer<List<T>, IOException> fail;
   private final Map<TenantLog, List<T>> parked = new IdentityHashMap<>();
   private final ThreadPoolExecutor makers;
+
+  /** The tenants whose files are being made, by tenant. I/O thread. */
+  private final Map<TenantLog, Making> making = new IdentityHashMap<>();
 
   /**
    * @param resume takes the appends of a tenant whose files are ready, in order (I/O thread)
@@ -83,12 +90,46 @@ final class TenantCreation<T> {
     return true;
   }
 
+  /**
+   * Waits for the tenants whose files are being made, at most {@code waitMillis} in all, and
+   * resumes their appends as {@link #made} would; the store's last flush calls it so that appends
+   * handed to the store before it closed are written, not failed, when their tenant is new. Appends
+   * whose tenant's files are not made in time are left parked for {@link #failAll}. I/O thread.
+   */
+  void finishMaking(long waitMillis) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+    for (Making m : new ArrayList<>(making.values())) {
+      if (!m.claim()) {
+        continue; // its result is being handled
+      }
+      long left = deadline - System.nanoTime();
+      Made result;
+      try {
+        result = m.result.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException | ExecutionException | InterruptedException e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        // Its appends fail with the others left parked; files made later are closed then.
+        m.result.thenAccept(
+            late -> {
+              if (late.segment != null) {
+                late.segment.closeChannel();
+              }
+            });
+        continue;
+      }
+      made(m.log, result.segment, result.error);
+    }
+  }
+
   /** Fails every parked append with {@code e} (the store closes). I/O thread. */
   void failAll(IOException e) {
     for (List<T> waiting : parked.values()) {
       fail.accept(waiting, e);
     }
     parked.clear();
+    making.clear();
   }
 
   /** Stops the threads; a directory being made is left for replay to find empty. */
@@ -98,6 +139,8 @@ final class TenantCreation<T> {
 
   private void make(TenantLog log) {
     long id = log.reserveSegmentId();
+    Making m = new Making(log);
+    making.put(log, m);
     Runnable task =
         () -> {
           Segment made = null;
@@ -110,25 +153,32 @@ final class TenantCreation<T> {
             error =
                 new IOException("cannot create the queue of tenant " + log.tenant + ": " + e, e);
           }
-          Segment s = made;
-          IOException failure = error;
+          Made result = new Made(made, error);
+          m.result.complete(result);
           try {
-            ioThread.execute(() -> made(log, s, failure));
+            ioThread.execute(
+                () -> {
+                  if (m.claim()) {
+                    made(log, result.segment, result.error);
+                  }
+                });
           } catch (RejectedExecutionException closed) {
-            if (s != null) {
-              s.closeChannel(); // the store closed and failed the parked appends
+            if (m.claim() && result.segment != null) {
+              result.segment.closeChannel(); // the store closed and failed the parked appends
             }
           }
         };
     try {
       makers.execute(task);
     } catch (RejectedExecutionException closed) {
+      m.claim();
       made(log, null, ioThread.closedException());
     }
   }
 
   /** The files of {@code log} were made ({@code s}) or not ({@code error}). I/O thread. */
   private void made(TenantLog log, Segment s, IOException error) {
+    making.remove(log);
     List<T> waiting = parked.remove(log);
     if (ioThread.isIoClosed() || waiting == null) {
       if (s != null) {
@@ -145,5 +195,26 @@ final class TenantCreation<T> {
     }
     log.adopt(s);
     resume.accept(waiting);
+  }
+
+  /** What making a tenant's files gave: the segment, or the failure. */
+  private record Made(Segment segment, IOException error) {}
+
+  /**
+   * One tenant's files being made. Its result is taken once, by whichever comes first: the task the
+   * maker hands the I/O thread, or the store's last flush ({@link #finishMaking}).
+   */
+  private static final class Making {
+    final TenantLog log;
+    final CompletableFuture<Made> result = new CompletableFuture<>();
+    private final AtomicBoolean taken = new AtomicBoolean();
+
+    Making(TenantLog log) {
+      this.log = log;
+    }
+
+    boolean claim() {
+      return taken.compareAndSet(false, true);
+    }
   }
 }

@@ -90,6 +90,35 @@ class TenantCreationTest {
   }
 
   @Test
+  void closingWhileANewTenantsFilesAreBeingMadeWritesItsAppendsOnceTheyAre() throws Exception {
+    HeldCreation held = new HeldCreation();
+    QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE, held);
+    FileTenantQueue q = store.queue("fresh");
+    List<CompletableFuture<Void>> appends = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      appends.add(appendAsync(q, "fresh-" + i, T0));
+    }
+    assertTrue(held.held.await(30, TimeUnit.SECONDS), "the tenant's files are being made");
+    Thread closer = new Thread(store::close, "closer");
+    closer.start();
+    closer.join(200);
+    assertTrue(closer.isAlive(), "close waits for the files being made");
+    held.release.countDown();
+    closer.join(TimeUnit.SECONDS.toMillis(30));
+    assertFalse(closer.isAlive());
+    for (CompletableFuture<Void> f : appends) {
+      get(f);
+    }
+    try (QueueStore reopened = QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE)) {
+      List<String> expected = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        expected.add("fresh-" + i);
+      }
+      assertEquals(expected, peekAll(reopened.queue("fresh")), "written before the store closed");
+    }
+  }
+
+  @Test
   void aNewTenantWhoseDirectoryCannotBeMadeFailsItsAppendsAndOthersGoOn() throws Exception {
     try (QueueStore store = QueueStore.open(dir, QueueLimits.DEFAULTS, QueueListener.NONE)) {
       Files.writeString(dir.resolve("broken"), "a file where the directory belongs");
