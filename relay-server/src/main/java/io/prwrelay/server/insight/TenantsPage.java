@@ -37,6 +37,7 @@ public final class TenantsPage {
       .share{color:var(--muted)}
       .up{color:var(--bad);font-weight:600}
       .healthy{color:var(--ok)}.backing_off{color:var(--bad)}.throttled{color:var(--warn)}
+      .rejecting{color:var(--bad);font-weight:600}
       .small{color:var(--muted);font-size:12px}
       svg.spark{vertical-align:middle;margin-left:6px}
       @media (max-width:720px){
