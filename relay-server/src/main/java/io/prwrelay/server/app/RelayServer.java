@@ -102,6 +102,7 @@ public final class RelayServer implements AutoCloseable {
       throw e;
     }
     TenantInsight insight = TenantInsight.of(config.metrics().insight());
+    insight.tenantRules(config.tenant().rules());
     if (store != null) {
       metrics.queues(store);
       insight.queues(store);

@@ -88,9 +88,15 @@ final class AdminHandler {
       case READY ->
           state.ready() ? Answer.of(200, "ready") : Answer.of(503, "not ready: " + state.reason());
       case TENANTS ->
-          insight.enabled() ? Answer.of(200, TenantsPage.render(insight, visible)) : disabled();
+          insight.enabled()
+              ? Answer.of(
+                  200, all ? TenantsPage.render(insight) : TenantsPage.render(insight, visible))
+              : disabled();
       case TENANTS_API ->
-          insight.enabled() ? Answer.of(200, TenantsJson.render(insight, visible)) : disabled();
+          insight.enabled()
+              ? Answer.of(
+                  200, all ? TenantsJson.render(insight) : TenantsJson.render(insight, visible))
+              : disabled();
     };
   }
 

@@ -251,8 +251,18 @@ final class RouteStage {
   }
 
   /** A 400 with the reader's message, its {@code series} counted as rejected for {@code reason}. */
+  /**
+   * How the router's 400 under {@code relay.tenant.missing=reject} begins when the series carried
+   * none of the tenant labels (rather than a value that is invalid or not allowed).
+   */
+  private static final String NO_TENANT_LABEL = "none of the tenant labels";
+
   private Refusal invalid(String reason, int series, RequestError error) {
     metrics.rejectedSeries(reason, series);
+    if (error.kind() == RequestError.Kind.NO_TENANT
+        && error.problem().startsWith(NO_TENANT_LABEL)) {
+      insight.rejectedWithoutTenant(series);
+    }
     return new Refusal(Answer.of(400, error.message()));
   }
 

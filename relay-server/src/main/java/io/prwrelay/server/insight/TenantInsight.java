@@ -3,6 +3,8 @@ package io.prwrelay.server.insight;
 import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.SeriesDigests;
+import io.prwrelay.core.route.TenantProblem;
+import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.server.config.InsightConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.lane.Lane;
@@ -71,6 +73,7 @@ public final class TenantInsight implements LaneObserver {
   private final AtomicLong rankedEpoch = new AtomicLong(Long.MIN_VALUE);
   private final Map<String, LaneStatus> lanes = new ConcurrentHashMap<>();
   private final Map<String, LastError> errors = new ConcurrentHashMap<>();
+  private final UnlabelledSeries unlabelled;
   private volatile QueueStore store;
   private volatile Cached cached;
 
@@ -93,6 +96,7 @@ public final class TenantInsight implements LaneObserver {
     this.windowSeconds = config.window().toSeconds();
     this.nanoTime = nanoTime;
     this.wallMillis = wallMillis;
+    this.unlabelled = new UnlabelledSeries(nanoTime);
   }
 
   /** The insight of {@code config} on the system clocks. */
@@ -113,6 +117,11 @@ public final class TenantInsight implements LaneObserver {
     return windowSeconds;
   }
 
+  /** The tenant rules in force: the labels and the default tenant the page names. */
+  public void tenantRules(TenantRules rules) {
+    unlabelled.rules(rules);
+  }
+
   /** The on-disk queues of queue mode, whose per-tenant size the rows show. */
   public void queues(QueueStore store) {
     this.store = store;
@@ -128,6 +137,8 @@ public final class TenantInsight implements LaneObserver {
     if (!enabled) {
       return;
     }
+    unlabelled.add(UnlabelledSeries.Fate.DEFAULT_TENANT, result.defaulted(TenantProblem.MISSING));
+    unlabelled.add(UnlabelledSeries.Fate.DROPPED, result.dropped(TenantProblem.MISSING));
     long epoch = epoch();
     SeriesDigests digests = result.digests();
     if (digests.nameCount() > 0) {
@@ -141,6 +152,22 @@ public final class TenantInsight implements LaneObserver {
         w.record(epoch, digests, slot, b.series(), b.content().readableBytes());
       }
     }
+  }
+
+  /**
+   * A request of {@code series} series was answered 400 because one carried none of the tenant
+   * labels ({@code relay.tenant.missing=reject}): they count as rejected series without a tenant
+   * label (the router stops at the first such series, so its series are all that is known).
+   */
+  public void rejectedWithoutTenant(int series) {
+    if (enabled) {
+      unlabelled.add(UnlabelledSeries.Fate.REJECTED, series);
+    }
+  }
+
+  /** The series without a tenant label of the last minute, by where they went. */
+  UnlabelledSeries.Figures unlabelledLastMinute() {
+    return unlabelled.lastMinute();
   }
 
   /**

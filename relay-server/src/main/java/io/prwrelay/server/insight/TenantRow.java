@@ -26,7 +26,7 @@ public record TenantRow(
     return window.activeSeries();
   }
 
-  /** {@code healthy}, {@code backing_off} or {@code throttled}. */
+  /** {@code healthy}, {@code backing_off}, {@code throttled} or {@code rejecting}. */
   public String laneState() {
     return (lane == null ? Lane.State.HEALTHY : lane.state()).name().toLowerCase(Locale.ROOT);
   }

@@ -15,16 +15,24 @@ import java.util.function.Predicate;
 public final class TenantsJson {
   private TenantsJson() {}
 
-  /** The document for {@code insight}'s rows now. */
+  /**
+   * The document for {@code insight}'s rows now, with the relay's series without a tenant label.
+   */
   public static String render(TenantInsight insight) {
-    return render(insight, tenant -> true);
+    return render(insight, tenant -> true, true);
   }
 
   /**
    * The document for the rows of the tenants {@code visible} accepts: what a reader limited to some
-   * tenants may see (the counts it shows are of those rows).
+   * tenants may see (the counts it shows are of those rows; {@code
+   * series_without_tenant_label_last_minute} is {@code null}).
    */
   public static String render(TenantInsight insight, Predicate<String> visible) {
+    return render(insight, visible, false);
+  }
+
+  private static String render(
+      TenantInsight insight, Predicate<String> visible, boolean relayWide) {
     List<TenantRow> rows = insight.rows().stream().filter(r -> visible.test(r.tenant())).toList();
     long now = insight.nowMillis();
     StringBuilder b = new StringBuilder(Math.min(256 + rows.size() * 512, 64 << 10));
@@ -38,7 +46,20 @@ public final class TenantsJson {
         .append(insight.maxTenants())
         .append(",\"name_sample_rate\":")
         .append(number(1.0 / (1 << SeriesDigests.NAME_SAMPLE_BITS)))
-        .append(",\"tenants\":[");
+        .append(",\"series_without_tenant_label_last_minute\":");
+    if (relayWide) {
+      UnlabelledSeries.Figures f = insight.unlabelledLastMinute();
+      b.append("{\"default_tenant\":")
+          .append(f.defaultTenant())
+          .append(",\"dropped\":")
+          .append(f.dropped())
+          .append(",\"rejected\":")
+          .append(f.rejected())
+          .append('}');
+    } else {
+      b.append("null");
+    }
+    b.append(",\"tenants\":[");
     int bytes = ResponseBound.utf8Length(b, 0, b.length());
     int shown = 0;
     for (TenantRow r : rows) {

@@ -25,6 +25,7 @@ public final class TenantsPage {
       body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;padding:12px}
       h1{font-size:18px;margin:0 0 4px}
       p.meta{color:var(--muted);margin:0 0 10px;font-size:12px}
+      p.unlabelled{margin:0 0 10px;font-size:13px}p.unlabelled b{color:var(--warn)}
       .wrap{overflow-x:auto}
       table{border-collapse:collapse;width:100%}
       th,td{padding:6px 8px;border-bottom:1px solid #8884;text-align:left;vertical-align:top}
@@ -37,6 +38,7 @@ public final class TenantsPage {
       .share{color:var(--muted)}
       .up{color:var(--bad);font-weight:600}
       .healthy{color:var(--ok)}.backing_off{color:var(--bad)}.throttled{color:var(--warn)}
+      .rejecting{color:var(--bad);font-weight:600}
       .small{color:var(--muted);font-size:12px}
       svg.spark{vertical-align:middle;margin-left:6px}
       @media (max-width:720px){
@@ -70,22 +72,33 @@ public final class TenantsPage {
             var nb=d.querySelector('tbody'),nm=d.querySelector('p.meta');
             if(nb){var ob=document.querySelector('tbody');ob.parentNode.replaceChild(document.adoptNode(nb),ob);}
             if(nm){var om=document.querySelector('p.meta');om.parentNode.replaceChild(document.adoptNode(nm),om);}
+            var nu=d.querySelector('p.unlabelled'),ou=document.querySelector('p.unlabelled');
+            if(nu&&ou){ou.parentNode.replaceChild(document.adoptNode(nu),ou);}
             sort();})
           .catch(function(e){var m=document.querySelector('p.meta');if(m)m.textContent='refresh failed ('+e.message+'); retrying';});}
         setInterval(refresh,5000);
       })();
       """;
 
-  /** The page for {@code insight}'s rows now. */
+  /**
+   * The page for {@code insight}'s rows now, with the line of the relay's series without a tenant
+   * label above the table.
+   */
   public static String render(TenantInsight insight) {
-    return render(insight, tenant -> true);
+    return render(insight, tenant -> true, true);
   }
 
   /**
    * The page for the rows of the tenants {@code visible} accepts: what a reader limited to some
-   * tenants may see (the counts it shows are of those rows).
+   * tenants may see (the counts it shows are of those rows; nothing about the relay's other
+   * series).
    */
   public static String render(TenantInsight insight, Predicate<String> visible) {
+    return render(insight, visible, false);
+  }
+
+  private static String render(
+      TenantInsight insight, Predicate<String> visible, boolean relayWide) {
     List<TenantRow> rows = insight.rows().stream().filter(r -> visible.test(r.tenant())).toList();
     long now = insight.nowMillis();
     boolean queue = insight.queueMode();
@@ -106,7 +119,11 @@ public final class TenantsPage {
         .append(Escape.html(Instant.ofEpochMilli(now).toString()))
         .append(", refreshes every 5 s");
     int note = b.length();
-    b.append("</p><div class=\"wrap\"><table><thead><tr>")
+    b.append("</p>");
+    if (relayWide) {
+      unlabelled(b, insight.unlabelledLastMinute());
+    }
+    b.append("<div class=\"wrap\"><table><thead><tr>")
         .append("<th>Tenant</th><th class=\"num\">Active series</th>")
         .append("<th class=\"num\">Growth</th><th class=\"num\">Series/s</th>")
         .append("<th class=\"num\">Bytes/s</th><th>Top metrics</th><th>Lane</th>");
@@ -142,6 +159,31 @@ public final class TenantsPage {
     }
     b.append("<script>").append(SCRIPT).append("</script></body></html>\n");
     return b.toString();
+  }
+
+  /**
+   * The line of the series that carried none of the tenant labels in the last minute, and where
+   * they went ({@link UnlabelledSeries}).
+   */
+  static void unlabelled(StringBuilder b, UnlabelledSeries.Figures f) {
+    b.append("<p class=\"unlabelled\">Series without a tenant label (")
+        .append(Escape.html(f.labels()))
+        .append(") in the last minute: ");
+    if (f.total() == 0) {
+      b.append("none</p>");
+      return;
+    }
+    b.append("<b>")
+        .append(String.format(Locale.ROOT, "%,d", f.total()))
+        .append("</b> — ")
+        .append(String.format(Locale.ROOT, "%,d", f.defaultTenant()))
+        .append(" to the default tenant <span class=\"metric\">")
+        .append(Escape.html(f.defaultTenantId()))
+        .append("</span>, ")
+        .append(String.format(Locale.ROOT, "%,d", f.dropped()))
+        .append(" dropped, ")
+        .append(String.format(Locale.ROOT, "%,d", f.rejected()))
+        .append(" in requests answered 400</p>");
   }
 
   private static void row(StringBuilder b, TenantRow r, long now, boolean queue) {

@@ -27,8 +27,9 @@ import java.util.concurrent.TimeUnit;
  * non-retriable 4xx answers a send's fragments here; any other outcome hands them to the lane,
  * which decides as if it had sent them. So does a non-retriable 4xx to a send of several fragments:
  * the lane sends them again in halves until only the bad ones are rejected ({@link Bisection});
- * splitting here would need a second queue that keeps pieces apart, for a rare event. Touched only
- * on its loop.
+ * splitting here would need a second queue that keeps pieces apart, for a rare event. A rejection
+ * answered here is told to the lane, and so is the first 2xx after one: the lane counts the
+ * tenant's rejections in a row ({@link Health}). Touched only on its loop.
  */
 final class Delegate {
   private final String tenant;
@@ -41,6 +42,10 @@ final class Delegate {
   private int inFlight;
   private ScheduledFuture<?> linger;
   private boolean withdrawn;
+
+  /** The last send from here that the lane heard of was rejected ({@link #outcome}). */
+  private boolean toldRejection;
+
   private final Runnable onLinger = this::onLinger;
 
   /**
@@ -213,6 +218,12 @@ final class Delegate {
     }
     if (o.success() || !o.retriable()) {
       lanes.answer(batch, o);
+      if (!o.success() || toldRejection) {
+        // The lane counts rejections in a row: it hears each one of the sends from here, and the
+        // first 2xx after one (a 2xx after a 2xx changes nothing there, and is not sent).
+        toldRejection = !o.success();
+        lanes.answeredRemotely(tenant, o);
+      }
       return;
     }
     // The lane decides from here on: this loop stops sending for the tenant until the lane, healthy

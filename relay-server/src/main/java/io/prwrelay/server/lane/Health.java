@@ -13,11 +13,18 @@ import java.util.concurrent.TimeUnit;
  *   any state ── 2xx ──────────────────────────────────▶ HEALTHY
  *   any state ── 429 ──────────────────────────────────▶ THROTTLED     held back, one by one
  *   any state ── 5xx, no answer, queue not readable ───▶ BACKING_OFF   held back
+ *   any state ── 3rd non-retriable 4xx in a row ───────▶ REJECTING     nothing held back
  * </pre>
  *
  * The next state depends on the event alone: a failure enters its state anew from any state (a new
  * reason, a new hold), so a throttled lane that fails backs off and a backing-off lane answered 429
- * is throttled; only a 2xx makes the lane healthy again. In detail:
+ * is throttled; only a 2xx makes the lane healthy again. A rejection (a non-retriable 4xx that
+ * rejects the batches of a send for good: not a merged send that goes again in halves) changes
+ * nothing until {@value #REJECTING_AFTER} come in a row, with no other answer between them: then
+ * the downstream answers but refuses everything the tenant sends (Cortex's and Mimir's per-tenant
+ * series limit, a tenant whose every series is malformed), and the lane says so. REJECTING holds
+ * nothing back and changes no sending (every batch is still tried: the next may be accepted); it is
+ * entered once, and left by the next 2xx (HEALTHY) or failure. In detail:
  *
  * <pre>
  * event        next state    held back, sync mode        held back, queue mode     one by one
@@ -26,23 +33,39 @@ import java.util.concurrent.TimeUnit;
  * FAILED       BACKING_OFF   backoff(n+1), ≥ R-A         backoff(n+1), ≥ R-A       sync kept, queue yes
  * READ_FAILED  BACKING_OFF   -                           backoff(n+1)              kept
  * UNREADABLE   unchanged     -                           unchanged                 yes
+ * REJECTED     r+1 ≥ K:      none (a hold running ends)  none (a hold running      kept
+ *              REJECTING,                                ends)
+ *              else unchanged
  * </pre>
  *
- * ({@code n}: consecutive failures, kept by a sync-mode THROTTLED; R-A: the answer's {@code
- * Retry-After}; backoff: {@link RetryPolicy}). Why the modes differ: in sync mode held-back
- * fragments are answered at once (429 or 503), so a 429 holds back only for as long as the
- * downstream asked and the senders' own retries pace the tenant; in queue mode nothing is answered
- * from the state, the data waits on disk, so the lane itself must wait before it reads again, and a
- * 429 backs off like a failure. Sending one by one keeps merging from making a throttled tenant's
- * request larger than its burst (sync), and keeps a failing tenant's retries from reading and
- * merging a whole batch each time (queue).
+ * ({@code n}: consecutive failures, kept by a sync-mode THROTTLED and by REJECTED; {@code r}:
+ * consecutive rejections, reset by every other event but UNREADABLE; K: {@value #REJECTING_AFTER};
+ * R-A: the answer's {@code Retry-After}; backoff: {@link RetryPolicy}). A hold running when the
+ * lane starts rejecting can only be one whose failure was followed by {@value #REJECTING_AFTER}
+ * answers of sends already out: the downstream answers again, so nothing waits for it. Why the
+ * modes differ: in sync mode held-back fragments are answered at once (429 or 503), so a 429 holds
+ * back only for as long as the downstream asked and the senders' own retries pace the tenant; in
+ * queue mode nothing is answered from the state, the data waits on disk, so the lane itself must
+ * wait before it reads again, and a 429 backs off like a failure. Sending one by one keeps merging
+ * from making a throttled tenant's request larger than its burst (sync), and keeps a failing
+ * tenant's retries from reading and merging a whole batch each time (queue).
  *
  * <p>Every transition into a state other than HEALTHY is reported ({@link
  * LaneObserver#stateChanged}) and runs {@code onUnhealthy} first (the lane takes back the loops it
- * let send for it, {@link Delegations}); the return to HEALTHY is reported once. Touched only on
- * the lane's loop; times are the loop's ticker.
+ * let send for it, {@link Delegations}, so that every answer of a tenant that is not healthy comes
+ * to its lane); the entry into REJECTING and the return to HEALTHY are reported once. Touched only
+ * on the lane's loop; times are the loop's ticker.
  */
 final class Health {
+  /**
+   * Rejections in a row, with no other answer between them, that make a lane REJECTING: one or two
+   * can be a sender's bad batch (a sample out of order, too many labels), which bisection keeps to
+   * itself while the other batches are accepted; three with none accepted between them are the
+   * tenant's, whichever sender sends it, and a tenant sending a batch a scrape interval shows it
+   * after three.
+   */
+  static final int REJECTING_AFTER = 3;
+
   /** What the downstream (or the queue) said; see the table of {@link Health}. */
   enum Event {
     /** A send was answered 2xx. */
@@ -57,7 +80,14 @@ final class Health {
      * Queue mode: records read together could not be made into one request; they are read again one
      * at a time, so that only the bad one is dropped.
      */
-    UNREADABLE
+    UNREADABLE,
+    /**
+     * A send was answered with a non-retriable 4xx that rejects its batches (or queued records) for
+     * good: one alone, or several over a tenant limit ({@link
+     * io.prwrelay.server.downstream.AttemptOutcome#overTenantLimit}); not a merged send that goes
+     * again in halves ({@link Bisection}).
+     */
+    REJECTED
   }
 
   private final String tenant;
@@ -74,6 +104,9 @@ final class Health {
 
   /** Consecutive failures, for the backoff and a queue's {@code Retry-Attempt}. */
   private int failures;
+
+  /** Consecutive rejections, with no other answer between them. */
+  private int rejections;
 
   private boolean oneByOne;
 
@@ -105,6 +138,7 @@ final class Health {
     switch (event) {
       case DELIVERED:
         failures = 0;
+        rejections = 0;
         oneByOne = false;
         if (state != State.HEALTHY) {
           enter(State.HEALTHY, "", 0, now);
@@ -112,6 +146,7 @@ final class Health {
         return 0;
       case THROTTLED:
         {
+          rejections = 0;
           oneByOne = true;
           long delay;
           if (queueMode) {
@@ -127,6 +162,7 @@ final class Health {
       case READ_FAILED:
         {
           failures++;
+          rejections = 0;
           if (queueMode && event == Event.FAILED) {
             oneByOne = true;
           }
@@ -137,6 +173,12 @@ final class Health {
         }
       case UNREADABLE:
         oneByOne = true;
+        return 0;
+      case REJECTED:
+        rejections++;
+        if (state != State.REJECTING && rejections >= REJECTING_AFTER) {
+          enter(State.REJECTING, why, 0, now);
+        }
         return 0;
       default:
         throw new IllegalArgumentException("no transition for " + event);

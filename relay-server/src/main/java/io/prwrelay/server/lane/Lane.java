@@ -34,7 +34,12 @@ public final class Lane {
   public enum State {
     HEALTHY,
     BACKING_OFF,
-    THROTTLED
+    THROTTLED,
+    /**
+     * The downstream answered the last {@value Health#REJECTING_AFTER} sends with a non-retriable
+     * 4xx that rejected them for good, and accepted none since.
+     */
+    REJECTING
   }
 
   private final String tenant;
@@ -173,6 +178,20 @@ public final class Lane {
       batch.get(i).queuedNanos = now;
     }
     settlement.settle(batch, Protocol.V1, o, now);
+  }
+
+  /**
+   * Sync mode: another loop's {@link Delegate} had a send rejected for good ({@code o} a
+   * non-retriable 4xx), or accepted ({@code o} a 2xx) after such a rejection: the lane's health
+   * hears it as if the lane had sent it, so that rejections in a row are counted wherever the
+   * tenant's sends go from.
+   */
+  void remoteAnswered(AttemptOutcome o) {
+    if (o.success()) {
+      health.on(Health.Event.DELIVERED, "", -1, now());
+    } else {
+      health.on(Health.Event.REJECTED, o.describe(), -1, now());
+    }
   }
 
   /**

@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
 /**
  * Logs what goes wrong in the lanes without log storms, whether one tenant fails or a thousand:
  * fragments that were not delivered, queued records the downstream rejected, a lane starting to
- * back off, and a lane recovering.
+ * back off, a lane starting to reject ({@link Health}: once when it enters the state), and a lane
+ * recovering.
  *
  * <p>Every event has a <em>reason</em> that does not depend on the tenant ({@link #reasonOf}: the
  * downstream's status, or the kind of transport failure such as {@code downstream unreachable
@@ -141,6 +142,20 @@ public final class LaneLog implements LaneObserver {
     }
     // A 429 without Retry-After holds nothing back (delay 0): the lane is throttled all the same.
     String why = reason.replace('\n', ' ');
+    if (state == Lane.State.REJECTING) {
+      // Reported once when the lane enters the state; the next 2xx reports the recovery.
+      failure(
+          tenant,
+          reasonOf(-1, why),
+          tenant + " " + state,
+          "tenant "
+              + tenant
+              + ": lane rejecting, the downstream refused its last "
+              + Health.REJECTING_AFTER
+              + " sends for good and accepted none since: "
+              + why);
+      return;
+    }
     failure(
         tenant,
         reasonOf(-1, why),

@@ -288,6 +288,26 @@ public final class Lanes implements AutoCloseable {
     }
   }
 
+  /**
+   * A {@link Delegate} had a send of {@code tenant} rejected for good, or accepted after such a
+   * rejection ({@code o}): its lane hears it ({@link Lane#remoteAnswered}). Nothing to hear when
+   * the lane is gone or the relay shuts down.
+   */
+  void answeredRemotely(String tenant, AttemptOutcome o) {
+    LaneShard home = shards[shardOf(tenant)];
+    try {
+      home.loop.execute(
+          () -> {
+            Lane lane = closed ? null : home.lane(tenant);
+            if (lane != null) {
+              lane.remoteAnswered(o);
+            }
+          });
+    } catch (RejectedExecutionException shuttingDown) {
+      // The lane is closing: its health no longer matters.
+    }
+  }
+
   /** A delegate of loop {@code shard} that ended itself; called on that loop. */
   void dropDelegate(int shard, String tenant, Delegate d) {
     shards[shard].dropDelegate(tenant, d);

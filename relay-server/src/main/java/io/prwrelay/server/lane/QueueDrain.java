@@ -342,6 +342,9 @@ final class QueueDrain {
       split.consumed(records.size());
       queue.ack(records);
       ctx.observer.drained(lane.tenant(), records.size(), series(records), o);
+      if (!o.success()) {
+        health.on(Health.Event.REJECTED, o.describe(), -1, now);
+      }
       route.drain(now);
       return;
     }

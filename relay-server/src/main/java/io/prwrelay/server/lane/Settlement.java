@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
  *   415 to PRW 2.0 (auto mode)      falls back to PRW 1.0    sent again first, converted
  *   2xx                             HEALTHY                  DELIVERED
  *   4xx, several fragments          unchanged                sent again first, in halves (Bisection)
- *   4xx, one fragment, or a         unchanged                REJECTED
- *   tenant limit (series, metadata)
+ *   4xx, one fragment, or a         REJECTING at the 3rd     REJECTED
+ *   tenant limit (series, metadata) in a row, else unchanged
  *   429                             THROTTLED                sent again first once, when its
  *                                                            Retry-After fits well inside the
  *                                                            deadline; else THROTTLED (429)
@@ -74,6 +74,10 @@ final class Settlement {
     if (!o.success() && !o.retriable() && batch.size() > 1 && !o.overTenantLimit()) {
       resendHalves(batch);
     } else if (o.success() || !o.retriable()) {
+      if (!o.success()) {
+        // Before the answers: a sender told of the rejection finds the lane's state counting it.
+        health.on(Health.Event.REJECTED, o.describe(), -1, now);
+      }
       lanes.answer(batch, o);
     } else if (o.status() == 429) {
       long retryAfter = o.retryAfterMillis();

@@ -40,6 +40,7 @@
  *   any state ── 2xx ──────────────────────────────────▶ HEALTHY
  *   any state ── 429 ──────────────────────────────────▶ THROTTLED     one by one
  *   any state ── 5xx, no answer, queue not readable ───▶ BACKING_OFF
+ *   any state ── 3rd non-retriable 4xx in a row ───────▶ REJECTING
  * </pre>
  *
  * <ul>
@@ -58,12 +59,19 @@
  *       than the tenant's burst. Only a {@code Retry-After} holds new fragments back (429 at once
  *       until it ends). A 429 is retried inside the request once, and only when its {@code
  *       Retry-After} fits well inside the deadline.
+ *   <li>REJECTING when the last {@code Health.REJECTING_AFTER} (3) sends, with no other answer
+ *       between them, were refused for good with a non-retriable 4xx (a tenant over its series
+ *       limit): fragments are sent as when healthy (by the lane itself, which withdraws its
+ *       delegations), since any one may be accepted; the state says why the tenant's data is not
+ *       stored, until a send succeeds. A merged send rejected as a whole and sent again in halves
+ *       counts only the rejections of its halves; a rejection of another loop's send ({@code
+ *       Delegate}) is told to the lane.
  * </ul>
  *
- * A non-retriable 4xx rejects only the fragments of that send and leaves the state alone. In queue
- * mode the state never answers a fragment: it holds back the drain (a 429 backs off like a
- * failure), and the data waits on disk within the queue's bounds. {@code Health} has the table of
- * holds for both modes; the state is what the metrics and the log report.
+ * A non-retriable 4xx rejects only the fragments of that send, and changes the state only at the
+ * third in a row. In queue mode the state never answers a fragment: it holds back the drain (a 429
+ * backs off like a failure), and the data waits on disk within the queue's bounds. {@code Health}
+ * has the table of holds for both modes; the state is what the metrics and the log report.
  *
  * <h2>Queue mode: where a fragment goes</h2>
  *

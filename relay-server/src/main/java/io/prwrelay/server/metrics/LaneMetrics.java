@@ -44,7 +44,8 @@ public final class LaneMetrics implements LaneObserver {
     this.tenants = tenants;
     downstreamDuration = MetricCatalogue.DOWNSTREAM_DURATION.timer(registry);
     MetricCatalogue.LANES.gauge(registry, lanes, AtomicInteger::get);
-    for (Lane.State state : List.of(Lane.State.BACKING_OFF, Lane.State.THROTTLED)) {
+    for (Lane.State state :
+        List.of(Lane.State.BACKING_OFF, Lane.State.THROTTLED, Lane.State.REJECTING)) {
       MetricCatalogue.LANES_NOT_HEALTHY.gauge(registry, this, m -> m.lanesIn(state), tag(state));
     }
   }
@@ -63,7 +64,7 @@ public final class LaneMetrics implements LaneObserver {
         registry, protocol, DownstreamProtocol::fallbacks);
   }
 
-  /** {@code relay_tenant_lane_state}: 0 healthy, 1 backing off, 2 throttled. */
+  /** {@code relay_tenant_lane_state}: 0 healthy, 1 backing off, 2 throttled, 3 rejecting. */
   TenantMeters.TenantGauge laneState() {
     return new TenantMeters.TenantGauge(
         MetricCatalogue.TENANT_LANE_STATE, tenant -> stateValue(laneStates.get(tenant)));
@@ -130,7 +131,9 @@ public final class LaneMetrics implements LaneObserver {
       laneStates.remove(tenant);
     } else {
       laneStates.put(tenant, state);
-      tenants.meters(tenant).backoffs(tag(state)).increment();
+      if (state != Lane.State.REJECTING) { // sends go on: no backoff
+        tenants.meters(tenant).backoffs(tag(state)).increment();
+      }
     }
   }
 
@@ -156,7 +159,15 @@ public final class LaneMetrics implements LaneObserver {
   }
 
   private static double stateValue(Lane.State state) {
-    return state == null ? 0 : state == Lane.State.BACKING_OFF ? 1 : 2;
+    if (state == null) {
+      return 0;
+    }
+    return switch (state) {
+      case HEALTHY -> 0;
+      case BACKING_OFF -> 1;
+      case THROTTLED -> 2;
+      case REJECTING -> 3;
+    };
   }
 
   private static String tag(Enum<?> value) {

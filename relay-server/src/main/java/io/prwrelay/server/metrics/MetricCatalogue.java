@@ -141,7 +141,8 @@ public final class MetricCatalogue {
       gauge(
           "relay.lanes.not.healthy",
           null,
-          "tenant lanes backing off (5xx, timeout) or throttled (429) until a send succeeds",
+          "tenant lanes backing off (5xx, timeout), throttled (429) or rejecting (non-retriable"
+              + " 4xx to their last 3 sends) until a send succeeds",
           "state");
   public static final Metric DOWNSTREAM_RESPONSES =
       counter(
@@ -266,7 +267,8 @@ public final class MetricCatalogue {
       gauge(
           "relay.tenant.lane.state",
           null,
-          "0 healthy, 1 backing off (5xx, timeout), 2 throttled (429), until a send succeeds",
+          "0 healthy, 1 backing off (5xx, timeout), 2 throttled (429), 3 rejecting (non-retriable"
+              + " 4xx to its last 3 sends), until a send succeeds",
           "tenant");
   public static final Metric TENANT_QUEUE_BYTES =
       gauge(

@@ -120,6 +120,11 @@ class ReaderScopeTest {
     assertFalse(page.contains("team-b"), page);
     assertFalse(page.contains("team-c"), page);
     assertFalse(page.contains(B_SECRET), page);
+    assertFalse(page.contains("Series without a tenant label"), "nothing of the other series");
+    assertTrue(
+        get("/api/v1/tenants", "tok-a")
+            .body()
+            .contains("\"series_without_tenant_label_last_minute\":null"));
   }
 
   @Test
@@ -127,6 +132,10 @@ class ReaderScopeTest {
     assertEquals(List.of("team-a", "team-b", "team-c"), apiTenants("view-secret"));
     assertEquals(List.of("team-a", "team-b", "team-c"), apiTenants("tok-all"));
     assertTrue(get("/tenants", "view-secret").body().contains(B_SECRET));
+    assertTrue(
+        get("/tenants", "view-secret")
+            .body()
+            .contains("Series without a tenant label (service_id) in the last minute: none"));
   }
 
   @Test

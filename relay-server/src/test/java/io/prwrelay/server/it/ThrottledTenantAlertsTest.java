@@ -224,6 +224,8 @@ class ThrottledTenantAlertsTest {
                 exp_samples:
                   - labels: 'relay_lanes_not_healthy{instance="%s",job="prw-relay",state="backing_off"}'
                     value: 0
+                  - labels: 'relay_lanes_not_healthy{instance="%s",job="prw-relay",state="rejecting"}'
+                    value: 0
                   - labels: 'relay_lanes_not_healthy{instance="%s",job="prw-relay",state="throttled"}'
                     value: 1
               - expr: count by (tenant, kind) (increase(relay_tenant_series_failed_total[10m]) > 0)
@@ -244,6 +246,7 @@ class ThrottledTenantAlertsTest {
                 at,
                 lanes.toString().stripTrailing(),
                 at,
+                INSTANCE,
                 INSTANCE,
                 INSTANCE,
                 at,

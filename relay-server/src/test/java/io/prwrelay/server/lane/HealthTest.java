@@ -88,6 +88,13 @@ class HealthTest {
     "queue, BACKING_OFF, THROTTLED,   -1,  THROTTLED,   200,  true,  true",
     "queue, BACKING_OFF, FAILED,      -1,  BACKING_OFF, 200,  true,  true",
     "queue, BACKING_OFF, READ_FAILED, -1,  BACKING_OFF, 200,  true,  true",
+    // One rejection changes no state and keeps the hold running (REJECTING_AFTER: below).
+    "sync,  HEALTHY,     REJECTED,    -1,  HEALTHY,     0,    false, false",
+    "sync,  THROTTLED,   REJECTED,    -1,  THROTTLED,   0,    true,  false",
+    "sync,  BACKING_OFF, REJECTED,    -1,  BACKING_OFF, 100,  false, false",
+    "queue, HEALTHY,     REJECTED,    -1,  HEALTHY,     0,    false, false",
+    "queue, THROTTLED,   REJECTED,    -1,  THROTTLED,   100,  true,  false",
+    "queue, BACKING_OFF, REJECTED,    -1,  BACKING_OFF, 100,  true,  false",
   })
   void transitionTable(
       String mode,
@@ -113,11 +120,11 @@ class HealthTest {
 
     assertEquals(next, h.state());
     assertEquals(oneByOne, h.oneByOne(), "one by one");
-    // The hold of UNREADABLE is the one the state had (queue mode: 100 ms from 10 ms ago).
-    long until = event == Event.UNREADABLE ? START + holdMillis * MS : now + holdMillis * MS;
-    if (event != Event.UNREADABLE) {
-      assertEquals(holdMillis * MS, hold, "hold returned");
-    }
+    // The hold of UNREADABLE and of one REJECTED is the one the state had (100 ms from 10 ms
+    // ago); they return none of their own.
+    boolean keepsHold = event == Event.UNREADABLE || event == Event.REJECTED;
+    long until = keepsHold ? START + holdMillis * MS : now + holdMillis * MS;
+    assertEquals(keepsHold ? 0 : holdMillis * MS, hold, "hold returned");
     if (next != State.HEALTHY && until - now > 0) {
       assertTrue(h.holdsBack(until - 1), "held back until the last nanosecond");
       assertEquals(1, h.retryAfterMillis(until - 1), "Retry-After of the last nanosecond");
@@ -131,6 +138,92 @@ class HealthTest {
     } else {
       assertEquals(List.of("withdraw", "a " + next + " why " + holdMillis + "ms"), events);
     }
+  }
+
+  @Test
+  void theThirdRejectionInARowMakesTheLaneRejectingOnceAndThe2xxAfterItHealthy() {
+    Health h = health(false);
+    h.on(Event.REJECTED, "downstream answered 400: per-user series limit of 5 exceeded", -1, START);
+    h.on(Event.REJECTED, "downstream answered 400: per-user series limit of 5 exceeded", -1, START);
+    assertEquals(State.HEALTHY, h.state(), "two rejections may be one sender's bad batches");
+    assertEquals(List.of(), events);
+
+    assertEquals(0, h.on(Event.REJECTED, "downstream answered 400: limit", -1, START));
+
+    assertEquals(State.REJECTING, h.state());
+    assertEquals("downstream answered 400: limit", h.reason());
+    assertFalse(h.holdsBack(START), "every batch is still sent: the next may be accepted");
+    assertFalse(h.oneByOne(), "and still merged");
+    assertEquals(List.of("withdraw", "a REJECTING downstream answered 400: limit 0ms"), events);
+    for (int i = 0; i < 5; i++) {
+      h.on(Event.REJECTED, "downstream answered 400: another", -1, START + i * MS);
+    }
+    assertEquals(State.REJECTING, h.state());
+    assertEquals(2, events.size(), "entered once, whatever comes after: " + events);
+    assertEquals("downstream answered 400: limit", h.reason(), "the reason it entered with");
+
+    h.on(Event.DELIVERED, "", -1, START + 10 * MS);
+
+    assertEquals(State.HEALTHY, h.state());
+    assertEquals("a HEALTHY  0ms", events.get(2));
+    h.on(Event.REJECTED, "400", -1, START + 11 * MS);
+    h.on(Event.REJECTED, "400", -1, START + 12 * MS);
+    assertEquals(State.HEALTHY, h.state(), "a 2xx starts the count again");
+    assertEquals(3, events.size());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"THROTTLED, THROTTLED", "FAILED, BACKING_OFF", "READ_FAILED, BACKING_OFF"})
+  void anyOtherAnswerBetweenRejectionsStartsTheCountAgain(Event between, State state) {
+    Health h = health(true);
+    h.on(Event.REJECTED, "400", -1, START);
+    h.on(Event.REJECTED, "400", -1, START);
+    h.on(between, "5xx or 429", -1, START);
+    h.on(Event.REJECTED, "400", -1, START);
+    h.on(Event.REJECTED, "400", -1, START);
+    assertEquals(state, h.state(), "two rejections since " + between);
+    h.on(Event.REJECTED, "400", -1, START);
+    assertEquals(State.REJECTING, h.state(), "the third");
+  }
+
+  @Test
+  void aRecordReadAgainAloneDoesNotStartTheCountAgain() {
+    Health h = health(true);
+    h.on(Event.REJECTED, "400", -1, START);
+    h.on(Event.UNREADABLE, "", -1, START);
+    h.on(Event.REJECTED, "400", -1, START);
+    h.on(Event.REJECTED, "400", -1, START);
+    assertEquals(State.REJECTING, h.state());
+    assertTrue(h.oneByOne(), "records still read one at a time until a send succeeds");
+  }
+
+  @Test
+  void aLaneBackingOffThatIsRejectedThreeTimesEndsItsHoldAndKeepsItsFailureCount() {
+    Health h = health(false);
+    assertEquals(100, h.on(Event.FAILED, "503", -1, START) / MS);
+    for (int i = 1; i <= 3; i++) {
+      h.on(Event.REJECTED, "downstream answered 400: bad", -1, START + i * MS);
+    }
+    assertEquals(State.REJECTING, h.state());
+    assertFalse(h.holdsBack(START + 3 * MS), "the downstream answers again: nothing waits");
+    assertEquals(
+        200, h.on(Event.FAILED, "503", -1, START + 4 * MS) / MS, "the second failure since a 2xx");
+    assertEquals(State.BACKING_OFF, h.state(), "a failure enters its own state");
+    for (int i = 5; i <= 7; i++) {
+      h.on(Event.REJECTED, "400", -1, START + i * MS);
+    }
+    assertEquals(State.REJECTING, h.state(), "and three more rejections make it rejecting again");
+    assertEquals(
+        List.of(
+            "withdraw",
+            "a BACKING_OFF 503 100ms",
+            "withdraw",
+            "a REJECTING downstream answered 400: bad 0ms",
+            "withdraw",
+            "a BACKING_OFF 503 200ms",
+            "withdraw",
+            "a REJECTING 400 0ms"),
+        events);
   }
 
   @Test

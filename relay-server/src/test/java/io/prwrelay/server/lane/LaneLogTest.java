@@ -86,6 +86,35 @@ class LaneLogTest {
   }
 
   @Test
+  void aLaneStartingToRejectIsLoggedOnceAndItsRecoveryOnce() {
+    String limit = "downstream answered 400: per-user series limit of 5 exceeded";
+    log.stateChanged("a", Lane.State.REJECTING, limit, 0);
+    log.stateChanged("a", Lane.State.HEALTHY, "", 0);
+    assertEquals(
+        List.of(
+            "tenant a: lane rejecting, the downstream refused its last 3 sends for good and"
+                + " accepted none since: "
+                + limit,
+            "tenant a: downstream accepts again, lane healthy"),
+        logged.messages());
+  }
+
+  /** A downstream whose series limit refuses 500 tenants at once: one line an interval. */
+  @Test
+  void manyTenantsStartingToRejectAlikeAreAggregated() {
+    for (int t = 0; t < 500; t++) {
+      log.stateChanged(
+          "t-" + t, Lane.State.REJECTING, "downstream answered 400: series limit of 5", 0);
+    }
+    assertEquals(LaneLog.TENANT_LINES, logged.messages().size(), logged.messages().toString());
+    ticker.advanceMillis(10_000);
+    log.tick();
+    assertEquals(
+        "downstream answered 400: 500 tenants failing in the last 10s, e.g. t-0, t-1, t-2, …",
+        logged.messages().get(logged.messages().size() - 1));
+  }
+
+  @Test
   void queuedBatchesTheDownstreamRejectedAreLogged() {
     log.drained("a", 3, 30, new AttemptOutcome(400, "too old", -1));
     log.drained("a", 3, 30, new AttemptOutcome(200, "", -1));

@@ -167,6 +167,29 @@ class QueueLaneTest extends SimulatedQueueLanesFixture {
   }
 
   /**
+   * Records rejected one after the other (a tenant over its series limit) make the lane rejecting
+   * at the third; the drain goes on without a pause, and the next record delivered makes it
+   * healthy.
+   */
+  @Test
+  void threeQueuedRecordsRejectedInARowMakeTheLaneRejectingUntilOneIsDelivered() {
+    open();
+    downstream.script(
+        "a",
+        Reply.status(400, "per-user series limit of 5 exceeded"),
+        Reply.status(400, "per-user series limit of 5 exceeded"),
+        Reply.status(400, "per-user series limit of 5 exceeded"));
+    for (int i = 1; i <= 3; i++) {
+      submit(fragment("a" + i, "a"));
+    }
+    assertEquals(List.of("a:1:400", "a:1:400", "a:1:400"), drained);
+    assertEquals(List.of("a REJECTING"), states);
+    submit(fragment("a4", "a"));
+    assertEquals(List.of("a:1:400", "a:1:400", "a:1:400", "a:1:200"), drained);
+    assertEquals(List.of("a REJECTING", "a HEALTHY"), states);
+  }
+
+  /**
    * Queued records merged into one request that the downstream rejects as a whole because of one
    * bad record are read again in halves: the others are delivered, each once, and only the bad one
    * is dropped.
