@@ -108,6 +108,8 @@ public final class RelayServer implements AutoCloseable {
     }
     if (insight.enabled()) {
       metrics.activeSeries(insight::activeSeries);
+      metrics.newSeries(insight::newSeriesPerSecond);
+      metrics.topMetrics(tenant -> insight.topMetrics(tenant, RelayMetrics.MetricFigure::new));
     }
     DownstreamProtocol protocol = new DownstreamProtocol(config.downstream().protocol());
     metrics.downstreamProtocol(protocol);

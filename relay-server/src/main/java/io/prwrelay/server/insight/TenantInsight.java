@@ -229,6 +229,38 @@ public final class TenantInsight implements LaneObserver {
     return row == null ? Double.NaN : row.activeSeries();
   }
 
+  /**
+   * The new series per second of {@code tenant} as of the last snapshot, or NaN when it is not
+   * tracked or not yet known ({@link TenantWindow.Snapshot#newSeriesPerSecond}).
+   */
+  public double newSeriesPerSecond(String tenant) {
+    TenantRow row = snapshot().byTenant().get(tenant);
+    return row == null ? Double.NaN : row.newSeriesPerSecond();
+  }
+
+  /**
+   * The top metric names of {@code tenant} as of the last snapshot (at most {@value
+   * MetricBreakdown#TOP}, most active series first), as {@code figure(name, activeSeries,
+   * newSeriesPerSecond)} makes them; empty when the tenant is not tracked.
+   */
+  public <T> List<T> topMetrics(String tenant, MetricFigure<T> figure) {
+    TenantRow row = snapshot().byTenant().get(tenant);
+    if (row == null) {
+      return List.of();
+    }
+    List<T> out = new ArrayList<>();
+    for (TenantWindow.TopMetric m : row.window().topMetrics()) {
+      out.add(figure.of(m.name(), m.share() * row.activeSeries(), m.newSeriesPerSecond()));
+    }
+    return out;
+  }
+
+  /** What {@link #topMetrics} makes of one metric name. */
+  @FunctionalInterface
+  public interface MetricFigure<T> {
+    T of(String name, double activeSeries, double newSeriesPerSecond);
+  }
+
   /** Every tracked tenant, most active series first; computed at most once a second. */
   public List<TenantRow> rows() {
     return snapshot().rows();
