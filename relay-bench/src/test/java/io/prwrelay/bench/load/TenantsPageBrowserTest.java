@@ -97,8 +97,8 @@ class TenantsPageBrowserTest {
                     "relay.server.host", "127.0.0.1",
                     "relay.server.port", "0",
                     "relay.server.io-threads", "2",
-                    // Buckets of 2 s: new series per second are known 2 to 4 s into the run.
-                    "relay.insight.window", "20s",
+                    // Buckets of 6 s: new series per second are known 6 to 12 s into the run.
+                    "relay.insight.window", "60s",
                     "relay.downstream.url", sink.url()),
                 Map.of()));
     relay.start();
@@ -109,7 +109,7 @@ class TenantsPageBrowserTest {
             "--relay-url", base + "/api/v1/write",
             "--codec-floor", "0s",
             "--warmup", "0ms",
-            "--duration", "25s",
+            "--duration", "60s",
             "--rate", "20",
             "--connections", "2",
             "--tenants", "10",
@@ -127,7 +127,8 @@ class TenantsPageBrowserTest {
               }
             });
     // Each tenant's steady series repeat every 8 requests (8 bodies, about 1,450 series each); the
-    // exploding tenant's grow by 50 per request: on top after about 60 requests.
+    // exploding tenant's grow by 50 per request: on top, with most of its series of the exploding
+    // metric, after about 60 requests.
     String api = waitUntilOnTop(base + "/api/v1/tenants", run);
     Path shot = Path.of(System.getProperty("prw.tenants.screenshot", "target/tenants-page.png"));
     String dom = browse(browser, "--dump-dom", base + "/tenants");
@@ -170,13 +171,19 @@ class TenantsPageBrowserTest {
 
   /**
    * The API's answer once the exploding tenant leads it with at least twice the next tenant's
-   * active series (polled, at most 30 s).
+   * active series, is the only one exploding, and has its exploding metric first with at least half
+   * its active series (polled, at most 55 s).
    */
   private static String waitUntilOnTop(String url, CompletableFuture<Summary> run)
       throws Exception {
     HttpClient client = HttpClient.newHttpClient();
     Pattern estimate = Pattern.compile("\"active_series_estimate\":(\\d+)");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    Pattern metric =
+        Pattern.compile(
+            "\"top_metrics\":\\[\\{\"name\":\""
+                + RequestPool.EXPLODING_METRIC
+                + "\",\"share\":([0-9.]+)");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(55);
     String body = "";
     while (System.nanoTime() < deadline && !run.isDone()) {
       body =
@@ -191,13 +198,24 @@ class TenantsPageBrowserTest {
           && body.startsWith("\"" + RequestPool.EXPLODING_TENANT + "\"", first + 9)
           && m.find()) {
         long top = Long.parseLong(m.group(1));
-        if (m.find() && top >= 2 * Long.parseLong(m.group(1))) {
+        int second = body.indexOf("\"tenant\":", first + 9);
+        String row = second < 0 ? body : body.substring(first, second);
+        Matcher share = metric.matcher(row);
+        // The next tenant's estimate (the top metrics have estimates of their own).
+        if (second >= 0
+            && m.find(second)
+            && top >= 2 * Long.parseLong(m.group(1))
+            && row.contains("\"exploding\":true")
+            && body.split("\"exploding\":true", -1).length == 2
+            && share.find()
+            && Double.parseDouble(share.group(1)) >= 0.5) {
           return body;
         }
       }
       Thread.sleep(500);
     }
-    throw new AssertionError("the exploding tenant never led /api/v1/tenants: " + body);
+    throw new AssertionError(
+        "the exploding tenant never led /api/v1/tenants with its metric: " + body);
   }
 
   /** Runs headless Chromium with {@code args}; returns what it printed on standard output. */
