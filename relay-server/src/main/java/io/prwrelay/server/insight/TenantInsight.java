@@ -23,9 +23,10 @@ import java.util.function.LongSupplier;
 /**
  * Which tenant is exploding, and with which metric: per tenant, the active series estimated over a
  * sliding window from the label set hashes the router digests ({@link SeriesDigests}), series/s and
- * bytes/s, the top metric names, and what its lane and queue are doing. Served by {@code GET
- * /tenants} and {@code GET /api/v1/tenants} ({@link TenantsPage}, {@link TenantsJson}) and as
- * {@code relay_tenant_active_series_estimate}.
+ * bytes/s, the new series per second, the top metric names by share of the active series, and what
+ * its lane and queue are doing. Served by {@code GET /tenants} and {@code GET /api/v1/tenants}
+ * ({@link TenantsPage}, {@link TenantsJson}) and as {@code relay_tenant_active_series_estimate},
+ * {@code relay_tenant_new_series_per_second} and the per-metric gauges.
  *
  * <p><b>Bound:</b> at most {@code relay.insight.max-tenants} tenants are tracked, each in a {@link
  * TenantWindow} of fixed size. Until the bound is reached every new tenant is tracked; after that a
@@ -36,9 +37,10 @@ import java.util.function.LongSupplier;
  * times the bound per bucket).
  *
  * <p><b>Cost on the hot path:</b> per request, one map lookup per tenant batch and, per tenant, one
- * lock around the updates of its series (a {@link HyperLogLog} update each, a name count for one
- * series in eight). It allocates only a new name's {@code String} (once, {@link MetricNames}) and
- * two small arrays for a new bucket's history estimate (once per tenant and bucket).
+ * lock around the updates of its series (a {@link HyperLogLog} update each; for one series in
+ * eight, a name count and a {@link SeriesSample} update). It allocates only a new name's {@code
+ * String} (once, {@link MetricNames}) and two small arrays for a new bucket's history estimate
+ * (once per tenant and bucket).
  *
  * <p>Also a {@link LaneObserver}: the lane state of each tenant with when and why it changed, and
  * the last failed downstream attempt. Thread-safe.
