@@ -14,30 +14,37 @@ import java.util.function.Function;
  * do, so these are {@link MultiGauge}s rather than gauges registered per tenant; a name that leaves
  * a tenant's top, or a tenant that loses its meters, loses its series at the next scrape.
  */
-final class InsightMetrics {
+public final class InsightMetrics {
   private final MultiGauge active;
   private final MultiGauge fresh;
-  private volatile Function<String, List<RelayMetrics.MetricFigure>> top;
+  private volatile Function<String, List<MetricFigure>> top;
 
   InsightMetrics(MeterRegistry registry) {
     active = MetricCatalogue.TENANT_METRIC_ACTIVE_SERIES.multiGauge(registry);
     fresh = MetricCatalogue.TENANT_METRIC_NEW_SERIES.multiGauge(registry);
   }
 
-  void topMetrics(Function<String, List<RelayMetrics.MetricFigure>> top) {
+  /** A metric name of a tenant, as the per-metric gauges report it. */
+  public record MetricFigure(String metric, double activeSeries, double newSeriesPerSecond) {}
+
+  /**
+   * The tenant insight's top metric names of a tenant, reported for every tenant with meters of its
+   * own. Set before the first scrape.
+   */
+  public void topMetrics(Function<String, List<MetricFigure>> top) {
     this.top = top;
   }
 
   /** Replaces the series with the top metrics now of {@code tenants}. */
   void refresh(List<String> tenants) {
-    Function<String, List<RelayMetrics.MetricFigure>> t = top;
+    Function<String, List<MetricFigure>> t = top;
     if (t == null) {
       return;
     }
     List<MultiGauge.Row<?>> activeRows = new ArrayList<>();
     List<MultiGauge.Row<?>> freshRows = new ArrayList<>();
     for (String tenant : tenants) {
-      for (RelayMetrics.MetricFigure f : t.apply(tenant)) {
+      for (MetricFigure f : t.apply(tenant)) {
         activeRows.add(
             MetricCatalogue.TENANT_METRIC_ACTIVE_SERIES.row(f.activeSeries(), tenant, f.metric()));
         if (!Double.isNaN(f.newSeriesPerSecond())) {

@@ -28,7 +28,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.function.Function;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -365,16 +364,9 @@ public final class RelayMetrics {
     this.newSeries = perSecond;
   }
 
-  /** A metric name of a tenant, as the per-metric gauges report it. */
-  public record MetricFigure(String metric, double activeSeries, double newSeriesPerSecond) {}
-
-  /**
-   * The tenant insight's top metric names of a tenant, reported for every tenant with meters of its
-   * own as {@code relay_tenant_metric_active_series_estimate} and {@code
-   * relay_tenant_metric_new_series_per_second} ({@link InsightMetrics}).
-   */
-  public void topMetrics(Function<String, List<MetricFigure>> top) {
-    insight.topMetrics(top);
+  /** The tenant insight's per-metric gauges. */
+  public InsightMetrics insightMetrics() {
+    return insight;
   }
 
   /**

@@ -50,12 +50,12 @@ class RelayMetricsTest {
   void newSeriesAndTopMetricsAreReportedForTheTenantsWithinTheBoundAndFollowTheTop() {
     RelayMetrics m = new RelayMetrics(1, ByteBufAllocator.DEFAULT, ticker);
     m.newSeries(tenant -> tenant.equals("a") ? 200 : Double.NaN);
-    java.util.concurrent.atomic.AtomicReference<List<RelayMetrics.MetricFigure>> top =
+    java.util.concurrent.atomic.AtomicReference<List<InsightMetrics.MetricFigure>> top =
         new java.util.concurrent.atomic.AtomicReference<>(
             List.of(
-                new RelayMetrics.MetricFigure("exploding_metric", 60_000, 199.5),
-                new RelayMetrics.MetricFigure("up", 400, 0)));
-    m.topMetrics(tenant -> top.get());
+                new InsightMetrics.MetricFigure("exploding_metric", 60_000, 199.5),
+                new InsightMetrics.MetricFigure("up", 400, 0)));
+    m.insightMetrics().topMetrics(tenant -> top.get());
     m.tenantIn("a", 1, 1, 100);
     m.tenantIn("b", 1, 1, 100);
     String text = m.scrape();
@@ -74,7 +74,7 @@ class RelayMetricsTest {
         text.contains("relay_tenant_metric_active_series_estimate{metric=\"up\",tenant=\"other\"}"),
         text);
     // A name that leaves the top loses its series at the next scrape.
-    top.set(List.of(new RelayMetrics.MetricFigure("up", 400, Double.NaN)));
+    top.set(List.of(new InsightMetrics.MetricFigure("up", 400, Double.NaN)));
     text = m.scrape();
     assertFalse(text.contains("exploding_metric"), text);
     assertFalse(
