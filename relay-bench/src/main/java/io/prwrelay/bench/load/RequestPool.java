@@ -53,8 +53,9 @@ import java.util.stream.Stream;
  * <p>With an exploding tenant ({@code --exploding-tenant N}), a second literal after the first
  * series holds {@code N} series of {@value #EXPLODING_TENANT}, metric {@value #EXPLODING_METRIC},
  * whose {@code request_id} label is the request number in 16 hex digits: every request brings
- * {@code N} series never sent before, as a crash-looping pod or a UUID label value does. They are
- * written into the per-request prefix, so the rest is still shared.
+ * {@code N} series never sent before, as a crash-looping pod or a UUID label value does. In
+ * interleaved bodies the tenant also has its share of the steady series, as one more tenant. They
+ * are written into the per-request prefix, so the rest is still shared.
  */
 public final class RequestPool implements AutoCloseable {
   private static final String[] METRICS = {
@@ -292,11 +293,18 @@ public final class RequestPool implements AutoCloseable {
     boolean[] badSeries = bad ? badSeries(options.seriesPerRequest(), healthy, random) : null;
     // The body's one tenant, or -1 when every series picks one at random.
     int only = options.shape().interleaves(b) ? -1 : b % healthy;
+    // The exploding tenant also has its share of the steady series, as a tenant whose one metric
+    // explodes does: the exploding metric is a minority of its traffic.
+    int explodingIndex = tenants.indexOf(EXPLODING_TENANT);
+    int steadyTenants = explodingIndex >= 0 ? healthy + 1 : healthy;
     boolean snappy = options.encoding() == Options.Encoding.SNAPPY;
     byte[] first = null;
     encoder.reset();
     for (int i = 0; i < options.seriesPerRequest(); i++) {
-      int pick = random.nextInt(healthy);
+      int pick = random.nextInt(steadyTenants);
+      if (pick == healthy) {
+        pick = explodingIndex;
+      }
       int tenant = bad && badSeries[i] ? healthy : only >= 0 ? only : pick;
       perTenant[tenant]++;
       labels.values[Labels.NAME] = METRICS[i % METRICS.length];
@@ -329,7 +337,7 @@ public final class RequestPool implements AutoCloseable {
     List<Integer> requestIds = new ArrayList<>();
     if (options.explodingSeries() > 0) {
       exploding = explodingSeries(options, requestIds);
-      perTenant[tenants.indexOf(EXPLODING_TENANT)] = options.explodingSeries();
+      perTenant[explodingIndex] += options.explodingSeries();
     }
     int total = first.length + exploding.length + encoder.size();
     ByteBuf prefix = Unpooled.buffer(32 + first.length + exploding.length);

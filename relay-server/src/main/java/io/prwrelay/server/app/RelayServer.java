@@ -27,6 +27,7 @@ import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.lane.NewLaneBudget;
+import io.prwrelay.server.metrics.InsightMetrics;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.server.metrics.RuntimeMetrics;
 import io.prwrelay.server.queue.QueueFullPolicy;
@@ -109,6 +110,10 @@ public final class RelayServer implements AutoCloseable {
     }
     if (insight.enabled()) {
       metrics.activeSeries(insight::activeSeries);
+      metrics.newSeries(insight::newSeriesPerSecond);
+      metrics
+          .insightMetrics()
+          .topMetrics(tenant -> insight.topMetrics(tenant, InsightMetrics.MetricFigure::new));
     }
     DownstreamProtocol protocol = new DownstreamProtocol(config.downstream().protocol());
     metrics.downstreamProtocol(protocol);

@@ -34,7 +34,8 @@ final class ObservabilityKeys {
           "true",
           "tenant insight: per-tenant active series (estimated), series/s, bytes/s and top metric"
               + " names over the window, served by GET /tenants and /api/v1/tenants and as"
-              + " relay_tenant_active_series_estimate; costs hashing every series' labels");
+              + " relay_tenant_active_series_estimate and relay_tenant_new_series_per_second; costs"
+              + " hashing every series' labels");
 
   static final ConfigKey INSIGHT_WINDOW =
       key(
@@ -48,7 +49,7 @@ final class ObservabilityKeys {
           "relay.insight.max-tenants",
           "1000",
           "tenants the insight tracks (1 to 100,000), the most active by series kept each tenth of"
-              + " the window; about 54 KiB each");
+              + " the window; about 105 KiB each");
 
   static final ConfigKey LOG_FAILURE_INTERVAL =
       key(

@@ -168,7 +168,7 @@ public final class HyperLogLog {
    * MurmurHash3's 64-bit finalizer: the label set hash is already mixed, but the index and the rank
    * both take its top bits, which one more round spreads, for about a nanosecond.
    */
-  private static long mix(long h) {
+  static long mix(long h) {
     h = (h ^ (h >>> 33)) * 0xFF51AFD7ED558CCDL;
     h = (h ^ (h >>> 33)) * 0xC4CEB9FE1A85EC53L;
     return h ^ (h >>> 33);

@@ -25,9 +25,10 @@ import java.util.function.LongSupplier;
 /**
  * Which tenant is exploding, and with which metric: per tenant, the active series estimated over a
  * sliding window from the label set hashes the router digests ({@link SeriesDigests}), series/s and
- * bytes/s, the top metric names, and what its lane and queue are doing. Served by {@code GET
- * /tenants} and {@code GET /api/v1/tenants} ({@link TenantsPage}, {@link TenantsJson}) and as
- * {@code relay_tenant_active_series_estimate}.
+ * bytes/s, the new series per second, the top metric names by share of the active series, and what
+ * its lane and queue are doing. Served by {@code GET /tenants} and {@code GET /api/v1/tenants}
+ * ({@link TenantsPage}, {@link TenantsJson}) and as {@code relay_tenant_active_series_estimate},
+ * {@code relay_tenant_new_series_per_second} and the per-metric gauges.
  *
  * <p><b>Bound:</b> at most {@code relay.insight.max-tenants} tenants are tracked, each in a {@link
  * TenantWindow} of fixed size. Until the bound is reached every new tenant is tracked; after that a
@@ -38,9 +39,10 @@ import java.util.function.LongSupplier;
  * times the bound per bucket).
  *
  * <p><b>Cost on the hot path:</b> per request, one map lookup per tenant batch and, per tenant, one
- * lock around the updates of its series (a {@link HyperLogLog} update each, a name count for one
- * series in eight). It allocates only a new name's {@code String} (once, {@link MetricNames}) and
- * two small arrays for a new bucket's history estimate (once per tenant and bucket).
+ * lock around the updates of its series (a {@link HyperLogLog} update each; for one series in
+ * eight, a name count and a {@link SeriesSample} update). It allocates only a new name's {@code
+ * String} (once, {@link MetricNames}) and two small arrays for a new bucket's history estimate
+ * (once per tenant and bucket).
  *
  * <p>Also a {@link LaneObserver}: the lane state of each tenant with when and why it changed, and
  * the last failed downstream attempt. Thread-safe.
@@ -254,6 +256,38 @@ public final class TenantInsight implements LaneObserver {
   public double activeSeries(String tenant) {
     TenantRow row = snapshot().byTenant().get(tenant);
     return row == null ? Double.NaN : row.activeSeries();
+  }
+
+  /**
+   * The new series per second of {@code tenant} as of the last snapshot, or NaN when it is not
+   * tracked or not yet known ({@link TenantWindow.Snapshot#newSeriesPerSecond}).
+   */
+  public double newSeriesPerSecond(String tenant) {
+    TenantRow row = snapshot().byTenant().get(tenant);
+    return row == null ? Double.NaN : row.newSeriesPerSecond();
+  }
+
+  /**
+   * The top metric names of {@code tenant} as of the last snapshot (at most {@value
+   * MetricBreakdown#TOP}, most active series first), as {@code figure(name, activeSeries,
+   * newSeriesPerSecond)} makes them; empty when the tenant is not tracked.
+   */
+  public <T> List<T> topMetrics(String tenant, MetricFigure<T> figure) {
+    TenantRow row = snapshot().byTenant().get(tenant);
+    if (row == null) {
+      return List.of();
+    }
+    List<T> out = new ArrayList<>();
+    for (TenantWindow.TopMetric m : row.window().topMetrics()) {
+      out.add(figure.of(m.name(), m.share() * row.activeSeries(), m.newSeriesPerSecond()));
+    }
+    return out;
+  }
+
+  /** What {@link #topMetrics} makes of one metric name. */
+  @FunctionalInterface
+  public interface MetricFigure<T> {
+    T of(String name, double activeSeries, double newSeriesPerSecond);
   }
 
   /** Every tracked tenant, most active series first; computed at most once a second. */

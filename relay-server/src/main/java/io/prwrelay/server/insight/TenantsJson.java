@@ -89,6 +89,10 @@ public final class TenantsJson {
         .append(number(w.windowAgo()))
         .append(",\"active_series_growth\":")
         .append(number(r.growth()))
+        .append(",\"new_series_per_second\":")
+        .append(number(w.newSeriesPerSecond()))
+        .append(",\"exploding\":")
+        .append(r.exploding())
         .append(",\"series_per_second\":")
         .append(number(w.seriesPerSecond()))
         .append(",\"bytes_per_second\":")
@@ -99,10 +103,17 @@ public final class TenantsJson {
       if (i > 0) {
         b.append(',');
       }
+      TenantWindow.TopMetric m = top.get(i);
       b.append("{\"name\":")
-          .append(Escape.json(top.get(i).name()))
+          .append(Escape.json(m.name()))
           .append(",\"share\":")
-          .append(number(top.get(i).share()))
+          .append(number(m.share()))
+          .append(",\"active_series_estimate\":")
+          .append(Math.round(m.share() * w.activeSeries()))
+          .append(",\"new_series_per_second\":")
+          .append(number(m.newSeriesPerSecond()))
+          .append(",\"traffic_share\":")
+          .append(number(m.trafficShare()))
           .append('}');
     }
     b.append("],\"lane\":{\"state\":")

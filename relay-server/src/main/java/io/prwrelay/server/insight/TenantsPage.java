@@ -113,7 +113,8 @@ public final class TenantsPage {
         .append(insight.maxTenants())
         .append("), active series over the last ")
         .append(duration(insight.windowSeconds()))
-        .append("; top metrics from one series in ")
+        .append(
+            "; top metrics by share of the active series (and of the traffic), from one series in ")
         .append(1 << SeriesDigests.NAME_SAMPLE_BITS)
         .append("; updated ")
         .append(Escape.html(Instant.ofEpochMilli(now).toString()))
@@ -125,7 +126,8 @@ public final class TenantsPage {
     }
     b.append("<div class=\"wrap\"><table><thead><tr>")
         .append("<th>Tenant</th><th class=\"num\">Active series</th>")
-        .append("<th class=\"num\">Growth</th><th class=\"num\">Series/s</th>")
+        .append("<th class=\"num\">Growth</th><th class=\"num\">New series/s</th>")
+        .append("<th class=\"num\">Series/s</th>")
         .append("<th class=\"num\">Bytes/s</th><th>Top metrics</th><th>Lane</th>");
     if (queue) {
       b.append("<th class=\"num\">Queue</th>");
@@ -206,11 +208,11 @@ public final class TenantsPage {
     if (Double.isNaN(growth)) {
       b.append("<span class=\"small\">—</span>");
     } else {
-      b.append(growth >= 1.5 ? "<span class=\"up\">" : "<span>")
-          .append(String.format(Locale.ROOT, "×%.2f", growth))
-          .append("</span>");
+      b.append(String.format(Locale.ROOT, "×%.2f", growth));
     }
-    b.append("</td><td class=\"num\" data-label=\"Series/s\" data-v=\"")
+    b.append("</td>");
+    churn(b, r);
+    b.append("<td class=\"num\" data-label=\"Series/s\" data-v=\"")
         .append(TenantsJson.number(w.seriesPerSecond()))
         .append("\">")
         .append(String.format(Locale.ROOT, "%,.1f", w.seriesPerSecond()))
@@ -224,11 +226,21 @@ public final class TenantsPage {
       if (i > 0) {
         b.append("<br>");
       }
+      TenantWindow.TopMetric m = top.get(i);
       b.append("<span class=\"metric\">")
-          .append(Escape.html(top.get(i).name()))
-          .append("</span> <span class=\"share\">")
-          .append(String.format(Locale.ROOT, "%.0f%%", top.get(i).share() * 100))
-          .append("</span>");
+          .append(Escape.html(m.name()))
+          .append("</span> <span class=\"share\" title=\"share of the active series\">")
+          .append(percent(m.share()))
+          .append(" of series</span> <span class=\"small\" title=\"share of the series routed\">")
+          .append(percent(m.trafficShare()))
+          .append(" of traffic</span>");
+      if (m.newSeriesPerSecond() > 0) {
+        b.append(" <span class=\"")
+            .append(r.exploding() ? "new up" : "new")
+            .append("\">+")
+            .append(rate(m.newSeriesPerSecond()))
+            .append("/s</span>");
+      }
     }
     if (top.isEmpty()) {
       b.append("<span class=\"small\">—</span>");
@@ -272,6 +284,43 @@ public final class TenantsPage {
           .append(" ago</span>");
     }
     b.append("</td></tr>");
+  }
+
+  /**
+   * The new series per second, marked when the tenant is {@link TenantRow#exploding} (the rule of
+   * the alert); {@code —} until the tenant has been tracked for a whole bucket.
+   */
+  private static void churn(StringBuilder b, TenantRow r) {
+    double rate = r.newSeriesPerSecond();
+    b.append("<td class=\"num churn\" data-label=\"New series/s\" data-v=\"")
+        .append(Double.isNaN(rate) ? "0" : TenantsJson.number(rate))
+        .append("\">");
+    if (Double.isNaN(rate)) {
+      b.append("<span class=\"small\" title=\"known once the tenant has been tracked for a tenth")
+          .append(" of the window\">—</span>");
+    } else {
+      b.append(r.exploding() ? "<span class=\"up\" title=\"exploding\">" : "<span>")
+          .append(rate(rate))
+          .append("</span>");
+    }
+    b.append("</td>");
+  }
+
+  /**
+   * A share as a percentage: whole percents, one decimal below 10 %, {@code &lt;0.1%} below that
+   * (HTML).
+   */
+  static String percent(double share) {
+    double p = share * 100;
+    if (p >= 10 || p == 0) {
+      return String.format(Locale.ROOT, "%.0f%%", p);
+    }
+    return p < 0.1 ? "&lt;0.1%" : String.format(Locale.ROOT, "%.1f%%", p);
+  }
+
+  /** A rate per second: whole numbers from 10 on, one decimal below. */
+  static String rate(double v) {
+    return v >= 10 ? String.format(Locale.ROOT, "%,.0f", v) : String.format(Locale.ROOT, "%.1f", v);
   }
 
   /** The window's estimate at the start of each bucket, then now, as a small inline SVG. */

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -110,6 +111,21 @@ public record Metric(
         .baseUnit(unit)
         .tags(tagged(tagValues))
         .register(registry);
+  }
+
+  /**
+   * A gauge whose series (tag values and values) are replaced together ({@link
+   * MultiGauge#register}), each made with {@link #row}: for tag values that change, such as a
+   * tenant's top metric names.
+   */
+  public MultiGauge multiGauge(MeterRegistry registry) {
+    expect(Type.GAUGE);
+    return MultiGauge.builder(name).description(help).baseUnit(unit).register(registry);
+  }
+
+  /** One series of a {@link #multiGauge}: {@code value} with these tag values. */
+  public MultiGauge.Row<?> row(double value, String... tagValues) {
+    return MultiGauge.Row.of(tagged(tagValues), value);
   }
 
   /** The timer with its histogram, registered on first use. */

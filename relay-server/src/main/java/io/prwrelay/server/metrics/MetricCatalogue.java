@@ -296,6 +296,31 @@ public final class MetricCatalogue {
               + " (HyperLogLog, about 1.2 % error)",
           "tenant");
 
+  public static final Metric TENANT_NEW_SERIES =
+      gauge(
+          "relay.tenant.new.series.per.second",
+          null,
+          "series routed to the tenant that were not in its window's earlier buckets, per second"
+              + " since the start of the previous bucket (relay.insight.window / 10); absent until"
+              + " the tenant has been tracked for a whole bucket",
+          "tenant");
+  public static final Metric TENANT_METRIC_ACTIVE_SERIES =
+      gauge(
+          "relay.tenant.metric.active.series.estimate",
+          null,
+          "the tenant's active series estimate times the metric name's share of them, for the"
+              + " tenant's top 5 names by that share (a sample of 256 of its series)",
+          "tenant",
+          "metric");
+  public static final Metric TENANT_METRIC_NEW_SERIES =
+      gauge(
+          "relay.tenant.metric.new.series.per.second",
+          null,
+          "the tenant's new series per second that carry the metric name, for the tenant's top 5"
+              + " names by share of its active series",
+          "tenant",
+          "metric");
+
   // The process.
 
   public static final Metric POOLED_MEMORY =
@@ -375,6 +400,9 @@ public final class MetricCatalogue {
           TENANT_QUEUE_DISK,
           TENANT_QUEUE_OLDEST_AGE,
           TENANT_ACTIVE_SERIES_ESTIMATE,
+          TENANT_NEW_SERIES,
+          TENANT_METRIC_ACTIVE_SERIES,
+          TENANT_METRIC_NEW_SERIES,
           POOLED_MEMORY,
           POOLED_MEMORY_IN_USE,
           BUILD_INFO);

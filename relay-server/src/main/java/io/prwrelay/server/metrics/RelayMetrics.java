@@ -74,6 +74,8 @@ public final class RelayMetrics {
   private final Timer requestDuration;
   private final Counter forwardedWhole;
   private volatile ToDoubleFunction<String> activeSeries;
+  private volatile ToDoubleFunction<String> newSeries;
+  private final InsightMetrics insight;
   private final TenantLabelWatch tenantLabels = new TenantLabelWatch();
 
   public RelayMetrics(int maxTenants, ByteBufAllocator allocator) {
@@ -88,6 +90,7 @@ public final class RelayMetrics {
             maxTenants, DEFAULT_RERANK_INTERVAL, ticker, this::newMeters, TenantMeters::remove);
     lanes = new LaneMetrics(registry, tenants);
     queues = new QueueMetrics(registry, tenants);
+    insight = new InsightMetrics(registry);
     MetricCatalogue.INFLIGHT_REQUESTS.gauge(registry, inFlight, AtomicInteger::get);
     requestDuration = MetricCatalogue.REQUEST_DURATION.timer(registry);
     forwardedWhole = MetricCatalogue.REQUESTS_FORWARDED_WHOLE.counter(registry);
@@ -129,6 +132,7 @@ public final class RelayMetrics {
 
   /** The Prometheus text exposition of every metric. */
   public String scrape() {
+    insight.refresh(tenants.labelledTenants());
     return registry.scrape();
   }
 
@@ -137,6 +141,7 @@ public final class RelayMetrics {
    * TenantScrape}): what a reader limited to some tenants may see.
    */
   public String scrape(Predicate<String> visible) {
+    insight.refresh(tenants.labelledTenants());
     return TenantScrape.of(registry.getPrometheusRegistry(), visible);
   }
 
@@ -351,6 +356,20 @@ public final class RelayMetrics {
   }
 
   /**
+   * The tenant insight's new series per second per tenant, reported as {@code
+   * relay_tenant_new_series_per_second} like {@link #activeSeries} (NaN for a tenant not tracked,
+   * or tracked for less than a bucket). Set before the first request.
+   */
+  public void newSeries(ToDoubleFunction<String> perSecond) {
+    this.newSeries = perSecond;
+  }
+
+  /** The tenant insight's per-metric gauges. */
+  public InsightMetrics insightMetrics() {
+    return insight;
+  }
+
+  /**
    * Registers {@code relay_lanes_new_refused_total}: tenant batches refused because their sender
    * caused too many new lanes.
    */
@@ -373,6 +392,10 @@ public final class RelayMetrics {
       if (estimate != null) {
         gauges.add(
             new TenantMeters.TenantGauge(MetricCatalogue.TENANT_ACTIVE_SERIES_ESTIMATE, estimate));
+      }
+      ToDoubleFunction<String> perSecond = newSeries;
+      if (perSecond != null) {
+        gauges.add(new TenantMeters.TenantGauge(MetricCatalogue.TENANT_NEW_SERIES, perSecond));
       }
     }
     return new TenantMeters(label, registry, gauges);

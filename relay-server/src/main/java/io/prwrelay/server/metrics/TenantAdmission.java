@@ -102,6 +102,17 @@ final class TenantAdmission<M> {
     return labelled(tenant);
   }
 
+  /** The tenants with meters of their own now ({@link #OTHER} not included). */
+  List<String> labelledTenants() {
+    List<String> out = new ArrayList<>(meters.size());
+    for (String t : meters.keySet()) {
+      if (!t.equals(OTHER)) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
   private M labelled(String label) {
     M m = meters.get(label);
     return m != null ? m : meters.computeIfAbsent(label, create);

@@ -186,6 +186,161 @@ class TenantInsightTest {
     assertEquals("up", top.get(1).name());
   }
 
+  /** Three names holding 60 %, 30 % and 10 % of {@code size} distinct series of tenant t. */
+  private static List<Series> threeNames(int size, Random random) {
+    List<Series> series = new ArrayList<>(distinct("t", "big", size * 6 / 10, random));
+    series.addAll(distinct("t", "mid", size * 3 / 10, random));
+    series.addAll(distinct("t", "small", size - size * 9 / 10, random));
+    java.util.Collections.shuffle(series, random);
+    return series;
+  }
+
+  @Test
+  void metricSharesOfActiveSeriesStayWithinEightPointsFromAThousandToAMillion() {
+    Random random = new Random(25);
+    StringBuilder report = new StringBuilder();
+    double worst = 0;
+    for (int size : new int[] {1_000, 10_000, 100_000, 1_000_000}) {
+      int trials = size >= 100_000 ? 1 : 5;
+      for (int t = 0; t < trials; t++) {
+        TenantInsight insight = insight(10);
+        List<Series> series = threeNames(size, random);
+        send(insight, series);
+        // Sent again later in the window: the same series, not new ones.
+        advance(BUCKET);
+        send(insight, series.subList(0, size / 2));
+        advance(0);
+        TenantRow r = row(insight, "t");
+        Map<String, Double> exact = Map.of("big", 0.6, "mid", 0.3, "small", 0.1);
+        report.append(String.format(Locale.ROOT, "%,d:", size));
+        for (TenantWindow.TopMetric m : r.window().topMetrics()) {
+          double error = m.share() - exact.get(m.name());
+          worst = Math.max(worst, Math.abs(error));
+          report.append(String.format(Locale.ROOT, " %s %.3f (%+.3f)", m.name(), m.share(), error));
+          assertTrue(Math.abs(error) <= 0.08, report.toString());
+        }
+        report.append('\n');
+        assertEquals(
+            List.of("big", "mid", "small"),
+            r.window().topMetrics().stream().map(TenantWindow.TopMetric::name).toList(),
+            report.toString());
+      }
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "metric shares of the active series (exact 0.6, 0.3, 0.1), worst error %.3f%n%s",
+        worst,
+        report);
+  }
+
+  /** {@code steady} sent, and {@code fresh} new series of {@code name} of tenant t. */
+  private void sendWithNew(
+      TenantInsight insight, List<Series> steady, String name, int fresh, Random random) {
+    List<Series> request = new ArrayList<>(steady);
+    if (fresh > 0) {
+      request.addAll(distinct(steady.get(0).tenant(), name, fresh, random));
+    }
+    send(insight, request);
+  }
+
+  @Test
+  void theExplodingMetricTopsTheListWhileAMinorityOfTheTraffic() {
+    TenantInsight insight = insight(10);
+    Random random = new Random(26);
+    List<Series> steady = new ArrayList<>();
+    for (int m = 0; m < 50; m++) {
+      steady.addAll(distinct("t", "metric_" + m, 400, random));
+    }
+    // Every 10 s: the 20,000 steady series, and 2,000 series of exploding_metric never seen before.
+    long step = 10_000_000_000L;
+    for (int i = 0; i < 30; i++) {
+      sendWithNew(insight, steady, "exploding_metric", 2000, random);
+      advance(step);
+    }
+    TenantRow r = row(insight, "t");
+    TenantWindow.TopMetric top = r.window().topMetrics().get(0);
+    assertEquals("exploding_metric", top.name(), r.window().topMetrics().toString());
+    // 60,000 of 80,000 active series; 2,000 of 22,000 series sent per request.
+    assertEquals(0.75, top.share(), 0.08);
+    // A lower bound (51 names, 32 counters a bucket): 2,000 of the 22,000 series of a request.
+    assertTrue(top.trafficShare() > 0 && top.trafficShare() <= 2000.0 / 22_000, top.toString());
+    assertEquals(200, r.newSeriesPerSecond(), 200 * 0.1);
+    assertEquals(200, top.newSeriesPerSecond(), 200 * 0.1);
+    assertTrue(r.exploding());
+    for (TenantWindow.TopMetric m : r.window().topMetrics().subList(1, 5)) {
+      assertTrue(m.name().startsWith("metric_"), m.toString());
+      assertEquals(0, m.newSeriesPerSecond(), m.toString());
+    }
+  }
+
+  @Test
+  void aSteadyExplosionStaysFlaggedForHalfAnHourAndSteadySeriesNeverAre() {
+    TenantInsight insight = insight(10);
+    Random random = new Random(27);
+    List<Series> steady = distinct("t", "m", 1000, random);
+    List<Series> quiet = distinct("q", "m", 5000, random);
+    long step = 10_000_000_000L;
+    List<String> flagged = new ArrayList<>();
+    for (int i = 0; i < 12 * 6 + 30 * 6; i++) {
+      boolean exploding = i >= 12 * 6;
+      // From minute 12: 300 new series every 10 s (30/s) for 30 minutes.
+      sendWithNew(insight, steady, "uuid_metric", exploding ? 300 : 0, random);
+      send(insight, quiet);
+      advance(step);
+      TenantRow t = row(insight, "t");
+      TenantRow q = row(insight, "q");
+      if (i >= 12) {
+        assertEquals(0, q.newSeriesPerSecond(), "steady series are never new, step " + i);
+        assertTrue(!q.exploding());
+      }
+      if (exploding && i >= 12 * 6 + 6) {
+        // A minute into it and from then on.
+        assertEquals(30, t.newSeriesPerSecond(), 30 * 0.15, "step " + i);
+        assertTrue(t.exploding(), "step " + i + ": " + t.newSeriesPerSecond());
+      }
+      if (!exploding && i >= 12) {
+        assertEquals(0, t.newSeriesPerSecond(), "step " + i);
+      }
+      if (t.exploding()) {
+        flagged.add(Integer.toString(i));
+      }
+    }
+    assertTrue(!flagged.contains(Integer.toString(12 * 6 - 1)), flagged.toString());
+  }
+
+  @Test
+  void newSeriesAreKnownOnceATenantWasTrackedForAWholeBucketAndANewTenantCanExplode() {
+    TenantInsight insight = insight(10);
+    Random random = new Random(28);
+    List<Series> steady = distinct("t", "m", 2000, random);
+    List<Series> newcomer = distinct("n", "m", 500, random);
+    long step = 15_000_000_000L;
+    // Four steps a bucket; tracking starts a third into a bucket (the test clock's bucket 1000).
+    now.addAndGet(BUCKET / 3);
+    for (int i = 0; i < 4 * 4; i++) {
+      send(insight, steady);
+      sendWithNew(insight, newcomer, "uuid_metric", 1000, random);
+      advance(0);
+      TenantRow t = row(insight, "t");
+      TenantRow n = row(insight, "n");
+      long epoch = now.get() / BUCKET;
+      now.addAndGet(step - TenantInsight.SNAPSHOT_NANOS);
+      if (epoch < 1002) {
+        assertTrue(Double.isNaN(t.newSeriesPerSecond()), "step " + i);
+        assertTrue(!n.exploding());
+      } else {
+        // From the second bucket after tracking began: the first whole one is the baseline. The
+        // rate is over at least a bucket, so it reaches the newcomer's within that bucket.
+        assertEquals(0, t.newSeriesPerSecond(), "step " + i);
+        assertTrue(n.newSeriesPerSecond() <= 1000 / 15.0 * 1.15, "step " + i);
+        if (epoch >= 1003) {
+          assertEquals(1000 / 15.0, n.newSeriesPerSecond(), 1000 / 15.0 * 0.15, "step " + i);
+          assertTrue(n.exploding(), "step " + i);
+        }
+      }
+    }
+  }
+
   @Test
   void tracksAtMostMaxTenantsAndKeepsTheMostActive() {
     TenantInsight insight = insight(3);
@@ -231,6 +386,8 @@ class TenantInsightTest {
             "active_series_estimate",
             "active_series_window_ago",
             "active_series_growth",
+            "new_series_per_second",
+            "exploding",
             "series_per_second",
             "bytes_per_second",
             "top_metrics",
@@ -243,8 +400,16 @@ class TenantInsightTest {
     assertEquals(800.0, (Double) t.get("active_series_estimate"), 800 * 0.03);
     @SuppressWarnings("unchecked")
     Map<String, Object> metric = ((List<Map<String, Object>>) t.get("top_metrics")).get(0);
+    assertEquals(
+        List.of(
+            "name", "share", "active_series_estimate", "new_series_per_second", "traffic_share"),
+        List.copyOf(metric.keySet()));
     assertEquals("m<script>", metric.get("name"));
     assertEquals(1.0, metric.get("share"));
+    assertEquals(1.0, metric.get("traffic_share"));
+    assertNull(t.get("new_series_per_second"), "not known in the tenant's first bucket");
+    assertNull(metric.get("new_series_per_second"));
+    assertEquals(false, t.get("exploding"));
     @SuppressWarnings("unchecked")
     Map<String, Object> lane = (Map<String, Object>) t.get("lane");
     assertEquals("throttled", lane.get("state"));

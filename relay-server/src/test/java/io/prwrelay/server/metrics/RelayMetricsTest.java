@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -43,6 +44,46 @@ class RelayMetricsTest {
     assertTrue(text.contains("relay_tenant_active_series_estimate{tenant=\"a\"} 12345.0"), text);
     assertFalse(text.contains("relay_tenant_active_series_estimate{tenant=\"other\"}"), text);
     assertFalse(text.contains("relay_tenant_active_series_estimate{tenant=\"b\"}"), text);
+  }
+
+  @Test
+  void newSeriesAndTopMetricsAreReportedForTheTenantsWithinTheBoundAndFollowTheTop() {
+    RelayMetrics m = new RelayMetrics(1, ByteBufAllocator.DEFAULT, ticker);
+    m.newSeries(tenant -> tenant.equals("a") ? 200 : Double.NaN);
+    java.util.concurrent.atomic.AtomicReference<List<InsightMetrics.MetricFigure>> top =
+        new java.util.concurrent.atomic.AtomicReference<>(
+            List.of(
+                new InsightMetrics.MetricFigure("exploding_metric", 60_000, 199.5),
+                new InsightMetrics.MetricFigure("up", 400, 0)));
+    m.insightMetrics().topMetrics(tenant -> top.get());
+    m.tenantIn("a", 1, 1, 100);
+    m.tenantIn("b", 1, 1, 100);
+    String text = m.scrape();
+    assertTrue(text.contains("relay_tenant_new_series_per_second{tenant=\"a\"} 200.0"), text);
+    assertFalse(text.contains("relay_tenant_new_series_per_second{tenant=\"b\"}"), text);
+    assertTrue(
+        text.contains(
+            "relay_tenant_metric_new_series_per_second{metric=\"exploding_metric\",tenant=\"a\"}"
+                + " 199.5"),
+        text);
+    assertTrue(
+        text.contains(
+            "relay_tenant_metric_active_series_estimate{metric=\"up\",tenant=\"a\"} 400.0"),
+        text);
+    assertFalse(
+        text.contains("relay_tenant_metric_active_series_estimate{metric=\"up\",tenant=\"other\"}"),
+        text);
+    // A name that leaves the top loses its series at the next scrape.
+    top.set(List.of(new InsightMetrics.MetricFigure("up", 400, Double.NaN)));
+    text = m.scrape();
+    assertFalse(text.contains("exploding_metric"), text);
+    assertFalse(
+        text.contains("relay_tenant_metric_new_series_per_second{metric=\"up\""),
+        "no series while unknown: " + text);
+    assertTrue(
+        text.contains(
+            "relay_tenant_metric_active_series_estimate{metric=\"up\",tenant=\"a\"} 400.0"),
+        text);
   }
 
   @Test
