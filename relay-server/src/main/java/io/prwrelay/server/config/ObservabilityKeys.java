@@ -49,7 +49,7 @@ final class ObservabilityKeys {
           "relay.insight.max-tenants",
           "1000",
           "tenants the insight tracks (1 to 100,000), the most active by series kept each tenth of"
-              + " the window; about 105 KiB each");
+              + " the window; at most about 105 KiB each");
 
   static final ConfigKey LOG_FAILURE_INTERVAL =
       key(

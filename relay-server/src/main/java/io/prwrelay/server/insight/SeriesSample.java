@@ -17,7 +17,7 @@ import java.util.Arrays;
  * <pre>
  *   keys[0, size)   the sample's keys (63 bits, so signed comparison orders them), unsorted
  *   names[0, size)  the name hash of keys[i]
- *   index[SLOTS]    open addressing over the keys' low bits: entry + 1, 0 for empty
+ *   index[2 * n]    open addressing (n: the arrays' capacity) over the keys' low bits: entry + 1, 0 for empty
  *   largest         the entry with the largest key once full: a key above it is not kept
  * </pre>
  *
@@ -25,19 +25,22 @@ import java.util.Arrays;
  * {@value #CAPACITY} sampled series) costs one comparison; one below it, one probe of a 1 KiB
  * index. Replacing the largest rescans the keys for the next largest: in a stream of distinct
  * series that happens about {@code CAPACITY * ln(n / CAPACITY)} times per bucket, and the keys are
- * a hash the sender does not choose. 5 KiB, allocated once; not thread-safe (the owning {@link
- * TenantWindow} locks).
+ * a hash the sender does not choose. The arrays start at {@value #FIRST_CAPACITY} series and double
+ * as the bucket's sampled series grow, up to 5 KiB at {@value #CAPACITY} (a tenant of a few dozen
+ * series keeps a few hundred bytes); they are kept when the bucket is cleared for reuse. Not
+ * thread-safe (the owning {@link TenantWindow} locks).
  */
 final class SeriesSample {
   /** Series kept: the sample's size once the bucket has that many sampled series. */
   static final int CAPACITY = 256;
 
-  private static final int SLOTS = CAPACITY * 2;
-  private static final int MASK = SLOTS - 1;
+  /** Series the arrays hold at first. */
+  static final int FIRST_CAPACITY = 16;
 
-  private final long[] keys = new long[CAPACITY];
-  private final long[] names = new long[CAPACITY];
-  private final short[] index = new short[SLOTS];
+  private long[] keys = new long[FIRST_CAPACITY];
+  private long[] names = new long[FIRST_CAPACITY];
+  private short[] index = new short[FIRST_CAPACITY * 2];
+  private int mask = FIRST_CAPACITY * 2 - 1;
   private int size;
   private int largest = -1;
 
@@ -56,6 +59,10 @@ final class SeriesSample {
       return;
     }
     if (size < CAPACITY) {
+      if (size == keys.length) {
+        grow();
+        slot = slot(key);
+      }
       keys[size] = key;
       names[size] = name;
       index[slot] = (short) (size + 1);
@@ -72,15 +79,27 @@ final class SeriesSample {
     largest = largest();
   }
 
+  /** Doubles the arrays (at most to {@value #CAPACITY} series) and re-indexes the keys. */
+  private void grow() {
+    int capacity = Math.min(CAPACITY, keys.length * 2);
+    keys = Arrays.copyOf(keys, capacity);
+    names = Arrays.copyOf(names, capacity);
+    index = new short[capacity * 2];
+    mask = capacity * 2 - 1;
+    for (int e = 0; e < size; e++) {
+      index[slot(keys[e])] = (short) (e + 1);
+    }
+  }
+
   /** The slot holding {@code key}, or the empty slot where it would go. */
   private int slot(long key) {
-    int i = (int) key & MASK;
+    int i = (int) key & mask;
     while (true) {
       int e = index[i];
       if (e == 0 || keys[e - 1] == key) {
         return i;
       }
-      i = (i + 1) & MASK;
+      i = (i + 1) & mask;
     }
   }
 
@@ -88,12 +107,12 @@ final class SeriesSample {
   private void remove(int i) {
     int j = i;
     while (true) {
-      j = (j + 1) & MASK;
+      j = (j + 1) & mask;
       int e = index[j];
       if (e == 0) {
         break;
       }
-      int home = (int) keys[e - 1] & MASK;
+      int home = (int) keys[e - 1] & mask;
       // The entry at j may move to i unless its home lies cyclically in (i, j].
       boolean stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
       if (!stays) {
