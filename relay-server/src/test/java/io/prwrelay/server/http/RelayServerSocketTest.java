@@ -4,6 +4,7 @@ import static io.prwrelay.server.http.TestRequests.line;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
@@ -344,10 +345,10 @@ class RelayServerSocketTest {
       f.downstream.script("a", Reply.slow(Duration.ofMillis(500)));
       byte[] body = RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1));
       CompletableFuture<HttpResponse<String>> inFlight = f.writeAsync(body);
-      long until = System.nanoTime() + 5_000_000_000L;
-      while (f.downstream.received().isEmpty() && System.nanoTime() < until) {
-        Thread.sleep(5);
-      }
+      Await.until(
+          "the request at the downstream",
+          Duration.ofSeconds(5),
+          () -> !f.downstream.received().isEmpty());
       int port = f.relay.address().getPort();
       f.relay.shutdown(Duration.ofSeconds(5));
       assertEquals(204, inFlight.get().statusCode(), "the in-flight request completed");

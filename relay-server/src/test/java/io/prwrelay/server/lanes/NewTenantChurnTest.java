@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.IOException;
@@ -262,6 +263,6 @@ class NewTenantChurnTest {
                             "http://" + relay.getHostString() + ":" + relay.getPort() + "/metrics"))
                     .build(),
                 HttpResponse.BodyHandlers.ofString());
-    return MetricsText.value(r.body(), "relay_lanes", Map.of());
+    return Scrape.sum(r.body(), "relay_lanes", Map.of());
   }
 }

@@ -3,11 +3,13 @@ package io.prwrelay.server.lanes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.LogCapture;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -56,15 +58,15 @@ class OutageLogTest {
           Pattern.compile(
               "downstream unreachable \\(connection refused\\): (\\d+) tenants failing in the last"
                   + " 1s, e\\.g\\. t-\\d{3}, t-\\d{3}, t-\\d{3}, …");
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      Await.until(
+          "an aggregate line",
+          Duration.ofSeconds(5),
+          () -> log.messages().stream().anyMatch(l -> aggregate.matcher(l).matches()));
       int named = 0;
-      while (named == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(50);
-        for (String l : log.messages()) {
-          Matcher m = aggregate.matcher(l);
-          if (m.matches()) {
-            named = Math.max(named, Integer.parseInt(m.group(1)));
-          }
+      for (String l : log.messages()) {
+        Matcher m = aggregate.matcher(l);
+        if (m.matches()) {
+          named = Math.max(named, Integer.parseInt(m.group(1)));
         }
       }
       List<String> logged = log.messages();

@@ -4,11 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,10 +45,10 @@ class QueueDiskCleanupTest {
       Path tenantDir = dir.resolve("a");
       assertTrue(Files.isDirectory(tenantDir));
       String metrics = f.get("/metrics").body();
-      assertTrue(MetricsText.value(metrics, "relay_queue_disk_bytes", Map.of()) > 0, metrics);
+      assertTrue(Scrape.sum(metrics, "relay_queue_disk_bytes", Map.of()) > 0, metrics);
       assertEquals(
-          MetricsText.value(metrics, "relay_queue_disk_bytes", Map.of()),
-          MetricsText.value(metrics, "relay_tenant_queue_disk_bytes", TENANT_A));
+          Scrape.sum(metrics, "relay_queue_disk_bytes", Map.of()),
+          Scrape.sum(metrics, "relay_tenant_queue_disk_bytes", TENANT_A));
 
       down.set(false);
       await(
@@ -56,20 +59,14 @@ class QueueDiskCleanupTest {
       // Delivered: the queue is empty, its last segment still on disk until the check.
       await(() -> !Files.exists(tenantDir), 25);
       String after = f.get("/metrics").body();
-      assertEquals(0, MetricsText.value(after, "relay_queue_records", Map.of()), after);
-      assertEquals(0, MetricsText.value(after, "relay_queue_disk_bytes", Map.of()), after);
-      assertEquals(0, MetricsText.value(after, "relay_tenant_queue_disk_bytes", TENANT_A), after);
+      assertEquals(0, Scrape.sum(after, "relay_queue_records", Map.of()), after);
+      assertEquals(0, Scrape.sum(after, "relay_queue_disk_bytes", Map.of()), after);
+      assertEquals(0, Scrape.sumOr(after, "relay_tenant_queue_disk_bytes", TENANT_A, 0), after);
       assertFalse(Files.exists(tenantDir));
     }
   }
 
   private static void await(BooleanSupplier condition, int seconds) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("not within " + seconds + " s");
-      }
-      Thread.sleep(50);
-    }
+    Await.until("the condition", Duration.ofSeconds(seconds), condition);
   }
 }

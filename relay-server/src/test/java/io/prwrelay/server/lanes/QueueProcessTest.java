@@ -9,7 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.prwrelay.server.lanes.IdRequests.Part;
 import io.prwrelay.server.lanes.IdRequests.Request;
 import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.io.IOException;
@@ -33,7 +35,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -73,15 +74,6 @@ class QueueProcessTest {
       }
     }
     return d;
-  }
-
-  private static void await(String what, Duration timeout, BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "not within " + timeout + ": " + what);
-      Thread.sleep(50);
-    }
   }
 
   private static String get(InetSocketAddress relay, String path) throws Exception {
@@ -136,7 +128,7 @@ class QueueProcessTest {
         senders.add(t);
         t.start();
       }
-      await("2xx answers before the kill", START, () -> acked.size() >= 20 * 400);
+      Await.until("2xx answers before the kill", START, () -> acked.size() >= 20 * 400);
       relay.kill();
       stop.set(true);
       for (Thread t : senders) {
@@ -154,7 +146,7 @@ class QueueProcessTest {
         RelayProcess restarted = RelayProcess.start(dir, queueMode(queue, healthy))) {
       restarted.awaitListening(START);
       DeliveredSeries delivered = new DeliveredSeries(healthy);
-      await(
+      Await.until(
           "every acknowledged series delivered",
           DELIVERY,
           () -> {
@@ -282,7 +274,7 @@ class QueueProcessTest {
           restarted.log());
       DeliveredSeries delivered = new DeliveredSeries(healthy);
       Map<String, Integer> intact = Map.of("flipped", 20, "torn", requests - 1);
-      await(
+      Await.until(
           "intact records delivered",
           DELIVERY,
           () -> {
@@ -300,7 +292,7 @@ class QueueProcessTest {
       String metrics = get(restarted.address(), "/metrics");
       assertEquals(
           expectedCut,
-          MetricsText.value(metrics, "relay_queue_tail_cut_bytes_total", Map.of()),
+          Scrape.sumOr(metrics, "relay_queue_tail_cut_bytes_total", Map.of(), 0),
           0.0,
           metrics);
       assertTrue(restarted.isAlive());
@@ -314,8 +306,8 @@ class QueueProcessTest {
       assertNull(again.awaitLine(Duration.ZERO, l -> l.contains(": cut ")), again.log());
       assertEquals(
           0.0,
-          MetricsText.value(
-              get(again.address(), "/metrics"), "relay_queue_tail_cut_bytes_total", Map.of()));
+          Scrape.sumOr(
+              get(again.address(), "/metrics"), "relay_queue_tail_cut_bytes_total", Map.of(), 0));
       assertEquals(0, again.stop(Duration.ofSeconds(30)), again.log());
       assertEquals(0, healthy.totalSeries(), "everything was delivered by the previous run");
     }
@@ -389,7 +381,7 @@ class QueueProcessTest {
                 + c.post(builder.build("x", List.of(new Part("broken", 1))).snappy()));
       }
       DeliveredSeries delivered = new DeliveredSeries(relay.downstream);
-      await(
+      Await.until(
           "the fine tenant delivered",
           Duration.ofSeconds(10),
           () -> delivered.update().distinct("fine") == 30);

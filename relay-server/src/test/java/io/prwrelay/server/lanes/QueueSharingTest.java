@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.prwrelay.server.lanes.IdRequests.Part;
 import io.prwrelay.server.lanes.IdRequests.Request;
 import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.testing.Await;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -29,7 +31,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -69,15 +70,6 @@ class QueueSharingTest {
       config.put(more[i], more[i + 1]);
     }
     return config;
-  }
-
-  private static void await(String what, Duration timeout, BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "not within " + timeout + ": " + what);
-      Thread.sleep(100);
-    }
   }
 
   private static String metrics(InetSocketAddress relay) throws Exception {
@@ -169,16 +161,15 @@ class QueueSharingTest {
       }
       String before = metrics(relay.address());
       assertEquals(
-          0.0, MetricsText.value(before, "relay_tenant_series_dropped_total", Map.of()), before);
+          0.0, Scrape.sumOr(before, "relay_tenant_series_dropped_total", Map.of(), 0), before);
       assertTrue(
-          MetricsText.value(
-                  before, "relay_tenant_series_refused_total", Map.of("bound", "total-bytes"))
+          Scrape.sum(before, "relay_tenant_series_refused_total", Map.of("bound", "total-bytes"))
               > 0,
           before);
 
       try (ScriptedDownstream back = ScriptedDownstream.recording(port)) {
         DeliveredSeries delivered = new DeliveredSeries(back);
-        await(
+        Await.until(
             "every series answered 2xx delivered",
             DELIVERY,
             () -> {
@@ -188,7 +179,7 @@ class QueueSharingTest {
         assertEquals(6_000, innocentAcked.size());
         assertEquals(innocentAcked.size(), delivered.distinct("innocent"));
         assertEquals(List.of(), missing(delivered, "innocent", innocentAcked));
-        await(
+        Await.until(
             "the spreading sender's series answered 2xx delivered",
             DELIVERY,
             () -> {
@@ -202,13 +193,13 @@ class QueueSharingTest {
             });
         String after = metrics(relay.address());
         assertEquals(
-            0.0, MetricsText.value(after, "relay_tenant_series_dropped_total", Map.of()), after);
+            0.0, Scrape.sumOr(after, "relay_tenant_series_dropped_total", Map.of(), 0), after);
         System.out.printf(
             "total bound: %d series of one tenant and %d of 80 tenants answered 2xx, all"
                 + " delivered; %.0f series refused 503%n",
             innocentAcked.size(),
             attackerAcked.size(),
-            MetricsText.value(after, "relay_tenant_series_refused_total", Map.of()));
+            Scrape.sumOr(after, "relay_tenant_series_refused_total", Map.of(), 0));
       }
       assertEquals(0, relay.stop(Duration.ofSeconds(30)), relay.log());
     }
@@ -358,11 +349,11 @@ class QueueSharingTest {
       String m = metrics(relay.address());
       assertEquals(
           900.0,
-          MetricsText.value(
+          Scrape.sum(
               m, "relay_tenant_series_refused_total", Map.of("bound", "new-tenants-per-request")),
           m);
       try (ScriptedDownstream back = ScriptedDownstream.recording(port)) {
-        await("the queued tenants delivered", DELIVERY, () -> back.totalSeries() >= 100 + 10);
+        Await.until("the queued tenants delivered", DELIVERY, () -> back.totalSeries() >= 100 + 10);
         Thread.sleep(500);
         assertEquals(110, back.totalSeries(), "100 new tenants of one series, 2 x 5 innocent");
       }
@@ -430,7 +421,7 @@ class QueueSharingTest {
       assertNotNull(line, relay.log());
       System.out.println("damaged segment version: " + line);
       DeliveredSeries delivered = new DeliveredSeries(back);
-      await(
+      Await.until(
           "every segment delivered",
           DELIVERY,
           () -> {

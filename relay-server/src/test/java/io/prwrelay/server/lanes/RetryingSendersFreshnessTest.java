@@ -10,6 +10,7 @@ import io.prwrelay.server.lanes.RetryingSenders.Batch;
 import io.prwrelay.server.lanes.RetryingSenders.Result;
 import io.prwrelay.server.lanes.SenderConnection.Answer;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -156,15 +157,16 @@ class RetryingSendersFreshnessTest {
 
       String metrics = relay.get("/metrics").body();
       double dropped =
-          MetricsText.value(
+          Scrape.sumOr(
               metrics,
               "relay_tenant_series_dropped_total",
-              Map.of("tenant", BAD, "reason", "bytes"));
-      double queued = MetricsText.value(metrics, "relay_tenant_queue_bytes", Map.of("tenant", BAD));
+              Map.of("tenant", BAD, "reason", "bytes"),
+              0);
+      double queued = Scrape.sumOr(metrics, "relay_tenant_queue_bytes", Map.of("tenant", BAD), 0);
       double healthyQueued = 0;
       for (String tenant : IsolationRun.HEALTHY) {
         healthyQueued +=
-            MetricsText.value(metrics, "relay_tenant_queue_bytes", Map.of("tenant", tenant));
+            Scrape.sumOr(metrics, "relay_tenant_queue_bytes", Map.of("tenant", tenant), 0);
       }
       System.out.printf(
           "queue freshness: %d batches, all 204; healthy tenants' newest sample at most %d ms old;"
@@ -216,10 +218,11 @@ class RetryingSendersFreshnessTest {
       long worst = assertHealthyFresh(delivered, r, FRESH_SYNC);
       String metrics = relay.get("/metrics").body();
       double lost =
-          MetricsText.value(
+          Scrape.sumOr(
               metrics,
               "relay_tenant_series_dropped_total",
-              Map.of("tenant", BAD, "reason", "throttled"));
+              Map.of("tenant", BAD, "reason", "throttled"),
+              0);
       System.out.printf(
           "sync freshness (policy drop): %d batches, %d answered 400 after %d 429s; healthy"
               + " tenants' newest sample at most %d ms old; throttled tenant: %.0f series"
@@ -268,8 +271,8 @@ class RetryingSendersFreshnessTest {
       long healthySeries = 5L * IsolationRun.HEALTHY.size();
       long retries = r.attempts() - r.batches().size();
       double skipped =
-          MetricsText.value(
-              relay.get("/metrics").body(), "relay_ledger_skipped_series_total", Map.of());
+          Scrape.sumOr(
+              relay.get("/metrics").body(), "relay_ledger_skipped_series_total", Map.of(), 0);
       long to = r.startNanos() + RUN.toNanos();
       long age =
           delivered.worstAgeMillis(

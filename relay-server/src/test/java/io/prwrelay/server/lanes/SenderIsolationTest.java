@@ -8,6 +8,8 @@ import io.prwrelay.oracle.v1.MetricMetadata;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
+import io.prwrelay.server.testing.Await;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
@@ -231,23 +233,21 @@ class SenderIsolationTest {
    */
   private static double awaitMetric(RelayProcess relay, String series, DoublePredicate wanted)
       throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    String last = null;
-    while (System.nanoTime() < deadline) {
-      try (From probe = new From(INNOCENT, relay.address())) {
-        last = probe.get("/metrics").body();
-      }
-      for (String line : last.split("\n")) {
-        if (line.startsWith(series + " ")) {
-          double v = Double.parseDouble(line.substring(series.length() + 1));
-          if (wanted.test(v)) {
-            return v;
-          }
-        }
-      }
-      Thread.sleep(50);
+    double[] last = {Double.NaN};
+    if (!Await.within(
+        Duration.ofSeconds(10), () -> wanted.test(last[0] = scraped(relay, series)))) {
+      throw new AssertionError(series + " never as wanted; last " + last[0]);
     }
-    throw new AssertionError(series + " never as wanted:\n" + last);
+    return last[0];
+  }
+
+  /** {@code series} in the relay's {@code /metrics} now; NaN while it is not there. */
+  private static double scraped(RelayProcess relay, String series) {
+    try (From probe = new From(INNOCENT, relay.address())) {
+      return Scrape.valueOr(probe.get("/metrics").body(), series, Double.NaN);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** An answer: status and body. */

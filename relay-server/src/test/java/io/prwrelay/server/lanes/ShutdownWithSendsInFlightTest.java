@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.lanes.IdRequests.Part;
 import io.prwrelay.server.lanes.IdRequests.Request;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.io.IOException;
@@ -37,11 +38,7 @@ class ShutdownWithSendsInFlightTest {
   @TempDir Path dir;
 
   private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "not within 10 s: " + what);
-      Thread.sleep(10);
-    }
+    Await.until(what, Duration.ofSeconds(10), condition);
   }
 
   @Test
