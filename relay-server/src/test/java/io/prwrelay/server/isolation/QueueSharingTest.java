@@ -1,13 +1,13 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.lanes.IdRequests.Part;
-import io.prwrelay.server.lanes.IdRequests.Request;
-import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.isolation.IdRequests.Part;
+import io.prwrelay.server.isolation.IdRequests.Request;
+import io.prwrelay.server.isolation.SenderConnection.Answer;
 import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream;

@@ -1,13 +1,13 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.util.ResourceLeakDetector;
-import io.prwrelay.server.lanes.IsolationRun.Exchange;
-import io.prwrelay.server.lanes.IsolationRun.Kind;
-import io.prwrelay.server.lanes.IsolationRun.Result;
-import io.prwrelay.server.lanes.IsolationRun.Side;
+import io.prwrelay.server.isolation.IsolationRun.Exchange;
+import io.prwrelay.server.isolation.IsolationRun.Kind;
+import io.prwrelay.server.isolation.IsolationRun.Result;
+import io.prwrelay.server.isolation.IsolationRun.Side;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;

@@ -1,8 +1,8 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
-import io.prwrelay.server.lanes.IdRequests.Part;
-import io.prwrelay.server.lanes.IdRequests.Request;
-import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.isolation.IdRequests.Part;
+import io.prwrelay.server.isolation.IdRequests.Request;
+import io.prwrelay.server.isolation.SenderConnection.Answer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;

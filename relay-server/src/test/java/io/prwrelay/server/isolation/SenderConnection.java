@@ -1,4 +1,4 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;

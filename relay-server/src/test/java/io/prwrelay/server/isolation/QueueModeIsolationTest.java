@@ -1,13 +1,13 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.prwrelay.server.lanes.BadTenants.Expectation;
-import io.prwrelay.server.lanes.BadTenants.LeakDetection;
-import io.prwrelay.server.lanes.BadTenants.Relays;
-import io.prwrelay.server.lanes.IsolationRun.Exchange;
-import io.prwrelay.server.lanes.IsolationRun.Kind;
-import io.prwrelay.server.lanes.IsolationRun.Side;
+import io.prwrelay.server.isolation.BadTenants.Expectation;
+import io.prwrelay.server.isolation.BadTenants.LeakDetection;
+import io.prwrelay.server.isolation.BadTenants.Relays;
+import io.prwrelay.server.isolation.IsolationRun.Exchange;
+import io.prwrelay.server.isolation.IsolationRun.Kind;
+import io.prwrelay.server.isolation.IsolationRun.Side;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,9 +1,9 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.isolation.SenderConnection.Answer;
 import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream;

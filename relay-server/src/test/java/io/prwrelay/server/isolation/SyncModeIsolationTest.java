@@ -1,18 +1,18 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.ConfigKeys;
-import io.prwrelay.server.lanes.BadTenants.Expectation;
-import io.prwrelay.server.lanes.BadTenants.LeakDetection;
-import io.prwrelay.server.lanes.BadTenants.Relays;
-import io.prwrelay.server.lanes.IsolationRun.Exchange;
-import io.prwrelay.server.lanes.IsolationRun.Kind;
-import io.prwrelay.server.lanes.IsolationRun.Result;
-import io.prwrelay.server.lanes.IsolationRun.Side;
-import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.isolation.BadTenants.Expectation;
+import io.prwrelay.server.isolation.BadTenants.LeakDetection;
+import io.prwrelay.server.isolation.BadTenants.Relays;
+import io.prwrelay.server.isolation.IsolationRun.Exchange;
+import io.prwrelay.server.isolation.IsolationRun.Kind;
+import io.prwrelay.server.isolation.IsolationRun.Result;
+import io.prwrelay.server.isolation.IsolationRun.Side;
+import io.prwrelay.server.isolation.SenderConnection.Answer;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.lanes.IdRequests.Part;
-import io.prwrelay.server.lanes.IdRequests.Request;
-import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.isolation.IdRequests.Part;
+import io.prwrelay.server.isolation.IdRequests.Request;
+import io.prwrelay.server.isolation.SenderConnection.Answer;
 import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.server.testing.Scrape;

@@ -1,11 +1,11 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.lanes.IdRequests.Part;
-import io.prwrelay.server.lanes.IdRequests.Request;
+import io.prwrelay.server.isolation.IdRequests.Part;
+import io.prwrelay.server.isolation.IdRequests.Request;
 import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;

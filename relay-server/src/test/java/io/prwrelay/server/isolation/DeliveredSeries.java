@@ -1,4 +1,4 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.prwrelay.oracle.v1.Label;

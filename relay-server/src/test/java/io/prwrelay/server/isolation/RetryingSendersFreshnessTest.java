@@ -1,14 +1,14 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.ConfigKeys;
-import io.prwrelay.server.lanes.IdRequests.Part;
-import io.prwrelay.server.lanes.RetryingSenders.Batch;
-import io.prwrelay.server.lanes.RetryingSenders.Result;
-import io.prwrelay.server.lanes.SenderConnection.Answer;
+import io.prwrelay.server.isolation.IdRequests.Part;
+import io.prwrelay.server.isolation.RetryingSenders.Batch;
+import io.prwrelay.server.isolation.RetryingSenders.Result;
+import io.prwrelay.server.isolation.SenderConnection.Answer;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;

@@ -1,4 +1,4 @@
-package io.prwrelay.server.lanes;
+package io.prwrelay.server.isolation;
 
 import io.prwrelay.testkit.WriteRequestEncoder;
 import java.util.ArrayList;
