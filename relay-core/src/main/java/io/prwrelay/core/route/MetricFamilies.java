@@ -51,6 +51,13 @@ import java.util.function.LongSupplier;
  * bytes, and each distinct tenant ID (at most 150 bytes) is held once, with a count of its
  * associations.
  *
+ * <p><b>Why arrays, not the JDK's maps.</b> Nothing here runs per series, so the reason is memory,
+ * not speed: the smallest version on {@code LinkedHashMap}s (an access-ordered map for the age
+ * order, one per sender for its eviction, a map of tenants per family) took 177 to 305 bytes per
+ * association when full, 89 to 153 MB at the default 500,000, against 57 to 66 bytes here (29 to 33
+ * MB); {@code relay-bench}'s {@code FamilyMemory} measures both (BENCHMARKS.md, "Metadata
+ * families").
+ *
  * <p>Thread-safe: one lock, taken for each 256 pairs of a routed request that has something new to
  * teach (the learners teach a pair at most about once per refresh interval) and once per entry of a
  * metadata-only request. Nothing here runs per series.

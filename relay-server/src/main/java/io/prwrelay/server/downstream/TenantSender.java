@@ -5,9 +5,10 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 
 /**
- * Sends one tenant batch downstream, once, and reports how that attempt ended. Whoever decides
- * about retries, deadlines and concurrency ({@link Delivery}) repeats this step; {@link
- * DownstreamClient} implements it over pooled HTTP connections.
+ * Sends one tenant batch downstream, once, and reports how that attempt ended. The tenant's lane
+ * decides about retries, deadlines and concurrency and repeats this step (in {@code
+ * io.prwrelay.server.lane}: {@code Settlement} decides what follows each answer, {@code Health} the
+ * backoff); {@link DownstreamClient} implements it over pooled HTTP connections.
  */
 public interface TenantSender {
   /**

@@ -37,7 +37,8 @@ final class AdminHandler {
 
   /**
    * The response to {@code head}, computed now (after its body was read, so a scrape or readiness
-   * check reflects the moment of the answer). A HEAD request gets the headers without the body.
+   * check reflects the moment of the answer), with its body: the {@link AnswerWriter} sends a HEAD
+   * request's headers without it.
    *
    * @param path the request's path, without query
    * @param reader the tenants whose rows and series the request's credentials may read ({@link
@@ -66,9 +67,6 @@ final class AdminHandler {
     } else {
       tag = endpoint.tag();
       r = notAllowed(method, "GET, HEAD");
-    }
-    if (method.equals(HttpMethod.HEAD)) {
-      r.content().clear();
     }
     metrics.otherRequest(tag, r.status().code());
     return r;

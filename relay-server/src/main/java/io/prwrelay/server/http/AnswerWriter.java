@@ -8,6 +8,7 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -20,7 +21,8 @@ import io.netty.handler.codec.http.HttpVersion;
  * LingeringClose} in place of the handler, and from then on the connection is {@linkplain #closing
  * closing}: whatever it still reads is discarded. An answer that fills the outbound buffer past its
  * high water mark blocks reading ({@link Pipelining#block}). One per connection, on its event loop;
- * the {@link IngressHandler} calls it in request order.
+ * the {@link IngressHandler} calls it in request order. An answer to a {@code HEAD} request goes
+ * without its body ({@link #forMethodOf}).
  */
 final class AnswerWriter {
   private final ChannelHandler handler;
@@ -76,6 +78,7 @@ final class AnswerWriter {
    * @param close whether the answer ends the connection
    */
   void write(ChannelHandlerContext ctx, HttpRequest req, FullHttpResponse r, boolean close) {
+    r = forMethodOf(req, r);
     if (keepAlive(req, close)) {
       if (req.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
         r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
@@ -107,6 +110,21 @@ final class AnswerWriter {
     } else {
       lastWrite.addListener(f -> ctx.close());
     }
+  }
+
+  /**
+   * {@code r} as the answer to {@code req}: to a {@code HEAD} request, its status and headers
+   * ({@code Content-Length} included) without its body (RFC 9110 9.3.2).
+   *
+   * @param r takes ownership
+   */
+  static FullHttpResponse forMethodOf(HttpRequest req, FullHttpResponse r) {
+    if (!HttpMethod.HEAD.equals(req.method()) || !r.content().isReadable()) {
+      return r;
+    }
+    FullHttpResponse headersOnly = r.replace(Unpooled.EMPTY_BUFFER);
+    r.release();
+    return headersOnly;
   }
 
   /** Answers {@code Expect: 100-continue}: the sender may send the body now. */

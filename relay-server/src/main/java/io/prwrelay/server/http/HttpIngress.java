@@ -1,9 +1,12 @@
 package io.prwrelay.server.http;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
+import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.internal.PlatformDependent;
 import io.prwrelay.server.config.RelayConfig;
@@ -166,15 +169,6 @@ public final class HttpIngress {
   }
 
   /**
-   * The HTTP/1.1 codec of one connection ({@link IngressCodec}: Netty's decoder and encoder, header
-   * names senders send shared): request line at most 4 KiB, headers at most 16 KiB and {@link
-   * #MAX_HEADER_FIELDS} fields (else 431), content in chunks of at most 64 KiB; a request's headers
-   * in a {@link CompactHeaders}, its trailers' map made only when it has some ({@link
-   * SmallHeaders#TRAILERS}). It sets no bound on requests decoded ahead of their answers: the
-   * handler keeps its own ({@link IngressHandler#MAX_PIPELINED}) and answers past it, where a
-   * codec's would throw and reset the connection with answers owed.
-   */
-  /**
    * Most header fields of a request head (and of its trailers). 16 KiB of one-letter headers would
    * otherwise be about 4,000 header objects, some 300 KB of heap for one head, held while its
    * request is read; Prometheus and vmagent send fewer than ten. Apache httpd's default ({@code
@@ -185,14 +179,26 @@ public final class HttpIngress {
   /** Most bytes of a request's header section (and of its trailers): Netty's default, 8 KiB, x2. */
   static final int MAX_HEADER_BYTES = 16 * 1024;
 
-  static IngressCodec codec() {
-    return new IngressCodec(
+  /**
+   * The HTTP/1.1 codec of one connection: Netty's response encoder and its request decoder with the
+   * header names senders send shared ({@link IngressDecoder}): request line at most 4 KiB, headers
+   * at most {@link #MAX_HEADER_BYTES} and {@link #MAX_HEADER_FIELDS} fields (else 431), content in
+   * chunks of at most 64 KiB. It sets no bound on requests decoded ahead of their answers: the
+   * handler keeps its own ({@link IngressHandler#MAX_PIPELINED}) and answers past it. Which answer
+   * is to a {@code HEAD} request (no body) the {@link AnswerWriter} knows, as it writes the answers
+   * in request order.
+   */
+  static ChannelHandler codec() {
+    HttpDecoderConfig config =
         new HttpDecoderConfig()
             .setMaxInitialLineLength(4096)
             .setMaxHeaderSize(MAX_HEADER_BYTES)
             .setMaxChunkSize(64 * 1024)
-            .setHeadersFactory(CompactHeaders.factory(SmallHeaders.HEADERS, 8, MAX_HEADER_FIELDS))
-            .setTrailersFactory(SmallHeaders.TRAILERS));
+            .setHeadersFactory(SmallHeaders.factory(SmallHeaders.HEADERS, 8, MAX_HEADER_FIELDS))
+            .setTrailersFactory(
+                SmallHeaders.factory(SmallHeaders.TRAILERS_VALIDATION, 2, MAX_HEADER_FIELDS));
+    return new CombinedChannelDuplexHandler<>(
+        new IngressDecoder(config), new HttpResponseEncoder());
   }
 
   /** The ingress handler of one connection. */

@@ -43,6 +43,7 @@ final class OverloadedHandler extends ChannelInboundHandlerAdapter {
                     RETRY_AFTER_SECONDS,
                     true)
                 .toResponse();
+        r = AnswerWriter.forMethodOf((HttpRequest) msg, r);
         r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(r).addListener(f -> LingeringClose.begin(ctx, this));
       }

@@ -21,6 +21,8 @@ import org.xerial.snappy.Snappy;
  * {@link SimulatedLoop}, or a real loop): each reply is an outcome that arrives after a delay, or —
  * when the delay reaches the attempt's timeout — a transport failure at the timeout, as the real
  * client reports it. A tenant without a script (or {@link #always} reply) is answered 200 at once.
+ * As the real client, a loop has at most {@link #connections(int)} attempts on the wire; the others
+ * wait for one, their timeout running ({@code TenantSenderContractTest} holds both to this).
  * Records every call with its decompressed body, and every call whose borrowed body had already
  * been released.
  */
@@ -82,7 +84,9 @@ public final class ScriptedSender implements TenantSender {
   private final Map<String, Map<String, Reply>> byMarker = new HashMap<>();
   private final List<Call> calls = new ArrayList<>();
   private final List<String> releasedBodies = new ArrayList<>();
-  private int inFlight;
+  private final Map<EventLoop, Integer> inFlight = new HashMap<>();
+  private final Map<EventLoop, ArrayDeque<Attempt>> waiting = new HashMap<>();
+  private int totalInFlight;
   private int maxInFlight;
   private int connections = Integer.MAX_VALUE;
 
@@ -151,47 +155,98 @@ public final class ScriptedSender implements TenantSender {
     if (body.refCnt() <= 0) {
       releasedBodies.add(tenant);
     }
+    long now = loop.ticker().nanoTime();
+    Attempt attempt =
+        new Attempt(
+            loop,
+            tenant,
+            protocol,
+            retryAttempt,
+            body,
+            timeoutNanos,
+            now + timeoutNanos,
+            loop.newPromise());
+    if (inFlight.getOrDefault(loop, 0) < connections) {
+      start(attempt, now);
+    } else {
+      // As the real client: it waits for one of the loop's connections, its timeout running.
+      waiting.computeIfAbsent(loop, l -> new ArrayDeque<>()).add(attempt);
+      loop.schedule(() -> expireWaiting(attempt), timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+    return attempt.promise;
+  }
+
+  /** An attempt made and not yet on the wire, or on it. */
+  private record Attempt(
+      EventLoop loop,
+      String tenant,
+      Protocol protocol,
+      int retryAttempt,
+      ByteBuf body,
+      long timeoutNanos,
+      long deadlineNanos,
+      Promise<AttemptOutcome> promise) {}
+
+  /** Puts {@code a} on the wire: records the call and plays the tenant's next reply. */
+  private void start(Attempt a, long now) {
     Call call =
         new Call(
-            tenant,
-            loop.ticker().nanoTime(),
-            timeoutNanos,
-            decompress(body),
-            protocol,
-            loop,
-            retryAttempt);
+            a.tenant, now, a.timeoutNanos, decompress(a.body), a.protocol, a.loop, a.retryAttempt);
     calls.add(call);
     Reply reply = null;
-    for (Map.Entry<String, Reply> m : byMarker.getOrDefault(tenant, Map.of()).entrySet()) {
+    for (Map.Entry<String, Reply> m : byMarker.getOrDefault(a.tenant, Map.of()).entrySet()) {
       if (call.text().contains(m.getKey())) {
         reply = m.getValue();
       }
     }
     if (reply == null) {
-      reply = scripts.getOrDefault(tenant, new ArrayDeque<>()).poll();
+      reply = scripts.getOrDefault(a.tenant, new ArrayDeque<>()).poll();
     }
     if (reply == null) {
-      reply = always.getOrDefault(tenant, Reply.status(200));
+      reply = always.getOrDefault(a.tenant, Reply.status(200));
     }
-    inFlight++;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    Promise<AttemptOutcome> promise = loop.newPromise();
+    inFlight.merge(a.loop, 1, Integer::sum);
+    totalInFlight++;
+    maxInFlight = Math.max(maxInFlight, totalInFlight);
+    long left = a.deadlineNanos - now;
     long delay = reply.delay().toNanos();
-    AttemptOutcome outcome =
-        delay < timeoutNanos
-            ? reply.outcome()
-            : AttemptOutcome.transport(
-                "no response within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms");
-    loop.schedule(
+    AttemptOutcome outcome = delay < left ? reply.outcome() : timedOut(a);
+    a.loop.schedule(
         () -> {
           synchronized (this) {
-            inFlight--;
+            inFlight.merge(a.loop, -1, Integer::sum);
+            totalInFlight--;
+            startWaiting(a.loop);
           }
-          promise.setSuccess(outcome);
+          a.promise.setSuccess(outcome);
         },
-        Math.min(delay, timeoutNanos),
+        Math.min(delay, left),
         TimeUnit.NANOSECONDS);
-    return promise;
+  }
+
+  private static AttemptOutcome timedOut(Attempt a) {
+    return AttemptOutcome.transport(
+        "no response within " + TimeUnit.NANOSECONDS.toMillis(a.timeoutNanos) + " ms");
+  }
+
+  /** Starts the attempts that wait for a connection of {@code loop}, while there is one. */
+  private void startWaiting(EventLoop loop) {
+    ArrayDeque<Attempt> q = waiting.get(loop);
+    while (q != null && !q.isEmpty() && inFlight.getOrDefault(loop, 0) < connections) {
+      start(q.poll(), loop.ticker().nanoTime());
+    }
+  }
+
+  /** Ends {@code a} at its deadline if it is still waiting for a connection. */
+  private void expireWaiting(Attempt a) {
+    boolean expired;
+    synchronized (this) {
+      ArrayDeque<Attempt> q = waiting.get(a.loop);
+      expired = q != null && q.remove(a);
+    }
+    if (expired) {
+      a.promise.setSuccess(timedOut(a));
+    }
   }
 
   private static byte[] decompress(ByteBuf body) {
@@ -232,7 +287,7 @@ public final class ScriptedSender implements TenantSender {
     return releasedBodies;
   }
 
-  /** Most attempts that were in flight at once. */
+  /** Most attempts that were on the wire at once, all loops together. */
   public synchronized int maxInFlight() {
     return maxInFlight;
   }

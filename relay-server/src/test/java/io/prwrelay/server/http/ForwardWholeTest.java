@@ -7,8 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.luben.zstd.Zstd;
 import io.prwrelay.oracle.v1.WriteRequest;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.ForwardedRequests;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testing.V2RawProto;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
@@ -17,6 +19,7 @@ import io.prwrelay.testkit.WriteRequestEncoder;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -79,12 +82,7 @@ class ForwardWholeTest {
   }
 
   private static double metric(RelayFixture f, String series) {
-    for (String l : f.relay.metrics().scrape().split("\n")) {
-      if (l.startsWith(series + " ")) {
-        return Double.parseDouble(l.substring(series.length() + 1));
-      }
-    }
-    return Double.NaN;
+    return Scrape.value(f.relay.metrics().scrape(), series);
   }
 
   private static void assertAnswered(int status, HttpResponse<String> r) {
@@ -244,15 +242,11 @@ class ForwardWholeTest {
 
   /** Waits for {@code tenant}'s first request answered 2xx (the scripts run out into 200). */
   private static List<Received> awaitDelivered(ScriptedDownstream d, String tenant)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      ScriptedDownstream.TenantCount c = d.counts().get(tenant);
-      if (c != null && c.requests() > 0) {
-        return d.byTenant().get(tenant);
-      }
-      Thread.sleep(20);
-    }
-    throw new AssertionError(tenant + " was never delivered: " + d.byTenant());
+      throws Exception {
+    Await.until(
+        tenant + " delivered",
+        Duration.ofSeconds(30),
+        () -> d.counts().get(tenant) != null && d.counts().get(tenant).requests() > 0);
+    return d.byTenant().get(tenant);
   }
 }

@@ -4,7 +4,9 @@ import static io.prwrelay.server.http.TestRequests.line;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testing.RawProto;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -12,6 +14,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -43,23 +46,15 @@ class IngressLimitsSocketTest {
 
   /** The value of a metric without labels, from the relay's own exposition. */
   private static double metric(RelayFixture f, String name) {
-    for (String l : f.relay.metrics().scrape().split("\n")) {
-      if (l.startsWith(name + " ")) {
-        return Double.parseDouble(l.substring(name.length() + 1));
-      }
-    }
-    throw new AssertionError("no metric " + name);
+    return Scrape.value(f.relay.metrics().scrape(), name);
   }
 
   /**
    * Waits (bounded) until {@code name} satisfies {@code ok}, as connections close asynchronously.
    */
   private static void awaitMetric(RelayFixture f, String name, DoublePredicate ok)
-      throws InterruptedException {
-    for (int i = 0; i < 500 && !ok.test(metric(f, name)); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(ok.test(metric(f, name)), name + " = " + metric(f, name));
+      throws Exception {
+    Await.until(name + " as wanted", Duration.ofSeconds(5), () -> ok.test(metric(f, name)));
   }
 
   private static byte[] series(String tenant) {

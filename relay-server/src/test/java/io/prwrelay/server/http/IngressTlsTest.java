@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.server.testing.TestCertificates;
 import io.prwrelay.testing.RawProto;
@@ -254,11 +255,8 @@ class IngressTlsTest {
     assertTrue(Files.getLastModifiedTime(target).toInstant().isAfter(Instant.EPOCH));
   }
 
-  private static void awaitScrape(RelayFixture f, String text) throws InterruptedException {
-    for (int i = 0; i < 500 && !scrapeContains(f, text); i++) {
-      Thread.sleep(20);
-    }
-    assertTrue(scrapeContains(f, text), text);
+  private static void awaitScrape(RelayFixture f, String text) throws Exception {
+    Await.until(text + " in the scrape", Duration.ofSeconds(10), () -> scrapeContains(f, text));
   }
 
   @Test

@@ -9,6 +9,7 @@ import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.net.http.HttpResponse;
@@ -73,12 +74,7 @@ class MetadataRoutingRelayTest {
   }
 
   private static double metric(RelayFixture f, String series) {
-    for (String line : f.relay.metrics().scrape().split("\n")) {
-      if (line.startsWith(series + " ")) {
-        return Double.parseDouble(line.substring(series.length() + 1));
-      }
-    }
-    return 0;
+    return Scrape.value(f.relay.metrics().scrape(), series);
   }
 
   @Test

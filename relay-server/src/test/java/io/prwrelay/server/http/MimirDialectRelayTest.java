@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import io.prwrelay.testkit.WriteRequestEncoder;
@@ -145,7 +147,7 @@ class MimirDialectRelayTest {
           "limited", Reply.slow(java.time.Duration.ofMillis(500)), Reply.status(400, limit));
       var first = relay.writeAsync(series("limited", "m0"));
       assertTrue(
-          io.prwrelay.server.it.PrometheusProcess.waitFor(
+          Await.within(
               java.time.Duration.ofSeconds(5), () -> relay.downstream.received().size() == 1));
       List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> merged =
           List.of(
@@ -162,7 +164,7 @@ class MimirDialectRelayTest {
       assertEquals(2, relay.downstream.received().size(), "the merged request, once");
       assertEquals(
           2,
-          io.prwrelay.server.lanes.MetricsText.value(
+          Scrape.sum(
               relay.get("/metrics").body(),
               "relay_tenant_coalesced_fragments_total",
               Map.of("tenant", "limited")),

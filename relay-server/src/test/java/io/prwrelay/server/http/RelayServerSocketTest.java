@@ -4,6 +4,7 @@ import static io.prwrelay.server.http.TestRequests.line;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
@@ -282,6 +283,45 @@ class RelayServerSocketTest {
   }
 
   @Test
+  void aRequestFramedBothByChunksAndByLengthIs400AndItsConnectionClosed() throws Exception {
+    // The shape of request smuggling: Netty's decoder refuses it (RFC 9112 6.1 lets a server
+    // reject it), and nothing after it on the connection is read.
+    try (RelayFixture f = new RelayFixture();
+        Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream()
+          .write(
+              ("GET /-/healthy HTTP/1.1\r\nHost: relay\r\nContent-Length: 4\r\n"
+                      + "Transfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n"
+                      + "GET /-/healthy HTTP/1.1\r\nHost: relay\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      assertEquals(List.of("HTTP/1.1 400 Bad Request"), readResponses(s.getInputStream(), 1));
+      assertEquals(-1, s.getInputStream().read(), "connection closed, the next request unread");
+    }
+  }
+
+  @Test
+  void aHeadRequestRefusedBeforeItsEndpointGetsTheHeadersWithoutTheBody() throws Exception {
+    StringBuilder head = new StringBuilder("HEAD /metrics HTTP/1.1\r\n");
+    for (int i = 0; i <= HttpIngress.MAX_HEADER_FIELDS; i++) {
+      head.append("X-").append(i).append(": v\r\n");
+    }
+    try (RelayFixture f = new RelayFixture();
+        Socket s = new Socket("127.0.0.1", f.relay.address().getPort())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write((head + "\r\n").getBytes(StandardCharsets.US_ASCII));
+      InputStream in = s.getInputStream();
+      assertEquals("HTTP/1.1 431 Request Header Fields Too Large", line(in));
+      boolean hasLength = false;
+      for (String h = line(in); !h.isEmpty(); h = line(in)) {
+        hasLength |= h.toLowerCase().startsWith("content-length:") && !h.endsWith(" 0");
+      }
+      assertTrue(hasLength, "the length of the body a GET would get");
+      assertEquals(-1, in.read(), "no body, and the connection closed");
+    }
+  }
+
+  @Test
   void downstreamConnectionsAreReusedAcrossRequests() throws Exception {
     try (RelayFixture f = new RelayFixture(Map.of("relay.downstream.max-connections", "2"))) {
       byte[] body =
@@ -305,10 +345,10 @@ class RelayServerSocketTest {
       f.downstream.script("a", Reply.slow(Duration.ofMillis(500)));
       byte[] body = RawProto.series(RawProto.label("service_id", "a"), RawProto.sample(1, 1));
       CompletableFuture<HttpResponse<String>> inFlight = f.writeAsync(body);
-      long until = System.nanoTime() + 5_000_000_000L;
-      while (f.downstream.received().isEmpty() && System.nanoTime() < until) {
-        Thread.sleep(5);
-      }
+      Await.until(
+          "the request at the downstream",
+          Duration.ofSeconds(5),
+          () -> !f.downstream.received().isEmpty());
       int port = f.relay.address().getPort();
       f.relay.shutdown(Duration.ofSeconds(5));
       assertEquals(204, inFlight.get().statusCode(), "the in-flight request completed");

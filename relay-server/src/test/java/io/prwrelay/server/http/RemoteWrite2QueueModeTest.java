@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testing.RawProto;
 import io.prwrelay.testing.V2Oracle;
@@ -18,6 +19,7 @@ import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,16 +58,12 @@ class RemoteWrite2QueueModeTest {
 
   /** Waits until {@code tenant} got {@code count} requests, and returns them. */
   private static List<Received> await(ScriptedDownstream d, String tenant, int count)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (System.nanoTime() < deadline) {
-      List<Received> got = d.byTenant().getOrDefault(tenant, List.of());
-      if (got.size() >= count) {
-        return got;
-      }
-      Thread.sleep(20);
-    }
-    throw new AssertionError(tenant + " did not get " + count + " requests: " + d.byTenant());
+      throws Exception {
+    Await.until(
+        tenant + " got " + count + " requests",
+        Duration.ofSeconds(20),
+        () -> d.byTenant().getOrDefault(tenant, List.of()).size() >= count);
+    return d.byTenant().get(tenant);
   }
 
   /** Queues the body while tenant a's downstream is down: the answer counts queued as written. */

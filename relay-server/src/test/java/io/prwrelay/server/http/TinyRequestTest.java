@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.github.luben.zstd.ZstdOutputStream;
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testing.RawProto;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
@@ -21,6 +23,7 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -118,9 +121,8 @@ class TinyRequestTest {
         }
       }
       // Every write the relay delivered was answered 204, in order; none was delivered unanswered.
-      final int answered = answered204;
-      awaitTrue(() -> f.downstream.totalSeries() >= answered, 5_000);
-      Thread.sleep(200);
+      // Once the relay holds no request body, it has nothing left to deliver.
+      awaitMetric(f, "relay_inflight_body_bytes", v -> v == 0, 5_000);
       assertEquals(answered204, f.downstream.totalSeries(), "delivered = answered; last " + last);
       assertTrue(answered204 > IngressHandler.MAX_PIPELINED, "answered " + answered204);
       assertServesOthers(f);
@@ -438,10 +440,10 @@ class TinyRequestTest {
 
   /** Waits (bounded) until the pooled direct memory in use is back within 1 MiB of a baseline. */
   private static void awaitDirectBytes(long baseline) throws Exception {
-    awaitTrue(() -> activeDirectBytes() - baseline < MIB, 5_000);
-    assertTrue(
-        activeDirectBytes() - baseline < MIB,
-        "pooled direct memory back to its baseline: " + (activeDirectBytes() - baseline));
+    Await.until(
+        "pooled direct memory back within 1 MiB of its baseline",
+        Duration.ofSeconds(5),
+        () -> activeDirectBytes() - baseline < MIB);
   }
 
   private static void assertClosed(Socket s) throws IOException {
@@ -459,30 +461,17 @@ class TinyRequestTest {
     }
   }
 
-  private interface Check {
-    boolean ok() throws Exception;
-  }
-
-  private static void awaitTrue(Check c, long millis) throws Exception {
-    long end = System.nanoTime() + millis * 1_000_000;
-    while (!c.ok() && System.nanoTime() < end) {
-      Thread.sleep(10);
-    }
-  }
-
   private static double metricValue(RelayFixture f, String series) {
-    for (String l : f.relay.metrics().scrape().split("\n")) {
-      if (l.startsWith(series + " ")) {
-        return Double.parseDouble(l.substring(series.length() + 1));
-      }
-    }
-    return 0;
+    return Scrape.value(f.relay.metrics().scrape(), series);
   }
 
   private static void awaitMetric(RelayFixture f, String series, DoublePredicate ok, long millis)
       throws Exception {
-    awaitTrue(() -> ok.test(metricValue(f, series)), millis);
-    assertTrue(ok.test(metricValue(f, series)), series + " = " + metricValue(f, series));
+    // Absent (a counter not incremented yet) is not yet as wanted.
+    Await.until(
+        series + " as wanted",
+        Duration.ofMillis(millis),
+        () -> ok.test(Scrape.valueOr(f.relay.metrics().scrape(), series, Double.NaN)));
   }
 
   private static Response post(RelayFixture f, byte[] body, String encoding, String type)

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.it.PrometheusProcess.Series;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import io.prwrelay.testkit.WriteRequestEncoder;
@@ -80,7 +81,7 @@ class DashboardQueriesTest {
     sender = new Thread(DashboardQueriesTest::send, "dashboard-sender");
     sender.start();
     boolean ready =
-        PrometheusProcess.waitFor(
+        Await.within(
             Duration.ofSeconds(90),
             () -> panelsWithoutData(ROWS_WITH_DATA).isEmpty() && !queueDropped().isEmpty());
     assertTrue(

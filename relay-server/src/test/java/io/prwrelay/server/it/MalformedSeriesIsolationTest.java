@@ -13,6 +13,7 @@ import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -127,7 +128,8 @@ class MalformedSeriesIsolationTest {
       delivered.forEach((s, n) -> assertEquals(1, n, s + " delivered exactly once"));
 
       String metrics = relay.get("/metrics").body();
-      double splitSends = counter(metrics, "relay_tenant_split_sends_total{tenant=\"" + TENANT);
+      double splitSends =
+          Scrape.sum(metrics, "relay_tenant_split_sends_total", Map.of("tenant", TENANT));
       assertTrue(splitSends > 0, "split sends counted: " + splitSends);
     } finally {
       pool.shutdownNow();
@@ -153,15 +155,6 @@ class MalformedSeriesIsolationTest {
       b.append(l.getName()).append('=').append(l.getValue()).append(',');
     }
     return b.toString();
-  }
-
-  private static double counter(String metrics, String prefix) {
-    for (String line : metrics.split("\n")) {
-      if (line.startsWith(prefix)) {
-        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-      }
-    }
-    return -1;
   }
 
   private static int indexOf(byte[] haystack, byte[] needle) {

@@ -8,6 +8,7 @@ import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.oracle.v2.Request;
+import io.prwrelay.server.testing.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -175,7 +176,8 @@ class MimirDialectTest {
   private static List<String> serviceIds(MimirProcess mimir, String tenant, String metric)
       throws InterruptedException {
     List<String>[] found = new List[1];
-    PrometheusProcess.waitFor(
+    Await.until(
+        metric + " of " + tenant + " queryable in Mimir",
         Duration.ofSeconds(10),
         () -> {
           found[0] = mimir.query(tenant, metric).stream().map(s -> s.label("service_id")).toList();

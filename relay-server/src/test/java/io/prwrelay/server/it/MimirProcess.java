@@ -1,5 +1,6 @@
 package io.prwrelay.server.it;
 
+import io.prwrelay.server.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -265,7 +266,7 @@ public final class MimirProcess implements AutoCloseable {
       throws IOException, InterruptedException {
     writeRuntimeConfig(tenantLimits);
     boolean applied =
-        PrometheusProcess.waitFor(
+        Await.within(
             RELOAD_TIMEOUT,
             () -> {
               String shown = get("/runtime_config", null).body();

@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.prwrelay.oracle.v2.Request;
 import io.prwrelay.oracle.v2.Sample;
 import io.prwrelay.oracle.v2.TimeSeries;
-import io.prwrelay.server.lanes.MetricsText;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.WriteRequestEncoder;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -51,7 +52,7 @@ class MimirRelayTest {
       List<String> tenants = List.of("tenant-0", "tenant-1", "tenant-2");
       Map<String, TreeSet<String>> names = new TreeMap<>();
       boolean arrived =
-          PrometheusProcess.waitFor(
+          Await.within(
               Duration.ofSeconds(40),
               () -> {
                 for (String t : tenants) {
@@ -187,9 +188,9 @@ class MimirRelayTest {
       }
       String metrics = relay.get("/metrics").body();
       double sends =
-          MetricsText.value(
+          Scrape.sum(
               metrics, "relay_tenant_downstream_requests_total", Map.of("tenant", "limited"));
-      double halves = MetricsText.value(metrics, "relay_tenant_split_sends_total", Map.of());
+      double halves = Scrape.sumOr(metrics, "relay_tenant_split_sends_total", Map.of(), 0);
       double received = mimir.metric("cortex_distributor_requests_in_total", "user=\"limited\"");
       String stored = mimir.query("limited", "count({service_id=\"limited\"})").get(0).value();
       System.out.printf(

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.ConfigKey;
 import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import java.time.Duration;
 import java.util.HashMap;
@@ -125,7 +126,7 @@ class MimirThrottledTenantTest {
       MimirProcess mimir, RelayFixture relay, String selector, Supplier<String> senderLog)
       throws Exception {
     boolean started =
-        PrometheusProcess.waitFor(
+        Await.within(
             Duration.ofSeconds(60),
             () ->
                 HEALTHY.stream()

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -171,9 +172,10 @@ class PrometheusHaPairMimirTest {
             mimir.samples(TENANT, "{__name__=\"ha_test_value\"}", RUN.plusSeconds(30));
         double deduped = mimir.metric("cortex_distributor_deduped_samples_total");
         String relayMetrics = relay.get("/metrics").body();
-        double senderRequests = sum(relayMetrics, "relay_requests_total{");
+        double senderRequests = Scrape.sum(relayMetrics, "relay_requests_total", Map.of());
         double downstreamRequests =
-            sum(relayMetrics, "relay_tenant_downstream_requests_total{tenant=\"" + TENANT + "\"");
+            Scrape.sum(
+                relayMetrics, "relay_tenant_downstream_requests_total", Map.of("tenant", TENANT));
 
         Map<String, Integer> values = new TreeMap<>();
         List<String> gaps = new ArrayList<>();
@@ -234,15 +236,5 @@ class PrometheusHaPairMimirTest {
     Map<String, String> c = new HashMap<>(config);
     c.put("relay.downstream.url", mimir.pushUrl().toString());
     return c;
-  }
-
-  private static double sum(String metrics, String prefix) {
-    double sum = 0;
-    for (String line : metrics.split("\n")) {
-      if (line.startsWith(prefix)) {
-        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-      }
-    }
-    return sum;
   }
 }

@@ -8,6 +8,7 @@ import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.server.it.PrometheusProcess.Series;
+import io.prwrelay.server.testing.Await;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -84,7 +85,7 @@ class PrometheusHarnessTest {
       Set<String> allServiceIds = Set.of("tenant-0", "tenant-1", "tenant-2");
 
       boolean arrived =
-          PrometheusProcess.waitFor(
+          Await.within(
               SENDER_DEADLINE,
               () ->
                   serviceIds(receiver.query("count by (service_id) (" + fromSender + ")"))

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.sun.net.httpserver.HttpServer;
 import io.prwrelay.oracle.v1.MetricMetadata;
 import io.prwrelay.oracle.v1.WriteRequest;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import java.io.IOException;
@@ -97,7 +98,7 @@ class PrometheusMetadataTest {
                 config(relay.uri("/api/v1/write").toString(), exposition.getAddress().getPort()))) {
       Map<String, Map<String, MetricMetadata>> got = new TreeMap<>();
       boolean arrived =
-          PrometheusProcess.waitFor(
+          Await.within(
               remaining(deadline),
               () -> {
                 got.clear();

@@ -20,7 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
@@ -58,7 +57,6 @@ public final class PrometheusProcess implements AutoCloseable {
   private static final String HOST = ChildProcess.HOST;
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration HTTP_TIMEOUT = Duration.ofSeconds(5);
-  private static final Duration POLL_INTERVAL = Duration.ofMillis(200);
   private static final int START_ATTEMPTS = 3;
   private static final String READY_LOG_LINE = "Server is ready to receive web requests.";
   private static final int LOG_TAIL_LINES = 40;
@@ -300,25 +298,6 @@ public final class PrometheusProcess implements AutoCloseable {
   /** The value of a {@code [<unix seconds>, "<value>"]} pair. */
   private static String sampleValue(Object pair) {
     return (String) ((List<?>) pair).get(1);
-  }
-
-  /**
-   * Polls {@code condition} every 200 ms until it holds or {@code timeout} passes.
-   *
-   * @return whether the condition held before the timeout
-   */
-  public static boolean waitFor(Duration timeout, BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      if (System.nanoTime() >= deadline) {
-        return false;
-      }
-      Thread.sleep(POLL_INTERVAL.toMillis());
-    }
   }
 
   /**

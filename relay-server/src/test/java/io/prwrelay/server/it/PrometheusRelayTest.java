@@ -11,6 +11,7 @@ import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.oracle.v1.WriteRequest;
 import io.prwrelay.server.it.PrometheusProcess.Series;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.ForwardedRequests;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream;
@@ -78,7 +79,7 @@ class PrometheusRelayTest {
       ScriptedDownstream downstream = relay.downstream;
 
       boolean allTenants =
-          PrometheusProcess.waitFor(
+          Await.within(
               remaining(deadline), () -> downstream.byTenant().keySet().containsAll(TENANTS));
       assertTrue(
           allTenants,
@@ -94,7 +95,7 @@ class PrometheusRelayTest {
       assertTrue(scraped.size() > 3, () -> "sender has too few series: " + scraped);
       ForwardedSeries forwarded = new ForwardedSeries();
       boolean complete =
-          PrometheusProcess.waitFor(
+          Await.within(
               remaining(deadline),
               () -> forwarded.addAll(downstream.received()).missing(scraped).isEmpty());
       assertTrue(
@@ -135,7 +136,7 @@ class PrometheusRelayTest {
             new RelayFixture(Map.of("relay.downstream.url", receiver.remoteWriteUrl()));
         PrometheusProcess sender = PrometheusProcess.startSender(relay.uri("/api/v1/write"))) {
       boolean arrived =
-          PrometheusProcess.waitFor(
+          Await.within(
               remaining(deadline),
               () ->
                   serviceIds(receiver.query(perServiceId)).equals(TENANTS)
@@ -179,7 +180,7 @@ class PrometheusRelayTest {
       PrometheusProcess sender, long sinceMillis, long deadline) throws InterruptedException {
     String sent = SAMPLES_SENT + FROM_SENDER;
     boolean scraped =
-        PrometheusProcess.waitFor(
+        Await.within(
             remaining(deadline),
             () -> Math.round(senderValue(sender, "timestamp(" + sent + ")") * 1000) >= sinceMillis);
     assertTrue(

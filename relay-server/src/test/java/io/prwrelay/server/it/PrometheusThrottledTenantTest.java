@@ -7,6 +7,7 @@ import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.server.it.PrometheusProcess.Series;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
@@ -53,7 +54,7 @@ class PrometheusThrottledTenantTest {
           Reply.status(429, "ingestion rate limit (10) exceeded while adding 100 samples");
       relay.downstream.rule(THROTTLED, () -> throttled);
       boolean started =
-          PrometheusProcess.waitFor(
+          Await.within(
               Duration.ofSeconds(60),
               () -> relay.downstream.byTenant().keySet().containsAll(HEALTHY));
       assertTrue(started, () -> "healthy tenants never arrived\n" + sender.logTail());
@@ -135,7 +136,7 @@ class PrometheusThrottledTenantTest {
       }
       assertEquals(0.0, retried, "Prometheus does not retry a 429 by default");
       assertTrue(
-          PrometheusProcess.waitFor(
+          Await.within(
               Duration.ofSeconds(15),
               () -> senderValue(sender, PrometheusRelayTest.SAMPLES_FAILED + FROM_SENDER) > 0),
           "Prometheus dropped the batches answered 429\n" + sender.logTail());

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.it.PrometheusProcess.Series;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -50,8 +51,7 @@ class PrometheusV2ReceiverTest {
       assertEquals(
           "2", r.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written").orElseThrow());
       boolean stored =
-          PrometheusProcess.waitFor(
-              Duration.ofSeconds(30), () -> receiver.query("relay_v2_probe").size() == 2);
+          Await.within(Duration.ofSeconds(30), () -> receiver.query("relay_v2_probe").size() == 2);
       assertTrue(stored, () -> "receiver has " + receiver.query("relay_v2_probe"));
       Map<String, Double> byTenant = new TreeMap<>();
       for (Series s : receiver.query("relay_v2_probe")) {

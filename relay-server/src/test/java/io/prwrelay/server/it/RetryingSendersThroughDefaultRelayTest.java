@@ -8,7 +8,9 @@ import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.server.config.ConfigKey;
 import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.ScriptedDownstream.Received;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
 import java.time.Duration;
@@ -125,7 +127,7 @@ class RetryingSendersThroughDefaultRelayTest {
    */
   private static Freshness watch(RelayFixture relay, Supplier<String> senderLog) throws Exception {
     boolean started =
-        PrometheusProcess.waitFor(
+        Await.within(
             Duration.ofSeconds(60),
             () ->
                 relay.downstream.byTenant().keySet().containsAll(HEALTHY)
@@ -206,9 +208,11 @@ class RetryingSendersThroughDefaultRelayTest {
           stale,
           duplicates,
           answersByStatus(metrics),
-          value(metrics, "relay_tenant_series_dropped_total", "reason=\"throttled\""),
-          value(metrics, "relay_tenant_series_failed_total", "kind=\"throttled\""),
-          value(metrics, "relay_tenant_lane_state", ""));
+          throttledTenants(
+              metrics, "relay_tenant_series_dropped_total", Map.of("reason", "throttled")),
+          throttledTenants(
+              metrics, "relay_tenant_series_failed_total", Map.of("kind", "throttled")),
+          throttledTenants(metrics, "relay_tenant_lane_state", Map.of()));
     }
 
     void assertFresh(Supplier<String> senderLog) {
@@ -250,23 +254,18 @@ class RetryingSendersThroughDefaultRelayTest {
   }
 
   /**
-   * The throttled tenant's value of a per-tenant relay metric (with {@code extra} in its labels).
+   * The throttled tenant's value of a per-tenant relay metric (with {@code labels} among its
+   * labels); 0 while the relay has not exported it (a counter not incremented yet).
    */
-  private static double value(String metrics, String name, String extra) {
-    Matcher m =
-        Pattern.compile("^" + name + "\\{([^}]*)\\} (\\S+)$", Pattern.MULTILINE).matcher(metrics);
-    double sum = 0;
-    while (m.find()) {
-      if (m.group(1).contains("tenant=\"" + THROTTLED + "\"") && m.group(1).contains(extra)) {
-        sum += Double.parseDouble(m.group(2));
-      }
-    }
-    return sum;
+  private static double throttledTenants(String metrics, String name, Map<String, String> labels) {
+    Map<String, String> all = new java.util.HashMap<>(labels);
+    all.put("tenant", THROTTLED);
+    return Scrape.sumOr(metrics, name, all, 0);
   }
 
   private static double relayValue(RelayFixture relay, String name, String reason) {
     try {
-      return value(relay.get("/metrics").body(), name, "reason=\"" + reason + "\"");
+      return throttledTenants(relay.get("/metrics").body(), name, Map.of("reason", reason));
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Reply;
@@ -13,11 +14,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -121,7 +122,9 @@ class ThrottledTenantAlertsTest {
         long before = throttledAnswers(relay.downstream, THROTTLED);
         assertEquals(204, relay.write(request(round)).statusCode(), "round " + round);
         assertTrue(
-            waitFor(() -> throttledAnswers(relay.downstream, THROTTLED) > before),
+            Await.within(
+                Duration.ofSeconds(10),
+                () -> throttledAnswers(relay.downstream, THROTTLED) > before),
             "the throttled tenant's queue is sent again");
         scrapes.add(relay.get("/metrics").body());
       }
@@ -286,17 +289,6 @@ class ThrottledTenantAlertsTest {
                     value: %d
         """
         .formatted(INSTANCE, tenant, state);
-  }
-
-  private static boolean waitFor(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        return false;
-      }
-      Thread.sleep(5);
-    }
-    return true;
   }
 
   private static String onPath(String name) {

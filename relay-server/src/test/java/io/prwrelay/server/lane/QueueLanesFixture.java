@@ -9,6 +9,7 @@ import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.queue.QueueLimits;
 import io.prwrelay.server.queue.QueueListener;
 import io.prwrelay.server.queue.QueueStore;
+import io.prwrelay.server.testing.Await;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -136,12 +137,6 @@ abstract class QueueLanesFixture {
   }
 
   static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(5);
-    }
+    Await.until(what, Duration.ofSeconds(20), condition);
   }
 }

@@ -70,7 +70,12 @@ class SenderRequestTest {
           .execute(() -> f.complete(new FragmentOutcome(Kind.DELIVERED, 200, "", -1, 1)));
     }
     assertTrue(answered.await(10, TimeUnit.SECONDS));
-    Thread.sleep(50);
+    // Every task the lanes' loops were given has run, and then every task they handed the
+    // request's loop: nothing can call the answer again.
+    for (EventLoop l : laneLoops) {
+      l.submit(() -> {}).sync();
+    }
+    requestLoop.submit(() -> {}).sync();
     assertEquals(1, calls.get(), "answered once");
     assertTrue(onRequestLoop[0], "answered on the request's loop");
     List<String> names = new ArrayList<>();
