@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.it.MiniJson;
-import io.prwrelay.server.lanes.MetricsText;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testing.RawProto;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,7 +57,7 @@ class SeriesWithoutTenantLabelTest {
 
   private static double scraped(RelayFixture f, String name, Map<String, String> labels)
       throws Exception {
-    return MetricsText.value(f.get("/metrics").body(), name, labels);
+    return Scrape.sumOr(f.get("/metrics").body(), name, labels, 0);
   }
 
   @Test

@@ -3,8 +3,8 @@ package io.prwrelay.server.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.lanes.MetricsText;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.WriteRequestEncoder;
 import java.util.List;
 import java.util.Map;
@@ -75,17 +75,16 @@ class MimirAllowedTenantsTest {
         assertEquals("1", mimir.query(t, "count(up)").get(0).value(), t);
       }
       String metrics = relay.get("/metrics").body();
-      assertEquals(4, MetricsText.value(metrics, "relay_lanes", Map.of()));
+      assertEquals(4, Scrape.sum(metrics, "relay_lanes", Map.of()));
       assertEquals(
           200,
-          MetricsText.value(
-              metrics, "relay_series_defaulted_total", Map.of("reason", "not_allowed")));
+          Scrape.sum(metrics, "relay_series_defaulted_total", Map.of("reason", "not_allowed")));
       String tenants = relay.get("/api/v1/tenants").body();
       assertTrue(tenants.contains("\"tracked_tenants\":4,"), tenants);
       System.out.printf(
           "1 request with 200 random service_id values, relay.tenant.allowed of 3: Mimir tenants"
               + " %s, relay lanes %.0f%n",
-          mimirTenants(mimir), MetricsText.value(metrics, "relay_lanes", Map.of()));
+          mimirTenants(mimir), Scrape.sum(metrics, "relay_lanes", Map.of()));
     }
   }
 }

@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.lanes.MetricsText;
+import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.server.testing.Scrape;
 import io.prwrelay.testkit.WriteRequestEncoder;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -81,7 +82,7 @@ class MimirRejectingTenantTest {
 
   private static double metric(RelayFixture relay, String name, Map<String, String> labels)
       throws Exception {
-    return MetricsText.value(relay.get("/metrics").body(), name, labels);
+    return Scrape.sumOr(relay.get("/metrics").body(), name, labels, 0);
   }
 
   @Test
@@ -103,8 +104,7 @@ class MimirRejectingTenantTest {
       }
       // The tenant rows are computed at most once a second.
       assertTrue(
-          PrometheusProcess.waitFor(
-              Duration.ofSeconds(5), () -> "rejecting".equals(state(relay, "limited"))),
+          Await.within(Duration.ofSeconds(5), () -> "rejecting".equals(state(relay, "limited"))),
           () -> state(relay, "limited"));
 
       Map<String, Object> rejecting = lane(relay, "limited");
@@ -129,7 +129,7 @@ class MimirRejectingTenantTest {
       AtomicReference<HttpResponse<String>> last = new AtomicReference<>();
       AtomicInteger pushes = new AtomicInteger();
       boolean accepted =
-          PrometheusProcess.waitFor(
+          Await.within(
               Duration.ofSeconds(20),
               () -> {
                 try {
@@ -143,8 +143,7 @@ class MimirRejectingTenantTest {
       assertTrue(accepted, () -> last.get().statusCode() + " " + last.get().body());
       assertEquals(0, metric(relay, "relay_tenant_lane_state", Map.of("tenant", "limited")));
       assertTrue(
-          PrometheusProcess.waitFor(
-              Duration.ofSeconds(5), () -> "healthy".equals(state(relay, "limited"))),
+          Await.within(Duration.ofSeconds(5), () -> "healthy".equals(state(relay, "limited"))),
           () -> state(relay, "limited"));
 
       Map<String, Object> healthy = lane(relay, "limited");
