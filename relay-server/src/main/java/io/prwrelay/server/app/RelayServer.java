@@ -165,6 +165,7 @@ public final class RelayServer implements AutoCloseable {
               config.limits(), System::nanoTime, ok -> metrics.reloaded("limits-overrides", ok));
       metrics.limits(limits);
       ingress.limits(limits);
+      insight.limits(limits);
     } else {
       this.limits = null;
     }

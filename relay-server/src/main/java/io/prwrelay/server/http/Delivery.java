@@ -233,12 +233,13 @@ final class Delivery {
         dropped = true;
       }
     }
+    if (answer.status() >= 300 && !dropped && several) {
+      remember(key, results);
+    }
+    // After the ledger: a request whose only failure is its limited series is not to be retried.
     answer = AnswerPolicy.withLimited(answer, limited);
     if (input == Protocol.V2) {
       answer = answer.withWritten(AnswerPolicy.written(results));
-    }
-    if (answer.status() >= 300 && !dropped && several) {
-      remember(key, results);
     }
     if (kept != null) {
       kept.release();

@@ -7,6 +7,7 @@ import io.prwrelay.server.config.InsightConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.lane.Lane;
 import io.prwrelay.server.lane.LaneObserver;
+import io.prwrelay.server.limits.TenantLimits;
 import io.prwrelay.server.queue.FileTenantQueue;
 import io.prwrelay.server.queue.QueueStore;
 import java.util.ArrayList;
@@ -72,6 +73,7 @@ public final class TenantInsight implements LaneObserver {
   private final Map<String, LaneStatus> lanes = new ConcurrentHashMap<>();
   private final Map<String, LastError> errors = new ConcurrentHashMap<>();
   private volatile QueueStore store;
+  private volatile TenantLimits limits;
   private volatile Cached cached;
 
   private record Cached(long nanos, List<TenantRow> rows, Map<String, TenantRow> byTenant) {}
@@ -111,6 +113,22 @@ public final class TenantInsight implements LaneObserver {
 
   public long windowSeconds() {
     return windowSeconds;
+  }
+
+  /** The per-tenant limits, whose limits and use the rows show beside the insight's columns. */
+  public void limits(TenantLimits limits) {
+    this.limits = limits;
+  }
+
+  /** Whether the rows show the per-tenant limits' column. */
+  boolean showsLimits() {
+    return limits != null;
+  }
+
+  /** {@code tenant}'s limits and their use, or {@code null} when it has none. */
+  TenantLimits.Usage limitsOf(String tenant) {
+    TenantLimits l = limits;
+    return l == null ? null : l.usage(tenant);
   }
 
   /** The on-disk queues of queue mode, whose per-tenant size the rows show. */
