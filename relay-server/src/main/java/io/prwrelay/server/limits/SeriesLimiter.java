@@ -73,6 +73,10 @@ final class SeriesLimiter implements SeriesLimits.Gate {
   private volatile int limit;
   private volatile Generation current;
   private volatile Generation previous;
+
+  /** The current generation's newest filter: the one an active series is found in. */
+  private volatile SeriesFilter newest;
+
   private volatile boolean starved;
 
   /**
@@ -82,6 +86,7 @@ final class SeriesLimiter implements SeriesLimits.Gate {
     this.limit = limit;
     this.memory = memory;
     this.current = new Generation(first);
+    this.newest = first;
   }
 
   /**
@@ -111,7 +116,15 @@ final class SeriesLimiter implements SeriesLimits.Gate {
 
   @Override
   public boolean admit(long hash) {
+    // The usual case, kept small enough to be inlined into the router: an active series.
     long bits = SeriesFilter.bits(hash);
+    if (newest.mayContain(hash, bits)) {
+      return true;
+    }
+    return admitNotNewest(hash, bits);
+  }
+
+  private boolean admitNotNewest(long hash, long bits) {
     Generation cur = current;
     SeriesFilter[] parts = cur.parts;
     SeriesFilter newest = parts[parts.length - 1];
@@ -162,6 +175,9 @@ final class SeriesLimiter implements SeriesLimits.Gate {
       SeriesFilter[] more = Arrays.copyOf(parts, parts.length + 1);
       more[parts.length] = grown;
       g.parts = more;
+      if (current == g) {
+        newest = grown;
+      }
       return grown;
     }
   }
@@ -194,6 +210,7 @@ final class SeriesLimiter implements SeriesLimits.Gate {
     synchronized (cur) {
       previous = cur;
       current = new Generation(first);
+      newest = first;
     }
     if (prev != null) {
       memory.release(prev.bytes());
