@@ -37,6 +37,12 @@ final class SampleBucket {
     tokens = Math.min(tokens, burst);
   }
 
+  /** Whether the bucket is full: the tenant sent nothing for at least burst / rate seconds. */
+  synchronized boolean idle(long nowNanos) {
+    refill(nowNanos);
+    return tokens >= burst;
+  }
+
   synchronized long rate() {
     return rate;
   }

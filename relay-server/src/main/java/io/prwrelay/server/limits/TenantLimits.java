@@ -173,7 +173,8 @@ public final class TenantLimits implements SeriesLimits {
       for (Map.Entry<String, Tenant> e : tenants.entrySet()) {
         Tenant t = e.getValue();
         t.names.clear();
-        if (t.series != null && t.series.rotate() && t.samples == null) {
+        boolean seriesIdle = t.series == null || t.series.rotate();
+        if (seriesIdle && (t.samples == null || t.samples.idle(now))) {
           forget(e.getKey(), t);
         }
       }
@@ -183,7 +184,9 @@ public final class TenantLimits implements SeriesLimits {
   private void forget(String tenant, Tenant t) {
     synchronized (tenants) {
       if (tenants.remove(tenant, t)) {
-        t.series.close();
+        if (t.series != null) {
+          t.series.close();
+        }
         memory.release(TENANT_BYTES);
       }
     }

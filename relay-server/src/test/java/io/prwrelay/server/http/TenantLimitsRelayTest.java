@@ -131,7 +131,16 @@ class TenantLimitsRelayTest {
           counter(r, "relay.tenant.series.limited", "tenant", "team-x", "reason", "max_series"));
       assertEquals(1, r.get("relay.limits.config.last.reload.successful").gauge().value());
       String page = f.get("/api/v1/tenants").body();
-      assertTrue(page.contains("\"max_series\":100"), page);
+      assertTrue(
+          page.contains(
+              "\"limits\":{\"max_series\":100,\"active_series\":100,\"samples_per_second\":0,"
+                  + "\"samples_burst\":null,\"limited_metrics\":[\"http_requests_total\"]}"),
+          page);
+      assertTrue(page.contains("\"tenant\":\"team-a\""), page);
+      String html = f.get("/tenants").body();
+      assertTrue(html.contains("<th class=\"num\">Limits</th>"), html);
+      assertTrue(html.contains("100 / 100 series (100 %)"), html);
+      assertTrue(html.contains("dropped: http_requests_total"), html);
     }
   }
 

@@ -139,4 +139,15 @@ class TenantLimitsTest {
     }
     assertEquals(0, l.memoryBytes(), "two windows without a series: forgotten");
   }
+
+  @Test
+  void tenantsWithOnlyASamplesLimitAreForgottenOnceTheirBucketIsFull() {
+    TenantLimits l = limits(new Limits(0, 100, 1_000), null);
+    assertTrue(l.takeSamples("team-a", 1_000));
+    assertTrue(l.memoryBytes() > 0);
+    now.addAndGet(Duration.ofMinutes(10).toNanos());
+    l.tick();
+    assertEquals(0, l.memoryBytes(), "refilled long ago: forgotten");
+    assertTrue(l.takeSamples("team-a", 1_000), "made anew with a full bucket");
+  }
 }
