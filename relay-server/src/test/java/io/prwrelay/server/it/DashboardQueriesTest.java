@@ -57,6 +57,7 @@ class DashboardQueriesTest {
 
   /** Limited to 10 of its 20 series by the sync relay's overrides file: some are always dropped. */
   private static final String LIMITED = "tenant-2";
+
   private static final int TENANTS = 5;
 
   private static RelayFixture sync;
