@@ -54,8 +54,11 @@ public final class Interleaved {
     rows.put("RouteBenchmark.routeWithoutFamilies", route::routeWithoutFamilies);
     rows.put("RouteBenchmark.routeCountingSamples", route::routeCountingSamples);
     rows.put("RouteBenchmark.routeDigesting", route::routeDigesting);
+    rows.put("RouteBenchmark.routeDigestingLimited", route::routeDigestingLimited);
+    rows.put("RouteBenchmark.routeLimited", route::routeLimited);
     rows.put("RouteBenchmark.routeV2", route::routeV2);
     rows.put("RouteBenchmark.routeV2Digesting", route::routeV2Digesting);
+    rows.put("RouteBenchmark.routeV2DigestingLimited", route::routeV2DigestingLimited);
     rows.put("RouteBenchmark.scan", route::scan);
     rows.put("RouteBenchmark.scanCountingSamples", route::scanCountingSamples);
     rows.put("RouteBenchmark.labelWalk", route::labelWalk);

@@ -13,6 +13,9 @@ import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
+import io.prwrelay.server.config.LimitsConfig;
+import io.prwrelay.server.limits.TenantLimits;
+import java.time.Duration;
 import java.util.List;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
@@ -55,6 +58,9 @@ public class RouteBenchmark extends RelayBenchmark {
   private TenantRouter countingRouter;
   private TenantRouter digestingRouter;
   private V2TenantRouter v2DigestingRouter;
+  private TenantRouter limitedRouter;
+  private TenantRouter digestingLimitedRouter;
+  private V2TenantRouter v2DigestingLimitedRouter;
   private WriteRequestReader reader;
   private WriteRequestReader countingReader;
   private byte[] v2Bytes;
@@ -106,6 +112,24 @@ public class RouteBenchmark extends RelayBenchmark {
     v2ToV1Router = new V2TenantRouter(rules, V2BatchEncoder.Format.V1, MAX_OUTPUT_BYTES);
     digestingRouter = new TenantRouter(rules, true);
     v2DigestingRouter = new V2TenantRouter(rules, V2BatchEncoder.Format.V2, MAX_OUTPUT_BYTES, true);
+    // Every tenant limited to 1,000,000 active series: none near its limit, as in the usual case.
+    TenantLimits limits =
+        new TenantLimits(
+            new LimitsConfig(
+                new LimitsConfig.Limits(1_000_000, 0, 1),
+                Duration.ofMinutes(10),
+                null,
+                Duration.ofSeconds(10),
+                1L << 30),
+            System::nanoTime,
+            ok -> {});
+    limitedRouter = new TenantRouter(rules, false);
+    limitedRouter.limitSeries(limits);
+    digestingLimitedRouter = new TenantRouter(rules, true);
+    digestingLimitedRouter.limitSeries(limits);
+    v2DigestingLimitedRouter =
+        new V2TenantRouter(rules, V2BatchEncoder.Format.V2, MAX_OUTPUT_BYTES, true);
+    v2DigestingLimitedRouter.limitSeries(limits);
   }
 
   @TearDown(Level.Trial)
@@ -164,6 +188,35 @@ public class RouteBenchmark extends RelayBenchmark {
   @Benchmark
   public int routeDigesting() {
     return tenants(digestingRouter.route(request, alloc));
+  }
+
+  /**
+   * {@code routeDigesting} with every tenant's series limit on ({@code
+   * relay.limits.max-series-per-tenant}) and no tenant near it: the difference to {@code
+   * routeDigesting} is what the limit costs with the insight on (the default), one filter lookup
+   * per series, the hash being the insight's.
+   */
+  @Benchmark
+  public int routeDigestingLimited() {
+    return tenants(digestingLimitedRouter.route(request, alloc));
+  }
+
+  /**
+   * {@code route} with every tenant's series limit on and the insight off: the difference to {@code
+   * route} is the label set hash and the filter lookup.
+   */
+  @Benchmark
+  public int routeLimited() {
+    return tenants(limitedRouter.route(request, alloc));
+  }
+
+  /**
+   * {@code routeV2Digesting} with every tenant's series limit on, like {@code
+   * routeDigestingLimited}.
+   */
+  @Benchmark
+  public int routeV2DigestingLimited() {
+    return tenants(v2DigestingLimitedRouter.route(v2Request, alloc));
   }
 
   /** {@code routeV2} digesting every series, like {@code routeDigesting}. */

@@ -32,6 +32,7 @@ class PackageLayersTest {
           Map.entry("metrics", 4),
           Map.entry("insight", 4),
           Map.entry("lane", 3),
+          Map.entry("limits", 3),
           Map.entry("queue", 2),
           Map.entry("downstream", 2),
           Map.entry("config", 1),

@@ -37,6 +37,15 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
   final boolean digest;
 
   final LabelSetHasher hasher = new LabelSetHasher();
+
+  /**
+   * The per-tenant series limits; {@link SeriesLimits#NONE} unless {@link #limitSeries} set them.
+   */
+  private SeriesLimits limits = SeriesLimits.NONE;
+
+  /** This request's gate of each batch slot, {@code null} for a tenant without a series limit. */
+  SeriesLimits.Gate[] gates = new SeriesLimits.Gate[16];
+
   private final int maxTenants;
   private final TenantRules.MissingPolicy missing;
   private final String[] labelNames;
@@ -51,6 +60,16 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
     this.maxTenants = rules.maxTenantsPerRequest();
     this.missing = rules.missing();
     this.labelNames = rules.labels().toArray(new String[0]);
+  }
+
+  /**
+   * Has every series of a tenant with a {@link SeriesLimits.Gate} pass it before it is added to its
+   * batch; a series not admitted is recorded in {@link RouteResult#limited()} instead.
+   *
+   * @param limits shared by the routers of every event loop
+   */
+  public final void limitSeries(SeriesLimits limits) {
+    this.limits = limits;
   }
 
   /**
@@ -189,7 +208,32 @@ abstract sealed class AbstractTenantRouter permits TenantRouter, V2TenantRouter 
                   + " tenants (relay.tenant.max-per-request); split it into smaller requests");
       return REJECT;
     }
-    return slots.open(entry, openSlot());
+    slot = slots.open(entry, openSlot());
+    if (slot >= gates.length) {
+      gates = java.util.Arrays.copyOf(gates, Math.max(slot + 1, gates.length * 2));
+    }
+    gates[slot] = limits.gate(slots.tenants()[slot]);
+    return slot;
+  }
+
+  /**
+   * Whether the series just {@link #hasher digested} may join {@code slot}'s batch: always when the
+   * slot's tenant has no gate; otherwise its gate decides, and a series it refuses is recorded in
+   * {@link RouteResult#limited()} (with its metric name when {@link SeriesDigests#samplesName} says
+   * so).
+   */
+  final boolean admitted(int slot, SeriesLimits.Gate gate, AbstractSeriesView series) {
+    long hash = hasher.hash();
+    if (gate.admit(hash)) {
+      return true;
+    }
+    if (SeriesDigests.samplesName(hash)) {
+      findName(series);
+      result.limited.add(slot, hash, series.array(), hasher.nameOffset(), hasher.nameLength());
+    } else {
+      result.limited.add(slot, hash);
+    }
+    return false;
   }
 
   /**

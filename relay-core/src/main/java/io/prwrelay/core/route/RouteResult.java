@@ -23,6 +23,7 @@ public final class RouteResult {
   final int[] defaulted = new int[TenantProblem.values().length];
   final int[] dropped = new int[TenantProblem.values().length];
   final SeriesDigests digests = new SeriesDigests();
+  final SeriesDigests limited = new SeriesDigests();
   RequestError error;
   boolean whole;
   int seriesIn;
@@ -48,6 +49,24 @@ public final class RouteResult {
    */
   public SeriesDigests digests() {
     return digests;
+  }
+
+  /**
+   * The series left out by their tenant's series limit ({@link SeriesLimits}), by batch slot, with
+   * their label set hashes and (sampled, as in {@link #digests()}) metric names. A slot whose every
+   * series was limited still has its batch, with no series.
+   */
+  public SeriesDigests limited() {
+    return limited;
+  }
+
+  /** Series of batch slot {@code slot} left out by its tenant's series limit. */
+  public int limitedSeries(int slot) {
+    int n = 0;
+    for (int e = limited.first(slot); e != SeriesDigests.END; e = limited.next(e)) {
+      n++;
+    }
+    return n;
   }
 
   /**
@@ -124,6 +143,7 @@ public final class RouteResult {
     Arrays.fill(defaulted, 0);
     Arrays.fill(dropped, 0);
     digests.clear();
+    limited.clear();
     error = null;
     whole = false;
     seriesIn = 0;

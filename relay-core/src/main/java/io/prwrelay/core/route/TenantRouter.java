@@ -75,6 +75,9 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   private int lastValueOffset;
   private int lastValueLength;
 
+  /** Whether the series {@link #place} just placed has its tenant label left out. */
+  private boolean placedRemoves;
+
   /** A router with metric families of its own ({@link MetricFamilies#of}). */
   public TenantRouter(TenantRules rules) {
     this(rules, false);
@@ -264,21 +267,30 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
   @Override
   public boolean onSeries(SeriesView series) {
     int slot = place(series);
-    if (slot >= 0) {
-      if (digest) {
-        digest(slot, series);
-      }
-      if (learner != null) {
-        learner.see(slot, series);
+    if (slot < 0) {
+      return slot != REJECT;
+    }
+    SeriesLimits.Gate gate = gates[slot];
+    if (digest || gate != null) {
+      hasher.digest(series);
+      if (gate != null && !admitted(slot, gate, series)) {
+        return true;
       }
     }
-    return slot != REJECT;
+    encoder.addSeries(slot, series, placedRemoves);
+    if (digest) {
+      recordDigest(slot, series);
+    }
+    if (learner != null) {
+      learner.see(slot, series);
+    }
+    return true;
   }
 
   /**
-   * Adds a series to its tenant's batch.
-   *
-   * @return the batch slot, {@link #DROP} or {@link #REJECT}
+   * The batch slot of a series: its tenant's, the default tenant's under {@link
+   * TenantRules#missing()}, {@link #DROP} or {@link #REJECT}; {@link #placedRemoves} says whether
+   * its tenant label is left out when it is added.
    */
   private int place(SeriesView series) {
     result.seriesIn++;
@@ -291,7 +303,7 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
       int length = series.valueLength();
       // Series of one target arrive together: the previous series' value is the likeliest match.
       if (lastSlot >= 0 && Bytes.equalsAt(a, at, length, a, lastValueOffset, lastValueLength)) {
-        encoder.addSeries(lastSlot, series, removeLabel);
+        placedRemoves = removeLabel;
         return lastSlot;
       }
       int resolved = slots.resolve(a, at, length);
@@ -303,21 +315,13 @@ public final class TenantRouter extends AbstractTenantRouter implements WriteReq
         lastSlot = slot;
         lastValueOffset = at;
         lastValueLength = length;
-        encoder.addSeries(slot, series, removeLabel);
+        placedRemoves = removeLabel;
         return slot;
       }
       problem = TenantTable.problemOf(resolved);
     }
-    int slot = unresolved(problem, series);
-    if (slot >= 0) {
-      encoder.addSeries(slot, series, false);
-    }
-    return slot;
-  }
-
-  private void digest(int slot, SeriesView series) {
-    hasher.digest(series);
-    recordDigest(slot, series);
+    placedRemoves = false;
+    return unresolved(problem, series);
   }
 
   @Override

@@ -137,9 +137,8 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
   RequestError read(byte[] array, int offset, int length) {
     SymbolTable symbols = reader.symbols();
     encoder.reset(array, symbols);
-    if (digest) {
-      hasher.startRequest(symbols);
-    }
+    // Gates may be asked for any series: the symbols' hashes start anew either way (lazily).
+    hasher.startRequest(symbols);
     return reader.read(array, offset, length, this);
   }
 
@@ -177,10 +176,7 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
     } else {
       int slot = slotOrProblem(series);
       if (slot >= 0) {
-        encoder.addSeries(slot, series, removeLabel);
-        if (digest) {
-          digest(slot, series);
-        }
+        add(slot, series, removeLabel);
         return true;
       }
       if (slot == OVER_LIMIT) {
@@ -190,17 +186,24 @@ public final class V2TenantRouter extends AbstractTenantRouter implements V2Requ
     }
     int slot = unresolved(problem, series);
     if (slot >= 0) {
-      encoder.addSeries(slot, series, false);
-      if (digest) {
-        digest(slot, series);
-      }
+      add(slot, series, false);
     }
     return slot != REJECT;
   }
 
-  private void digest(int slot, V2SeriesView series) {
-    hasher.digest(series);
-    recordDigest(slot, series);
+  /** Adds a series to {@code slot}'s batch unless its tenant's series limit leaves it out. */
+  private void add(int slot, V2SeriesView series, boolean remove) {
+    SeriesLimits.Gate gate = gates[slot];
+    if (digest || gate != null) {
+      hasher.digest(series);
+      if (gate != null && !admitted(slot, gate, series)) {
+        return;
+      }
+    }
+    encoder.addSeries(slot, series, remove);
+    if (digest) {
+      recordDigest(slot, series);
+    }
   }
 
   @Override

@@ -137,7 +137,7 @@ class DigestNamesTest {
     for (AbstractTenantRouter router : routers()) {
       route(
           router,
-          request(router, 64, ascii, accented, whole),
+          request(router, 600, ascii, accented, whole),
           d -> {
             assertEquals(
                 Set.of("a".repeat(253) + MARKER, "é".repeat(126) + MARKER, whole),
@@ -160,7 +160,7 @@ class DigestNamesTest {
     String name = "n".repeat(200);
     route(
         new TenantRouter(RULES, true),
-        v1(64, i -> name),
+        v1(400, i -> name),
         d -> {
           assertEquals(List.of(name), names(d));
           assertEquals(sampledSeries(d), namedSeries(d));
@@ -207,7 +207,7 @@ class DigestNamesTest {
           assertEquals(DigestNames.MAX_NAMES, namedSeries(d), "the others are not sampled");
         });
     // The next request records its names again.
-    route(router, v1(64, i -> "up"), d -> assertEquals(List.of("up"), names(d)));
+    route(router, v1(400, i -> "up"), d -> assertEquals(List.of("up"), names(d)));
   }
 
   @Test

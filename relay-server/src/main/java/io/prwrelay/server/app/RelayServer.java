@@ -27,6 +27,7 @@ import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.lane.NewLaneBudget;
+import io.prwrelay.server.limits.TenantLimits;
 import io.prwrelay.server.metrics.InsightMetrics;
 import io.prwrelay.server.metrics.RelayMetrics;
 import io.prwrelay.server.metrics.RuntimeMetrics;
@@ -84,6 +85,12 @@ public final class RelayServer implements AutoCloseable {
 
   /** Checks the TLS and token files for changes, off the event loops; null when none is watched. */
   private ScheduledExecutorService reloader;
+
+  /** The per-tenant limits, or {@code null} when none is configured. */
+  private final TenantLimits limits;
+
+  /** Re-reads the limits' overrides file and turns their windows, on its own thread. */
+  private ScheduledExecutorService limitsTicker;
 
   /**
    * @throws IOException when the downstream's TLS context cannot be built, the ingress TLS or token
@@ -157,6 +164,16 @@ public final class RelayServer implements AutoCloseable {
       client.close();
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
       throw e;
+    }
+    if (config.limits().enabled()) {
+      this.limits =
+          new TenantLimits(
+              config.limits(), System::nanoTime, ok -> metrics.reloaded("limits-overrides", ok));
+      metrics.limits(limits);
+      ingress.limits(limits);
+      insight.limits(limits);
+    } else {
+      this.limits = null;
     }
     this.runtime = RuntimeMetrics.bind(metrics.registry(), ALLOCATOR, Transport.name());
   }
@@ -233,6 +250,17 @@ public final class RelayServer implements AutoCloseable {
       reloader.scheduleWithFixedDelay(
           ingress::reloadChangedFiles, every, every, TimeUnit.NANOSECONDS);
     }
+    if (limits != null) {
+      limitsTicker =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "relay-limits");
+                t.setDaemon(true);
+                return t;
+              });
+      long every = config.limits().reloadPeriod().toNanos();
+      limitsTicker.scheduleWithFixedDelay(limits::tick, every, every, TimeUnit.NANOSECONDS);
+    }
     long checkEvery = TENANT_LABEL_CHECK_INTERVAL.toNanos();
     tenantLabelCheck =
         group
@@ -303,6 +331,9 @@ public final class RelayServer implements AutoCloseable {
     if (tenantLabelCheck != null) {
       tenantLabelCheck.cancel(false);
       laneLogTicks.cancel(false);
+    }
+    if (limitsTicker != null) {
+      limitsTicker.shutdownNow();
     }
     if (reloader != null) {
       reloader.shutdownNow();

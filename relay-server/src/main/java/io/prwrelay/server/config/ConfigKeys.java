@@ -112,6 +112,14 @@ public final class ConfigKeys {
   public static final ConfigKey LOG_FAILURE_INTERVAL = ObservabilityKeys.LOG_FAILURE_INTERVAL;
   public static final ConfigKey LOG_LEVEL = ObservabilityKeys.LOG_LEVEL;
 
+  public static final ConfigKey LIMITS_MAX_SERIES = LimitsKeys.MAX_SERIES;
+  public static final ConfigKey LIMITS_ACTIVE_SERIES_WINDOW = LimitsKeys.ACTIVE_SERIES_WINDOW;
+  public static final ConfigKey LIMITS_SAMPLES_PER_SECOND = LimitsKeys.SAMPLES_PER_SECOND;
+  public static final ConfigKey LIMITS_SAMPLES_BURST = LimitsKeys.SAMPLES_BURST;
+  public static final ConfigKey LIMITS_OVERRIDES_FILE = LimitsKeys.OVERRIDES_FILE;
+  public static final ConfigKey LIMITS_RELOAD_PERIOD = LimitsKeys.RELOAD_PERIOD;
+  public static final ConfigKey LIMITS_MAX_MEMORY_BYTES = LimitsKeys.MAX_MEMORY_BYTES;
+
   /** Keys that existed once, with what replaced them, for a helpful startup error. */
   public static final Map<String, String> REPLACED =
       Map.of(
@@ -127,6 +135,7 @@ public final class ConfigKeys {
               LaneKeys.KEYS,
               TenantKeys.KEYS,
               MetadataKeys.KEYS,
+              LimitsKeys.KEYS,
               ObservabilityKeys.KEYS)
           .flatMap(List::stream)
           .toList();

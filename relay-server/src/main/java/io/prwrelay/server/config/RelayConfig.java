@@ -21,6 +21,7 @@ import java.util.stream.Collectors;
  * not parse, stops startup with a {@link ConfigException} naming the key. Secrets (passwords,
  * tokens) are never part of {@link #describe()} or of an error.
  *
+ * @param limits the per-tenant limits at the ingest edge
  * @param warnings settings that do not stop startup but are ignored or questionable, one line each
  *     naming the key, for the startup log
  */
@@ -30,6 +31,7 @@ public record RelayConfig(
     DeliveryConfig delivery,
     TenantConfig tenant,
     MetricsConfig metrics,
+    LimitsConfig limits,
     LogConfig log,
     List<String> warnings) {
 
@@ -61,6 +63,7 @@ public record RelayConfig(
             delivery,
             tenant,
             MetricsConfig.load(v),
+            LimitsConfig.load(v),
             LogConfig.load(v),
             v.warnings());
     v.requireAllRead();

@@ -34,6 +34,11 @@ import java.util.List;
  * request of only failing tenants keeps the largest delay: waiting costs its sender nothing of
  * another tenant's.
  *
+ * <p>Series a tenant's series limit left out at the route step ({@link #withLimited}) make an
+ * answer that would have been 2xx a 400 naming those tenants, as Cortex and Mimir answer a push
+ * they ingested in part: the rest of the request was delivered, and re-sending it cannot help. A
+ * retriable answer stays as it is (the retry meets the limit again).
+ *
  * <p>A Remote Write 2.0 sender also gets {@link #written} in every answer: a 2xx only when every
  * tenant's batch is safe, so never for a partial write.
  *
@@ -141,6 +146,41 @@ final class AnswerPolicy {
     if (!rejected.isEmpty()) {
       sb.append("\nrejected:");
       lines(sb, rejected);
+    }
+    return Answer.of(400, sb.toString());
+  }
+
+  /**
+   * {@code answer} for a request some of whose series their tenants' series limits left out: a 2xx
+   * becomes 400 naming them (the rest was delivered: do not send it again), a 400 names them too, a
+   * retriable answer is kept.
+   */
+  static Answer withLimited(Answer answer, List<LimitedSeries> limited) {
+    if (limited.isEmpty() || answer.status() == 429 || answer.status() >= 500) {
+      return answer;
+    }
+    StringBuilder sb = new StringBuilder();
+    if (answer.status() < 300) {
+      sb.append("the request was delivered except series over their tenant's series limit at the")
+          .append(" relay, which were dropped (")
+          .append(ConfigKeys.LIMITS_MAX_SERIES.name())
+          .append("); do not send it again:");
+    } else {
+      sb.append(answer.message()).append("\nover their tenant's series limit, dropped:");
+    }
+    int n = Math.min(limited.size(), MAX_TENANT_LINES);
+    for (int i = 0; i < n; i++) {
+      LimitedSeries l = limited.get(i);
+      sb.append("\n  tenant ")
+          .append(l.tenant())
+          .append(" (")
+          .append(l.series())
+          .append(" series new to the tenant beyond its limit of ")
+          .append(l.maxSeries())
+          .append(" active series)");
+    }
+    if (limited.size() > n) {
+      sb.append("\n  ... and ").append(limited.size() - n).append(" more tenants");
     }
     return Answer.of(400, sb.toString());
   }

@@ -11,6 +11,7 @@ import io.prwrelay.server.lane.FragmentOutcome.Kind;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.lane.LedgerKey;
 import io.prwrelay.server.lane.SenderRequest;
+import io.prwrelay.server.limits.TenantLimits;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,6 +45,9 @@ final class Delivery {
   private final RelayMetrics metrics;
   private final ThrottledDropLog throttledLog;
 
+  /** The per-tenant samples-per-second limits, or {@code null} when none is configured. */
+  private volatile TenantLimits limits;
+
   /**
    * @param timeoutNanos deadline of a sender request in the lanes, from its start
    */
@@ -55,6 +59,11 @@ final class Delivery {
     this.throttledLog = new ThrottledDropLog(metrics);
   }
 
+  /** Has every tenant batch pass its tenant's samples-per-second limit before it goes to a lane. */
+  void limits(TenantLimits limits) {
+    this.limits = limits;
+  }
+
   /**
    * Binds every batch to one {@link SenderRequest} and hands it to its lane; {@code done} gets the
    * answer once all have their outcome.
@@ -64,6 +73,7 @@ final class Delivery {
    * @param batches takes ownership of every batch, unbound ({@link Fragment#unbound}), and of the
    *     list, which the request's {@link SenderRequest} reports to the answer; not empty
    * @param whole whether the one batch is the request itself, unchanged ({@link Routed.Batches})
+   * @param limited series the route step's series limits left out, named in the answer
    * @param sender who sent it: the ledgers are the sender's ({@link LedgerKey}), and it is charged
    *     for the new tenant lanes its batches cause
    * @param input the Remote Write version of the request
@@ -80,6 +90,7 @@ final class Delivery {
       Protocol input,
       List<Fragment> batches,
       boolean whole,
+      List<LimitedSeries> limited,
       SenderKey sender,
       int senderRetries,
       long startNanos,
@@ -94,36 +105,44 @@ final class Delivery {
         new SenderRequest(
             loop,
             batches,
-            results -> answer(results, senderId, known, kept, several, input, done),
+            results -> answer(results, senderId, known, kept, several, input, limited, done),
             sender == SenderKey.UNKNOWN ? null : sender);
     long deadline = startNanos + timeoutNanos;
     List<Fragment> toLanes = batches;
+    TenantLimits limits = this.limits;
     try {
       if (n == 1 && whole && encoding == BodyEncoding.SNAPPY) {
         Fragment f = batches.get(0);
         metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
         f.bind(deadline, request, senderRetries);
-        lanes.readHaKey(f); // from the decompressed request, before it is let go
-        f.forwardAs(body.retain());
-        metrics.forwardedWhole();
-      } else if (known != null) {
+        if (overRate(limits, f)) {
+          request.settled(f, overRateOutcome(limits, f.tenant()));
+          toLanes = List.of();
+        } else {
+          lanes.readHaKey(f); // from the decompressed request, before it is let go
+          f.forwardAs(body.retain());
+          metrics.forwardedWhole();
+        }
+      } else if (known == null && limits == null) {
+        for (int i = 0; i < n; i++) {
+          Fragment f = batches.get(i);
+          metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
+          f.bind(deadline, request, senderRetries);
+        }
+      } else {
         toLanes = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
           Fragment f = batches.get(i);
           metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
           f.bind(deadline, request, senderRetries);
-          if (ledger.delivered(known, f.tenant())) {
+          if (known != null && ledger.delivered(known, f.tenant())) {
             metrics.ledgerSkipped(f.tenant(), f.series());
             request.settled(f, DELIVERED_EARLIER);
+          } else if (overRate(limits, f)) {
+            request.settled(f, overRateOutcome(limits, f.tenant()));
           } else {
             toLanes.add(f);
           }
-        }
-      } else {
-        for (int i = 0; i < n; i++) {
-          Fragment f = batches.get(i);
-          metrics.tenantIn(f.tenant(), f.series(), f.samples(), f.size());
-          f.bind(deadline, request, senderRetries);
         }
       }
     } catch (RuntimeException | Error e) {
@@ -140,6 +159,42 @@ final class Delivery {
     if (!toLanes.isEmpty()) {
       lanes.submit(toLanes);
     }
+  }
+
+  /**
+   * Whether {@code f} is over its tenant's samples-per-second limit (counted then): its samples, or
+   * its series when samples are not counted (PRW 1.0 without {@code relay.metrics.count-samples}:
+   * every series carries at least one sample).
+   */
+  private boolean overRate(TenantLimits limits, Fragment f) {
+    if (limits == null) {
+      return false;
+    }
+    long samples = Math.max(f.samples(), f.series());
+    if (limits.takeSamples(f.tenant(), samples)) {
+      return false;
+    }
+    metrics.tenantLimited(f.tenant(), "samples_rate", f.series());
+    return true;
+  }
+
+  /**
+   * The outcome of a batch over its tenant's samples-per-second limit: a 429 of that tenant, as the
+   * downstream's ingestion rate limit answers, so that {@code relay.delivery.throttled.policy}
+   * decides what its sender is told.
+   */
+  private static FragmentOutcome overRateOutcome(TenantLimits limits, String tenant) {
+    var l = limits.limitsOf(tenant);
+    return new FragmentOutcome(
+        Kind.THROTTLED,
+        429,
+        "over the tenant's samples-per-second limit at the relay ("
+            + l.samplesPerSecond()
+            + " samples/s, burst "
+            + l.samplesBurst()
+            + "; relay.limits.samples-per-second)",
+        -1,
+        0);
   }
 
   private static final FragmentOutcome DELIVERED_EARLIER =
@@ -162,6 +217,7 @@ final class Delivery {
       ByteBuf kept,
       boolean several,
       Protocol input,
+      List<LimitedSeries> limited,
       Consumer<Answer> done) {
     Answer answer = AnswerPolicy.fromResults(results);
     LedgerKey key = known;
@@ -177,11 +233,13 @@ final class Delivery {
         dropped = true;
       }
     }
-    if (input == Protocol.V2) {
-      answer = answer.withWritten(AnswerPolicy.written(results));
-    }
     if (answer.status() >= 300 && !dropped && several) {
       remember(key, results);
+    }
+    // After the ledger: a request whose only failure is its limited series is not to be retried.
+    answer = AnswerPolicy.withLimited(answer, limited);
+    if (input == Protocol.V2) {
+      answer = answer.withWritten(AnswerPolicy.written(results));
     }
     if (kept != null) {
       kept.release();

@@ -93,6 +93,14 @@ public final class HttpIngress {
   }
 
   /**
+   * Has every write request pass the per-tenant limits ({@code relay.limits.*}); called before the
+   * ingress listens.
+   */
+  public void limits(io.prwrelay.server.limits.TenantLimits limits) {
+    processor.limits(limits);
+  }
+
+  /**
    * The ingress of {@code config}: its server and tenant settings, and the downstream timeout as
    * the deadline of one sender request in the lanes.
    *

@@ -9,11 +9,14 @@ import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.encode.WriteRequestCounter;
 import io.prwrelay.core.route.MetricFamilies;
 import io.prwrelay.core.route.RouteResult;
+import io.prwrelay.core.route.SeriesLimits;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
 import io.prwrelay.core.route.V2TenantRouter;
 import io.prwrelay.core.wire.ScratchMemory;
 import io.prwrelay.server.downstream.Protocol;
+import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * What one event loop thread reuses for every request it processes: tenant routers for PRW 1.0 and
@@ -44,6 +47,9 @@ final class LoopResources implements AutoCloseable {
   private final Router v1;
   private final Router v2;
   private final Router v2ToV1Router;
+
+  /** Each router's {@code limitSeries}. */
+  private final List<Consumer<SeriesLimits>> limitables;
 
   /** Routes one request with one of the loop's routers, as {@link #router} chose it. */
   @FunctionalInterface
@@ -79,12 +85,20 @@ final class LoopResources implements AutoCloseable {
         new V2TenantRouter(rules, V2BatchEncoder.Format.V2, maxOutputBytes, digestSeries, scratch);
     V2TenantRouter v2ToV1 =
         new V2TenantRouter(rules, V2BatchEncoder.Format.V1, maxOutputBytes, digestSeries, scratch);
+    this.limitables = List.of(v1::limitSeries, v2::limitSeries, v2ToV1::limitSeries);
     this.v1 =
         (request, alloc, allowed, sender, grant) ->
             v1.route(request, alloc, sender, allowed::allows, grant);
     this.v2 = (request, alloc, allowed, sender, grant) -> v2.route(request, alloc, grant);
     this.v2ToV1Router =
         (request, alloc, allowed, sender, grant) -> v2ToV1.route(request, alloc, grant);
+  }
+
+  /** Has every router of the loop ask {@code limits} for each series of a limited tenant. */
+  void limitSeries(SeriesLimits limits) {
+    for (Consumer<SeriesLimits> r : limitables) {
+      r.accept(limits);
+    }
   }
 
   /** The router of requests in {@code input} into tenant batches in {@code output}. */

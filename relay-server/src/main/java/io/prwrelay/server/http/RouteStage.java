@@ -6,12 +6,15 @@ import io.prwrelay.core.encode.TenantBatch;
 import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.remotewrite.RequestError;
 import io.prwrelay.core.route.RouteResult;
+import io.prwrelay.core.route.SeriesDigests;
 import io.prwrelay.server.config.TenantConfig;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.Fragment;
+import io.prwrelay.server.limits.TenantLimits;
 import io.prwrelay.server.metrics.RelayMetrics;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -48,6 +51,9 @@ final class RouteStage {
   private final RelayMetrics metrics;
   private final TenantInsight insight;
 
+  /** The per-tenant limits, told what the series limits left out; {@code null} when none. */
+  private volatile TenantLimits limits;
+
   /**
    * @param protocol the Remote Write version PRW 2.0 input is sent downstream in
    * @param insight told every routed request
@@ -61,6 +67,11 @@ final class RouteStage {
     this.protocol = protocol;
     this.metrics = metrics;
     this.insight = insight;
+  }
+
+  /** Tells {@code limits} the names of the series their series limits left out. */
+  void limits(TenantLimits limits) {
+    this.limits = limits;
   }
 
   /**
@@ -211,8 +222,13 @@ final class RouteStage {
       metrics.routed(result);
       insight.record(result);
       List<TenantBatch> batches = result.batches();
+      List<LimitedSeries> limited =
+          result.limited().count() == 0 ? List.of() : limited(result, batches);
       for (int i = 0; i < batches.size(); i++) {
         TenantBatch b = batches.get(i);
+        if (b.series() == 0 && b.metadata() == 0) {
+          continue; // every series left out by the tenant's series limit: nothing to send
+        }
         if (b.series() == 0 && !allowed.allows(b.tenant())) {
           // Metadata routed by family to a tenant these credentials may not write: dropped
           // (counted), where a series of that tenant would refuse the request.
@@ -232,10 +248,50 @@ final class RouteStage {
                 b.exemplars(),
                 b.histograms()));
       }
-      return new Routed.Batches(out, result.whole());
+      return new Routed.Batches(out, result.whole(), limited);
     } finally {
       result.clear();
     }
+  }
+
+  /**
+   * The tenants whose series limit left series of {@code result} out, each counted in {@code
+   * relay_tenant_series_limited_total{reason="max_series"}} and its sampled metric names told to
+   * the limits for the tenants page.
+   */
+  private List<LimitedSeries> limited(RouteResult result, List<TenantBatch> batches) {
+    List<LimitedSeries> out = new ArrayList<>();
+    SeriesDigests d = result.limited();
+    int[] nameCounts = new int[d.nameCount()];
+    TenantLimits l = limits;
+    for (int slot = 0; slot < batches.size(); slot++) {
+      int n = 0;
+      for (int e = d.first(slot); e != SeriesDigests.END; e = d.next(e)) {
+        n++;
+        if (d.name(e) >= 0) {
+          nameCounts[d.name(e)]++;
+        }
+      }
+      if (n == 0) {
+        continue;
+      }
+      String tenant = batches.get(slot).tenant();
+      metrics.tenantLimited(tenant, "max_series", n);
+      out.add(new LimitedSeries(tenant, n, l == null ? 0 : l.limitsOf(tenant).maxSeries()));
+      if (l != null) {
+        for (int name = 0; name < nameCounts.length; name++) {
+          if (nameCounts[name] > 0) {
+            l.limitedName(
+                tenant,
+                new String(
+                    d.nameBytes(), d.nameOffset(name), d.nameLength(name), StandardCharsets.UTF_8),
+                nameCounts[name]);
+            nameCounts[name] = 0;
+          }
+        }
+      }
+    }
+    return out;
   }
 
   /**

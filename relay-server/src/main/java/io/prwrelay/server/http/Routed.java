@@ -17,6 +17,13 @@ sealed interface Routed permits Routed.Batches, Refusal {
    * @param list every fragment's body is owned by whoever holds the list
    * @param whole whether the one batch is the request itself, unchanged: its compressed body, when
    *     it is snappy, is the batch's snappy block
+   * @param limited the tenants whose series limit left series of the request out, with how many
    */
-  record Batches(List<Fragment> list, boolean whole) implements Routed {}
+  record Batches(List<Fragment> list, boolean whole, List<LimitedSeries> limited)
+      implements Routed {
+    /** Batches with no series left out by a limit. */
+    Batches(List<Fragment> list, boolean whole) {
+      this(list, whole, List.of());
+    }
+  }
 }

@@ -12,6 +12,7 @@ import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.Lanes;
+import io.prwrelay.server.limits.TenantLimits;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.time.Duration;
 import java.util.List;
@@ -65,6 +66,9 @@ final class WriteProcessor {
   private final RouteStage routing;
   private final Delivery delivery;
 
+  /** The per-tenant limits, set before the first request; {@code null} when none is configured. */
+  private volatile TenantLimits limits;
+
   /**
    * @param maxDecompressedBytes largest decompressed request, and largest total of the requests
    *     built from one by converting it or splitting its symbols table by tenant; larger is
@@ -98,7 +102,12 @@ final class WriteProcessor {
         new FastThreadLocal<>() {
           @Override
           protected LoopResources initialValue() {
-            return new LoopResources(rules, maxDecompressedBytes, digest, families);
+            LoopResources res = new LoopResources(rules, maxDecompressedBytes, digest, families);
+            TenantLimits l = limits;
+            if (l != null) {
+              res.limitSeries(l);
+            }
+            return res;
           }
 
           @Override
@@ -177,6 +186,16 @@ final class WriteProcessor {
   }
 
   /**
+   * Has every request pass the per-tenant limits: the series limits at the route step, the samples
+   * limits before the lanes. Called before the first request.
+   */
+  void limits(TenantLimits limits) {
+    this.limits = limits;
+    routing.limits(limits);
+    delivery.limits(limits);
+  }
+
+  /**
    * Decompresses, routes and delivers the request, each stage releasing what it made of the body
    * when it fails.
    *
@@ -217,7 +236,7 @@ final class WriteProcessor {
     }
     Routed.Batches batches = (Routed.Batches) routed;
     if (batches.list().isEmpty()) {
-      return AnswerPolicy.fromResults(List.of());
+      return AnswerPolicy.withLimited(AnswerPolicy.fromResults(List.of()), batches.limited());
     }
     delivery.deliver(
         loop,
@@ -226,6 +245,7 @@ final class WriteProcessor {
         input,
         batches.list(),
         batches.whole(),
+        batches.limited(),
         sender,
         senderRetries,
         startNanos,

@@ -9,6 +9,7 @@ import io.prwrelay.server.config.InsightConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.lane.Lane;
 import io.prwrelay.server.lane.LaneObserver;
+import io.prwrelay.server.limits.TenantLimits;
 import io.prwrelay.server.queue.FileTenantQueue;
 import io.prwrelay.server.queue.QueueStore;
 import java.util.ArrayList;
@@ -77,6 +78,7 @@ public final class TenantInsight implements LaneObserver {
   private final Map<String, LastError> errors = new ConcurrentHashMap<>();
   private final UnlabelledSeries unlabelled;
   private volatile QueueStore store;
+  private volatile TenantLimits limits;
   private volatile Cached cached;
 
   private record Cached(long nanos, List<TenantRow> rows, Map<String, TenantRow> byTenant) {}
@@ -122,6 +124,22 @@ public final class TenantInsight implements LaneObserver {
   /** The tenant rules in force: the labels and the default tenant the page names. */
   public void tenantRules(TenantRules rules) {
     unlabelled.rules(rules);
+  }
+
+  /** The per-tenant limits, whose limits and use the rows show beside the insight's columns. */
+  public void limits(TenantLimits limits) {
+    this.limits = limits;
+  }
+
+  /** Whether the rows show the per-tenant limits' column. */
+  boolean showsLimits() {
+    return limits != null;
+  }
+
+  /** {@code tenant}'s limits and their use, or {@code null} when it has none. */
+  TenantLimits.Usage limitsOf(String tenant) {
+    TenantLimits l = limits;
+    return l == null ? null : l.usage(tenant);
   }
 
   /** The on-disk queues of queue mode, whose per-tenant size the rows show. */

@@ -68,6 +68,11 @@ public final class TenantsJson {
         b.append(',');
       }
       row(b, r, now, insight.queueMode());
+      if (insight.showsLimits()) {
+        b.setLength(b.length() - 1); // the row's closing brace: the limits' columns go inside
+        LimitsColumns.json(b, insight.limitsOf(r.tenant()));
+        b.append('}');
+      }
       int rowBytes = ResponseBound.utf8Length(b, start, b.length());
       if (bytes + rowBytes > ResponseBound.MAX_BYTES - ResponseBound.RESERVE) {
         b.setLength(start);

@@ -1,6 +1,7 @@
 package io.prwrelay.server.insight;
 
 import io.prwrelay.core.route.SeriesDigests;
+import io.prwrelay.server.limits.TenantLimits;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -132,12 +133,15 @@ public final class TenantsPage {
     if (queue) {
       b.append("<th class=\"num\">Queue</th>");
     }
+    if (insight.showsLimits()) {
+      LimitsColumns.header(b);
+    }
     b.append("<th>Last error</th></tr></thead><tbody>");
     int bytes = ResponseBound.utf8Length(b, 0, b.length());
     int shown = 0;
     for (TenantRow r : rows) {
       int start = b.length();
-      row(b, r, now, queue);
+      row(b, r, now, queue, insight.showsLimits() ? insight.limitsOf(r.tenant()) : NO_LIMITS);
       int rowBytes = ResponseBound.utf8Length(b, start, b.length());
       if (bytes + rowBytes > ResponseBound.MAX_BYTES - ResponseBound.RESERVE) {
         b.setLength(start);
@@ -188,7 +192,16 @@ public final class TenantsPage {
         .append(" in requests answered 400</p>");
   }
 
-  private static void row(StringBuilder b, TenantRow r, long now, boolean queue) {
+  /** {@link #row}'s {@code limits} when the page has no limits column. */
+  private static final TenantLimits.Usage NO_LIMITS =
+      new TenantLimits.Usage(-1, 0, 0, 0, java.util.List.of());
+
+  /**
+   * @param limits the tenant's limits for the limits column, {@code null} for a tenant without any,
+   *     {@link #NO_LIMITS} when the page has no such column
+   */
+  private static void row(
+      StringBuilder b, TenantRow r, long now, boolean queue, TenantLimits.Usage limits) {
     TenantWindow.Snapshot w = r.window();
     String tenant = Escape.html(r.tenant());
     b.append("<tr data-tenant=\"")
@@ -273,6 +286,9 @@ public final class TenantsPage {
             .append("</span>");
       }
       b.append("</td>");
+    }
+    if (limits != NO_LIMITS) {
+      LimitsColumns.cell(b, limits);
     }
     b.append("<td class=\"error\" data-label=\"Last error\">");
     if (r.lastError() == null) {

@@ -79,6 +79,23 @@ public final class MetricCatalogue {
           "status");
   public static final Metric RELOADS =
       counter("relay.reloads", "changed files re-read, by file and result", "file", "result");
+  public static final Metric LIMITS_CONFIG_LAST_RELOAD_SUCCESSFUL =
+      gauge(
+          "relay.limits.config.last.reload.successful",
+          null,
+          "1 when the last look at relay.limits.overrides-file found it usable, 0 when the"
+              + " previous overrides are kept (failures: relay_reloads_total{file=\"limits-overrides\"})");
+  public static final Metric LIMITS_MEMORY =
+      gauge(
+          "relay.limits.memory",
+          BYTES,
+          "memory the per-tenant limits take now (filters and tenant state), at most"
+              + " relay.limits.max-memory-bytes");
+  public static final Metric LIMITS_MEMORY_REFUSED =
+      counter(
+          "relay.limits.memory.refused",
+          "filters or tenants the limits' memory bound refused: the tenant went unlimited or its"
+              + " filter stopped growing");
   public static final Metric TLS_HANDSHAKE_FAILURES =
       counter(
           "relay.tls.handshake.failures",
@@ -235,6 +252,14 @@ public final class MetricCatalogue {
               + " (answered 400 after too many 429s)",
           "tenant",
           "reason");
+  public static final Metric TENANT_SERIES_LIMITED =
+      counter(
+          "relay.tenant.series.limited",
+          "series the relay's own per-tenant limits kept from the downstream: max_series (new"
+              + " series over relay.limits.max-series-per-tenant, dropped) or samples_rate (series of"
+              + " batches over relay.limits.samples-per-second, answered as a 429)",
+          "tenant",
+          "reason");
   public static final Metric TENANT_SERIES_REFUSED =
       counter(
           "relay.tenant.series.refused",
@@ -358,6 +383,9 @@ public final class MetricCatalogue {
           CONNECTIONS_REJECTED,
           AUTH_REJECTED,
           RELOADS,
+          LIMITS_CONFIG_LAST_RELOAD_SUCCESSFUL,
+          LIMITS_MEMORY,
+          LIMITS_MEMORY_REFUSED,
           TLS_HANDSHAKE_FAILURES,
           SERIES_REJECTED,
           SERIES_DROPPED,
@@ -390,6 +418,7 @@ public final class MetricCatalogue {
           TENANT_BATCHES_DELIVERED,
           TENANT_SERIES_FAILED,
           TENANT_SERIES_DROPPED,
+          TENANT_SERIES_LIMITED,
           TENANT_SERIES_REFUSED,
           TENANT_DOWNSTREAM_REQUESTS,
           TENANT_COALESCED_FRAGMENTS,

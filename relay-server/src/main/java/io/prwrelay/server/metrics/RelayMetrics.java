@@ -20,6 +20,7 @@ import io.prwrelay.core.route.TenantProblem;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.NewLaneBudget;
+import io.prwrelay.server.limits.TenantLimits;
 import io.prwrelay.server.queue.QueueListener;
 import io.prwrelay.server.queue.QueueStore;
 import java.time.Duration;
@@ -300,7 +301,29 @@ public final class RelayMetrics {
     MetricCatalogue.AUTH_REJECTED.counter(registry, Integer.toString(status)).increment();
   }
 
-  /** A watched file ({@code tls}, {@code bearer-token-file}) changed and was re-read or not. */
+  /**
+   * Series of {@code tenant} its limits kept from the downstream: {@code max_series} (dropped at
+   * the route step) or {@code samples_rate} (a batch answered as a 429).
+   */
+  public void tenantLimited(String tenant, String reason, int series) {
+    tenants.meters(tenant).limited(reason).increment(series);
+  }
+
+  /**
+   * Registers what the per-tenant limits report: whether the overrides file's last look succeeded,
+   * their memory, and what their memory bound refused.
+   */
+  public void limits(TenantLimits limits) {
+    MetricCatalogue.LIMITS_CONFIG_LAST_RELOAD_SUCCESSFUL.gauge(
+        registry, limits, l -> l.lastReloadSuccessful() ? 1 : 0);
+    MetricCatalogue.LIMITS_MEMORY.gauge(registry, limits, TenantLimits::memoryBytes);
+    MetricCatalogue.LIMITS_MEMORY_REFUSED.counter(registry, limits, TenantLimits::memoryRefused);
+  }
+
+  /**
+   * A watched file ({@code tls}, {@code bearer-token-file}, {@code limits-overrides}) changed and
+   * was re-read or not.
+   */
   public void reloaded(String file, boolean success) {
     MetricCatalogue.RELOADS.counter(registry, file, success ? "success" : "failure").increment();
   }

@@ -80,6 +80,11 @@ final class TenantMeters {
     return tagged(TENANT_SERIES_DROPPED, reason);
   }
 
+  /** Series the relay's own limits kept from the downstream, by reason. */
+  Counter limited(String reason) {
+    return tagged(MetricCatalogue.TENANT_SERIES_LIMITED, reason);
+  }
+
   /** Series refused a place in the tenant's queue, by the bound reached. */
   Counter refused(String bound) {
     return tagged(MetricCatalogue.TENANT_SERIES_REFUSED, bound);

@@ -328,6 +328,7 @@ class RelayConfigTest {
     set.put("relay.lanes.max-pending-bytes", "32kB");
     set.put("relay.lanes.batch-max-bytes", "4194304B");
     set.put("relay.metadata.max-broadcast-bytes", "1048576");
+    set.put("relay.limits.max-memory-bytes", "96MiB");
     Set<String> byteKeys = new java.util.TreeSet<>();
     for (ConfigKey k : ConfigKeys.ALL) {
       if (k.name().contains("-bytes")) {

@@ -113,7 +113,12 @@ class TenantInsightTest {
         double error = (double) (estimate - size) / size;
         report.append(
             String.format(Locale.ROOT, "%,d: %,d (%+.2f%%)%n", size, estimate, error * 100));
-        assertTrue(Math.abs(error) <= 0.03, report.toString());
+        // The label set hash is keyed per process: each run draws new hashes. Five standard
+        // errors (1.15 % each) from 100 series on; at 10, two series sharing one of the 8,192
+        // registers (about one draw in 200) makes the estimate 9.
+        assertTrue(
+            size == 10 ? Math.abs(estimate - size) <= 1 : Math.abs(error) <= 5 * 0.0115,
+            report.toString());
       }
     }
     System.out.print("active series estimates, exact count: estimate (error)\n" + report);

@@ -55,6 +55,10 @@ class DashboardQueriesTest {
 
   private static final String THROTTLED = "tenant-1";
   private static final String FAILING = "tenant-3";
+
+  /** Limited to 10 of its 20 series by the sync relay's overrides file: some are always dropped. */
+  private static final String LIMITED = "tenant-2";
+
   private static final int TENANTS = 5;
 
   private static RelayFixture sync;
@@ -66,7 +70,13 @@ class DashboardQueriesTest {
   @BeforeAll
   static void relaysUnderLoadScrapedByPrometheus(@TempDir Path queueDir) throws Exception {
     PrometheusProcess.assumeAvailable();
-    sync = new RelayFixture(Map.of(), d -> d.rule(THROTTLED, () -> Reply.retryAfter(429, "1")));
+    Path overrides = java.nio.file.Files.createTempFile("limits", ".overrides");
+    overrides.toFile().deleteOnExit();
+    java.nio.file.Files.writeString(overrides, LIMITED + ".max-series-per-tenant = 10\n");
+    sync =
+        new RelayFixture(
+            Map.of("relay.limits.overrides-file", overrides.toString()),
+            d -> d.rule(THROTTLED, () -> Reply.retryAfter(429, "1")));
     queue =
         new RelayFixture(
             Map.of(
@@ -163,6 +173,11 @@ class DashboardQueriesTest {
       lanes.add(s.label("tenant"));
     }
     assertTrue(lanes.contains(THROTTLED), "lanes: " + lanes);
+    Set<String> limited = new TreeSet<>();
+    for (Series s : prometheus.query(query("Series limited by the relay's per-tenant limits", 0))) {
+      limited.add(s.label("tenant") + " " + s.label("reason"));
+    }
+    assertEquals(Set.of(LIMITED + " max_series"), limited);
     assertTrue(queueDropped().contains(FAILING + " age"), "queue drops: " + queueDropped());
     List<Series> queued = prometheus.query(query("Queue bytes by tenant", 0));
     assertTrue(
