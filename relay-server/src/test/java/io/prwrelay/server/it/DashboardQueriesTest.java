@@ -75,7 +75,9 @@ class DashboardQueriesTest {
     java.nio.file.Files.writeString(overrides, LIMITED + ".max-series-per-tenant = 10\n");
     sync =
         new RelayFixture(
-            Map.of("relay.limits.overrides-file", overrides.toString()),
+            // A one-minute window: new series per second are known after one 6-second bucket.
+            Map.of(
+                "relay.limits.overrides-file", overrides.toString(), "relay.insight.window", "1m"),
             d -> d.rule(THROTTLED, () -> Reply.retryAfter(429, "1")));
     queue =
         new RelayFixture(
