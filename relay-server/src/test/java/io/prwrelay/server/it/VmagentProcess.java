@@ -5,12 +5,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assertions;
@@ -19,13 +21,18 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * A real vmagent (Debian's {@code victoria-metrics} package, 1.79) started for one test: it scrapes
- * its own {@code /metrics} every second and remote-writes every series, each given a {@value
- * PrometheusProcess#SERVICE_ID_LABEL} of {@code tenant-0} to {@code tenant-2} by hashing the metric
- * name (vmagent's {@code hashmod} is not Prometheus's, so which names go to which tenant differs
- * from {@link PrometheusProcess#senderConfig}). Its own temporary directory (scrape configuration,
- * remote-write buffer, log) and free port on 127.0.0.1; killed and deleted again by {@link
- * #close()}.
+ * A real vmagent (Debian's {@code victoria-metrics} package, 1.79, or a newer one first on the
+ * {@code PATH}) started for one test: it scrapes its own {@code /metrics} every second and
+ * remote-writes every series, each given a {@value PrometheusProcess#SERVICE_ID_LABEL} of {@code
+ * tenant-0} to {@code tenant-2} by hashing the metric name (vmagent's {@code hashmod} is not
+ * Prometheus's, so which names go to which tenant differs from {@link
+ * PrometheusProcess#senderConfig}). Its own temporary directory (scrape configuration, remote-write
+ * buffer, log) and free port on 127.0.0.1; killed and deleted again by {@link #close()}.
+ *
+ * <p>A vmagent that knows {@code -remoteWrite.forcePromProto} (1.151; not 1.79) is started with it,
+ * as the relay's documentation asks: without it, vmagent sends zstd and a block the relay answers
+ * {@code 400} is sent once more re-compressed with snappy ({@link #REPACKED}), other bytes the
+ * relay's ledger cannot recognise, so the tenants it had delivered arrive twice downstream.
  *
  * <p>The binary is taken from the system property {@value #BINARY_PROPERTY}, else {@code vmagent}
  * on the {@code PATH}, else {@code /usr/bin/vmagent}. Without one, tests are skipped locally and
@@ -35,6 +42,13 @@ public final class VmagentProcess implements AutoCloseable {
   /** System property naming the vmagent binary to run. */
   public static final String BINARY_PROPERTY = "prw.vmagent.bin";
 
+  /**
+   * What vmagent 1.151 logs when it sends a zstd block answered {@code 400} or {@code 415} again,
+   * re-compressed with snappy: the same series in other bytes (1.79 sends snappy only).
+   */
+  public static final String REPACKED = "Re-packing the block to Prometheus remote write";
+
+  private static final String FORCE_PROM_PROTO = "remoteWrite.forcePromProto";
   private static final String HOST = ChildProcess.HOST;
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
   private static final HttpClient HTTP =
@@ -92,6 +106,9 @@ public final class VmagentProcess implements AutoCloseable {
                 "-remoteWrite.url=" + remoteWriteUrl,
                 "-remoteWrite.tmpDataPath=" + dir.resolve("remotewrite"),
                 "-remoteWrite.flushInterval=1s"));
+    if (knowsFlag(bin, FORCE_PROM_PROTO)) {
+      command.add("-" + FORCE_PROM_PROTO + "=true");
+    }
     command.addAll(List.of(extraFlags));
     VmagentProcess vmagent =
         new VmagentProcess(ChildProcess.start("vmagent", command, dir, log), port);
@@ -103,6 +120,18 @@ public final class VmagentProcess implements AutoCloseable {
       vmagent.close();
       throw e;
     }
+  }
+
+  /** Whether {@code bin -help} lists the flag {@code -name}. */
+  private static boolean knowsFlag(Path bin, String name) throws IOException, InterruptedException {
+    Process help = new ProcessBuilder(bin.toString(), "-help").redirectErrorStream(true).start();
+    String text = new String(help.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!help.waitFor(10, TimeUnit.SECONDS)) {
+      help.destroyForcibly();
+    }
+    return Pattern.compile("^\\s*-" + Pattern.quote(name) + "\\b", Pattern.MULTILINE)
+        .matcher(text)
+        .find();
   }
 
   private static String scrapeConfig(int port) {
