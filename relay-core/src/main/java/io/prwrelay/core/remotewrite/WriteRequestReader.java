@@ -49,6 +49,13 @@ public final class WriteRequestReader {
   private static final int END_GROUP = 4;
 
   private final byte[][] tenantLabels;
+  private final int[] tenantLengths;
+  // The highest-priority tenant label's name as its length and first and last 8 bytes (when it has
+  // 8 to 16), compared inline: most label names differ from it in length, and the one that matches
+  // is then two loads, where the general compare was a call per label that the JIT did not inline.
+  private final int firstLength;
+  private final long firstHead;
+  private final long firstTail;
   private final boolean counting;
   private final boolean walkLabels;
   private final SeriesView series = new SeriesView();
@@ -92,9 +99,16 @@ public final class WriteRequestReader {
       throw new IllegalArgumentException("at least one tenant label is required");
     }
     this.tenantLabels = new byte[tenantLabels.size()][];
+    this.tenantLengths = new int[tenantLabels.size()];
     for (int i = 0; i < tenantLabels.size(); i++) {
       this.tenantLabels[i] = tenantLabels.get(i).getBytes(StandardCharsets.UTF_8);
+      this.tenantLengths[i] = this.tenantLabels[i].length;
     }
+    byte[] first = this.tenantLabels[0];
+    this.firstLength = first.length;
+    boolean words = first.length >= 8 && first.length <= 16;
+    this.firstHead = words ? Bytes.long8(first, 0) : 0;
+    this.firstTail = words ? Bytes.long8(first, first.length - 8) : 0;
     this.counting = countSamples;
     this.walkLabels = walkLabels;
   }
@@ -515,9 +529,16 @@ public final class WriteRequestReader {
    * Returns the priority of the tenant label named by the bytes at {@code at}, if better than best.
    */
   private int matchTenantLabel(byte[] array, int at, int length, int best) {
-    byte[][] names = tenantLabels;
-    for (int i = 0; i < best; i++) {
-      if (Bytes.equalsAt(array, at, length, names[i])) {
+    if (length == firstLength) {
+      if (length >= 8 && length <= 16
+          ? Bytes.long8(array, at) == firstHead && Bytes.long8(array, at + length - 8) == firstTail
+          : Bytes.equalsAt(array, at, length, tenantLabels[0])) {
+        return 0;
+      }
+    }
+    int[] lengths = tenantLengths;
+    for (int i = 1; i < best; i++) {
+      if (lengths[i] == length && Bytes.equalsAt(array, at, length, tenantLabels[i])) {
         return i;
       }
     }
