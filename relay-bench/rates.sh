@@ -21,14 +21,16 @@
 #           tenants-1000x5 (a thousand remote-write queues).
 #
 # Run from the repository root after 'mvn -q package -DskipTests'. WARMUP and DURATION (seconds,
-# default 20 and 20) set the generator's windows.
+# default 45 and 20) set the generator's windows: at 25 requests/s the JIT compiler is still busy
+# in the relay 30 s after its start on a loaded machine (a cost of its first minute, not of its
+# steady state), so the warm-up is longer than the load generator's default.
 set -u
 
 rounds=${1:-1}
 rates=${2:-25 100 400}
 shapes=${3:-single interleaved tenants-1000x5 mix}
 tools=${4:-relay vmagent vmagent-1.79}
-warmup=${WARMUP:-20}
+warmup=${WARMUP:-45}
 duration=${DURATION:-20}
 vmagent=${VMAGENT:-/root/go/bin/vmagent}
 jar=relay-server/target/prw-relay.jar
@@ -89,7 +91,14 @@ start_tool() { # tool shape dir; prints the PID
         -loggerLevel=WARN "$@" > "$dir/tool.log" 2>&1 &
       ;;
   esac
-  echo $!
+  # The tool's own process, not a wrapper that started it.
+  local pid=$! child
+  sleep 0.5
+  case $(cat "/proc/$pid/comm" 2>/dev/null) in
+    java | vmagent) ;;
+    *) child=$(pgrep -P "$pid" | head -1); [ -n "$child" ] && pid=$child ;;
+  esac
+  echo "$pid"
 }
 
 run() { # tool rate shape round

@@ -353,6 +353,7 @@ public final class WriteRequestReader {
     int exemplars = 0;
     int histograms = 0;
     int labelsEnd = SeriesView.UNKNOWN;
+    int labels = 0; // labels read, added to labelIndex on the way out (named in an error only)
     while (pos + 1 < end) {
       int tag = a[pos];
       int length = a[pos + 1];
@@ -370,18 +371,28 @@ public final class WriteRequestReader {
       }
       if (tag == TimeSeriesFields.LABELS_TAG) {
         if (best != 0) {
-          if (!canonicalLabel(a, body, length)) {
+          // In locals: the label's place is written to the view only when it names the tenant.
+          long value = canonicalValue(a, body, length);
+          if (value < 0) {
             break;
           }
-          best = matchLabel(a, best, s, pos, body + length);
-          if (best == 0 && !counting && !walkLabels) {
-            // The tenant is decided and the label to drop (if any) is known: the rest of the
-            // series is forwarded as received.
-            pos = end;
-            break;
+          int p = (int) value == 0 ? -1 : matchTenantLabel(a, body + 2, a[body + 1], best);
+          if (p >= 0) {
+            s.valueOffset = (int) (value >>> 32);
+            s.valueLength = (int) value;
+            s.labelStart = pos;
+            s.labelEnd = body + length;
+            best = p;
+            if (best == 0 && !counting && !walkLabels) {
+              // The tenant is decided and the label to drop (if any) is known: the rest of the
+              // series is forwarded as received.
+              labels++;
+              pos = end;
+              break;
+            }
           }
         }
-        labelIndex++;
+        labels++;
         pos = body + length;
         continue;
       }
@@ -412,6 +423,7 @@ public final class WriteRequestReader {
       labelsEnd = end; // labels only, or labels up to a last field that ends the series
     }
     s.labelsEnd = labelsEnd;
+    labelIndex += labels;
     fastBest = best;
     return pos;
   }
@@ -434,31 +446,42 @@ public final class WriteRequestReader {
    *     by field
    */
   private boolean canonicalLabel(byte[] a, int at, int length) {
-    if (length < 2 || a[at] != LabelFields.NAME_TAG) {
-      return false;
-    }
-    int n = a[at + 1];
-    if (n <= 0 || 2 + n > length) {
+    long value = canonicalValue(a, at, length);
+    if (value < 0) {
       return false;
     }
     labelNameOffset = at + 2;
-    labelNameLength = n;
+    labelNameLength = a[at + 1];
+    labelValueOffset = (int) (value >>> 32);
+    labelValueLength = (int) value;
+    return true;
+  }
+
+  /**
+   * {@link #canonicalLabel}'s check alone, for the fast scan: where the value of the label at
+   * {@code at} lies, its index in the high and its length in the low 32 bits, or -1 when the label
+   * is encoded any other way. Its name is at {@code at + 2}, {@code a[at + 1]} bytes.
+   */
+  private static long canonicalValue(byte[] a, int at, int length) {
+    if (length < 2 || a[at] != LabelFields.NAME_TAG) {
+      return -1;
+    }
+    int n = a[at + 1];
+    if (n <= 0 || 2 + n > length) {
+      return -1;
+    }
     if (2 + n == length) {
-      labelValueOffset = at + length;
-      labelValueLength = 0;
-      return true;
+      return (long) (at + length) << 32;
     }
     int v = at + 2 + n;
     if (4 + n > length || a[v] != LabelFields.VALUE_TAG) {
-      return false;
+      return -1;
     }
     int m = a[v + 1];
     if (m < 0 || 4 + n + m != length) {
-      return false;
+      return -1;
     }
-    labelValueOffset = v + 2;
-    labelValueLength = m;
-    return true;
+    return ((long) (v + 2) << 32) | m;
   }
 
   /** Reads any valid encoding of a {@code Label}: fields in any order, unknown fields skipped. */
