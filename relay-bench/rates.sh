@@ -5,7 +5,9 @@
 # of the load generator's sink, driven by loadgen.jar at --rate R requests/s of 2,000 series over 8
 # connections. Every tool's CPU comes from /proc/PID/stat over the generator's measured window (read
 # when it prints its first "measuring" and its first "finishing" line), its resident memory from
-# /proc/PID/status at the end; the relay's GC pauses in that window from its GC log. Prints one
+# /proc/PID/status at the end; the relay's GC pauses in that window from its GC log, and its codec
+# floor (decompression plus the compression of the split batches, or the label scan of a body
+# forwarded as it came) timed by the generator on the same bodies before the run. Prints one
 # markdown row per run; full output under relay-bench/target/rates/.
 #
 #   relay-bench/rates.sh [ROUNDS] [RATES] [SHAPES] [TOOLS]
@@ -111,11 +113,14 @@ run() { # tool rate shape round
     if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then break; fi
     sleep 0.2
   done
-  c0=""
+  # The relay's codec floor (what it cannot avoid for the same bodies), timed in the generator
+  # before the run.
+  floor=0s
+  if [ "$tool" = relay ]; then floor=2s; fi
   # shellcheck disable=SC2046
   java -jar relay-bench/target/loadgen.jar --relay-url http://127.0.0.1:$port/api/v1/write \
     --sink-port $sink_port --connections 8 --rate "$rate" --series-per-request $series \
-    --warmup "${warmup}s" --duration "${duration}s" --codec-floor 0s $(args_of "$shape") 2>&1 |
+    --warmup "${warmup}s" --duration "${duration}s" --codec-floor $floor $(args_of "$shape") 2>&1 |
     while IFS= read -r line; do
       printf '%s\n' "$line"
       case $line in
@@ -144,17 +149,19 @@ run() { # tool rate shape round
       -v rss="$(awk '/VmRSS/ { print $2 }' "$dir/memory.txt")" '
     /^series / { n = $2; gsub(/,/, "", n); gsub(/[(),\/s]/, "", $3); sps = $3 }
     /^latency / { p50 = $3; p99 = $9; gsub(/,/, "", p50); gsub(/,/, "", p99) }
+    /^codec floor/ { floor = $3 }
     /^RESULT/ { result = $2 }
     END {
       cps = secs > 0 ? cpu / hz / (secs / 1000) : 0
       per = sps > 0 ? cps / sps * 1e6 : 0
-      printf "| %s | %s | %s | %s | %.3f | %.2f | %s | %s | %.0f / %.0f | %s | %s | %s |\n",
-        shape, rate, tool, sps, per, cps, p50, p99, hwm / 1024, rss / 1024, gc, result, load
+      f = floor > 0 ? sprintf("%.3f | %.2f", floor, per / floor) : "- | -"
+      printf "| %s | %s | %s | %s | %.3f | %s | %.2f | %s | %s | %.0f / %.0f | %s | %s | %s |\n",
+        shape, rate, tool, sps, per, f, cps, p50, p99, hwm / 1024, rss / 1024, gc, result, load
     }' "$dir/loadgen.txt"
 }
 
-echo "| shape | req/s | tool | series/s | CPU-s per M series | cores | p50 ms | p99 ms | RSS peak / end MB | GC pauses n / total / max ms | result | load |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"
+echo "| shape | req/s | tool | series/s | CPU-s per M series | floor | ÷ floor | cores | p50 ms | p99 ms | RSS peak / end MB | GC pauses n / total / max ms | result | load |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
 r=1
 while [ "$r" -le "$rounds" ]; do
   for rate in $rates; do
