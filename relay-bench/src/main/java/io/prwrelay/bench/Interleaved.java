@@ -21,8 +21,12 @@ import org.openjdk.jmh.infra.Blackhole;
  * threads and are not counted (which flatters the allocating protobuf-java baseline).
  *
  * <pre>
- * java -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.Interleaved [payload] [rounds] [rows]
+ * java [-DtenantLabel=NAME] -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.Interleaved \
+ *      [payload] [rounds] [rows]
  * </pre>
+ *
+ * <p>{@code tenantLabel} (default {@code instance}, the real payload's) names the tenant label; the
+ * load generator's series carry {@code service_id}, sorted last of their eight labels.
  */
 public final class Interleaved {
   private Interleaved() {}
@@ -30,17 +34,18 @@ public final class Interleaved {
   public static void main(String[] args) throws Exception {
     String payload = args.length > 0 ? args[0] : Payloads.REAL;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+    String tenantLabel = System.getProperty("tenantLabel", "instance");
     RouteBenchmark route = new RouteBenchmark();
     route.payload = payload;
-    route.tenantLabel = "instance";
+    route.tenantLabel = tenantLabel;
     route.setUp();
     PipelineBenchmark pipeline = new PipelineBenchmark();
     pipeline.payload = payload;
-    pipeline.tenantLabel = "instance";
+    pipeline.tenantLabel = tenantLabel;
     pipeline.setUp();
     CodecBenchmark codec = new CodecBenchmark();
     codec.payload = payload;
-    codec.tenantLabel = "instance";
+    codec.tenantLabel = tenantLabel;
     codec.setUp();
     SketchBenchmark sketch = new SketchBenchmark();
     sketch.setUp();
@@ -63,6 +68,7 @@ public final class Interleaved {
     rows.put("RouteBenchmark.scanCountingSamples", route::scanCountingSamples);
     rows.put("RouteBenchmark.labelWalk", route::labelWalk);
     rows.put("RouteBenchmark.labelWalkValidated", route::labelWalkValidated);
+    rows.put("RouteBenchmark.labelSetHash", route::labelSetHash);
     rows.put("RouteBenchmark.copy", route::copy);
     rows.put("RouteBenchmark.baseline", () -> route.baseline(bh));
     rows.put("PipelineBenchmark.relay", pipeline::relay);
@@ -107,6 +113,23 @@ public final class Interleaved {
     System.out.println();
     ratio(median, "RouteBenchmark.baseline", "RouteBenchmark.route", "baseline / route");
     ratio(median, "RouteBenchmark.route", "RouteBenchmark.copy", "route / copy");
+    ratio(
+        median,
+        "RouteBenchmark.route",
+        "RouteBenchmark.labelWalkValidated",
+        "route / labelWalkValidated");
+    if (median.containsKey("RouteBenchmark.labelWalkValidated")
+        && median.containsKey("RouteBenchmark.labelSetHash")) {
+      median.put(
+          "floor with the insight",
+          median.get("RouteBenchmark.labelWalkValidated")
+              + median.get("RouteBenchmark.labelSetHash"));
+      ratio(
+          median,
+          "RouteBenchmark.routeDigesting",
+          "floor with the insight",
+          "routeDigesting / (labelWalkValidated + labelSetHash)");
+    }
     ratio(
         median,
         "RouteBenchmark.route",

@@ -172,4 +172,46 @@ final class LabelWalk {
     }
     return best == 0 && valueLength > 0 ? 1 : 0;
   }
+
+  /**
+   * Where every series' leading run of labels lies in a decompressed PRW 1.0 request, as the
+   * insight's digest hashes it ({@code LabelSetHasher}): {@code [start, end)} pairs, one per
+   * series. Not timed: the input of {@code RouteBenchmark.labelSetHash}.
+   */
+  static int[] labelRanges(byte[] a) {
+    int[] ranges = new int[64];
+    int n = 0;
+    int pos = 0;
+    while (pos < a.length) {
+      pos++; // the series field's tag
+      int len = 0;
+      int shift = 0;
+      int b;
+      do {
+        b = a[pos++];
+        len |= (b & 0x7F) << shift;
+        shift += 7;
+      } while (b < 0);
+      int seriesEnd = pos + len;
+      int p = pos;
+      while (p < seriesEnd && a[p] == 0x0A) {
+        p++;
+        int labelLength = 0;
+        shift = 0;
+        do {
+          b = a[p++];
+          labelLength |= (b & 0x7F) << shift;
+          shift += 7;
+        } while (b < 0);
+        p += labelLength;
+      }
+      if (n + 2 > ranges.length) {
+        ranges = java.util.Arrays.copyOf(ranges, ranges.length * 2);
+      }
+      ranges[n++] = pos;
+      ranges[n++] = p;
+      pos = seriesEnd;
+    }
+    return java.util.Arrays.copyOf(ranges, n);
+  }
 }

@@ -32,6 +32,41 @@ class LabelWalkTest {
     }
   }
 
+  /**
+   * {@code labelSetHash} hashes what the insight's digest hashes: for every series of every shape,
+   * the range from its content to the end of its labels that a reader walking labels reports (on
+   * every shape its fast scan reads whole: {@code long-values} has labels of 128 bytes and more).
+   */
+  @Test
+  void labelRangesAreTheRangesTheDigestHashes() {
+    for (String shape : Payloads.SHAPES) {
+      if (shape.equals("long-values")) {
+        continue;
+      }
+      byte[] request = Payloads.load(shape, "service_id");
+      List<Integer> expected = new java.util.ArrayList<>();
+      WriteRequestReader reader = new WriteRequestReader(List.of("service_id"), false, true);
+      WriteRequestVisitor visitor =
+          new WriteRequestVisitor() {
+            @Override
+            public boolean onSeries(SeriesView s) {
+              expected.add(s.contentStart());
+              expected.add(s.labelsEnd());
+              return true;
+            }
+
+            @Override
+            public void onMetadata(int start, int end) {}
+          };
+      assertEquals(null, reader.read(request, 0, request.length, visitor));
+      int[] ranges = LabelWalk.labelRanges(request);
+      assertEquals(expected.size(), ranges.length, shape);
+      for (int i = 0; i < ranges.length; i++) {
+        assertEquals(expected.get(i), ranges[i], shape + " at " + i);
+      }
+    }
+  }
+
   /** How many series have the tenant label, as the relay's reader reports them. */
   private static int seriesWithTheTenantLabel(byte[] request, String label) {
     int[] total = new int[1];

@@ -31,7 +31,11 @@ public abstract sealed class AbstractSeriesView permits SeriesView, V2SeriesView
 
   /** Points the view at a new series and forgets everything found in the previous one. */
   final void resetBounds(byte[] array, int index, int start, int contentStart, int end) {
-    this.array = array;
+    if (this.array != array) {
+      // Once per request, not per series: a reference store into this long-lived view pays the
+      // collector's write barrier (a memory fence under G1), the plain int stores below do not.
+      this.array = array;
+    }
     this.index = index;
     this.start = start;
     this.contentStart = contentStart;

@@ -52,7 +52,8 @@ public final class Bytes {
     return true;
   }
 
-  private static long long8(byte[] a, int at) {
+  /** The 8 bytes at {@code a[at]} as one little-endian long. */
+  public static long long8(byte[] a, int at) {
     return (long) LONGS.get(a, at);
   }
 

@@ -49,6 +49,13 @@ public final class WriteRequestReader {
   private static final int END_GROUP = 4;
 
   private final byte[][] tenantLabels;
+  private final int[] tenantLengths;
+  // The highest-priority tenant label's name as its length and first and last 8 bytes (when it has
+  // 8 to 16), compared inline: most label names differ from it in length, and the one that matches
+  // is then two loads, where the general compare was a call per label that the JIT did not inline.
+  private final int firstLength;
+  private final long firstHead;
+  private final long firstTail;
   private final boolean counting;
   private final boolean walkLabels;
   private final SeriesView series = new SeriesView();
@@ -92,9 +99,16 @@ public final class WriteRequestReader {
       throw new IllegalArgumentException("at least one tenant label is required");
     }
     this.tenantLabels = new byte[tenantLabels.size()][];
+    this.tenantLengths = new int[tenantLabels.size()];
     for (int i = 0; i < tenantLabels.size(); i++) {
       this.tenantLabels[i] = tenantLabels.get(i).getBytes(StandardCharsets.UTF_8);
+      this.tenantLengths[i] = this.tenantLabels[i].length;
     }
+    byte[] first = this.tenantLabels[0];
+    this.firstLength = first.length;
+    boolean words = first.length >= 8 && first.length <= 16;
+    this.firstHead = words ? Bytes.long8(first, 0) : 0;
+    this.firstTail = words ? Bytes.long8(first, first.length - 8) : 0;
     this.counting = countSamples;
     this.walkLabels = walkLabels;
   }
@@ -339,6 +353,7 @@ public final class WriteRequestReader {
     int exemplars = 0;
     int histograms = 0;
     int labelsEnd = SeriesView.UNKNOWN;
+    int labels = 0; // labels read, added to labelIndex on the way out (named in an error only)
     while (pos + 1 < end) {
       int tag = a[pos];
       int length = a[pos + 1];
@@ -356,18 +371,28 @@ public final class WriteRequestReader {
       }
       if (tag == TimeSeriesFields.LABELS_TAG) {
         if (best != 0) {
-          if (!canonicalLabel(a, body, length)) {
+          // In locals: the label's place is written to the view only when it names the tenant.
+          long value = canonicalValue(a, body, length);
+          if (value < 0) {
             break;
           }
-          best = matchLabel(a, best, s, pos, body + length);
-          if (best == 0 && !counting && !walkLabels) {
-            // The tenant is decided and the label to drop (if any) is known: the rest of the
-            // series is forwarded as received.
-            pos = end;
-            break;
+          int p = (int) value == 0 ? -1 : matchTenantLabel(a, body + 2, a[body + 1], best);
+          if (p >= 0) {
+            s.valueOffset = (int) (value >>> 32);
+            s.valueLength = (int) value;
+            s.labelStart = pos;
+            s.labelEnd = body + length;
+            best = p;
+            if (best == 0 && !counting && !walkLabels) {
+              // The tenant is decided and the label to drop (if any) is known: the rest of the
+              // series is forwarded as received.
+              labels++;
+              pos = end;
+              break;
+            }
           }
         }
-        labelIndex++;
+        labels++;
         pos = body + length;
         continue;
       }
@@ -398,6 +423,7 @@ public final class WriteRequestReader {
       labelsEnd = end; // labels only, or labels up to a last field that ends the series
     }
     s.labelsEnd = labelsEnd;
+    labelIndex += labels;
     fastBest = best;
     return pos;
   }
@@ -420,31 +446,42 @@ public final class WriteRequestReader {
    *     by field
    */
   private boolean canonicalLabel(byte[] a, int at, int length) {
-    if (length < 2 || a[at] != LabelFields.NAME_TAG) {
-      return false;
-    }
-    int n = a[at + 1];
-    if (n <= 0 || 2 + n > length) {
+    long value = canonicalValue(a, at, length);
+    if (value < 0) {
       return false;
     }
     labelNameOffset = at + 2;
-    labelNameLength = n;
+    labelNameLength = a[at + 1];
+    labelValueOffset = (int) (value >>> 32);
+    labelValueLength = (int) value;
+    return true;
+  }
+
+  /**
+   * {@link #canonicalLabel}'s check alone, for the fast scan: where the value of the label at
+   * {@code at} lies, its index in the high and its length in the low 32 bits, or -1 when the label
+   * is encoded any other way. Its name is at {@code at + 2}, {@code a[at + 1]} bytes.
+   */
+  private static long canonicalValue(byte[] a, int at, int length) {
+    if (length < 2 || a[at] != LabelFields.NAME_TAG) {
+      return -1;
+    }
+    int n = a[at + 1];
+    if (n <= 0 || 2 + n > length) {
+      return -1;
+    }
     if (2 + n == length) {
-      labelValueOffset = at + length;
-      labelValueLength = 0;
-      return true;
+      return (long) (at + length) << 32;
     }
     int v = at + 2 + n;
     if (4 + n > length || a[v] != LabelFields.VALUE_TAG) {
-      return false;
+      return -1;
     }
     int m = a[v + 1];
     if (m < 0 || 4 + n + m != length) {
-      return false;
+      return -1;
     }
-    labelValueOffset = v + 2;
-    labelValueLength = m;
-    return true;
+    return ((long) (v + 2) << 32) | m;
   }
 
   /** Reads any valid encoding of a {@code Label}: fields in any order, unknown fields skipped. */
@@ -515,9 +552,16 @@ public final class WriteRequestReader {
    * Returns the priority of the tenant label named by the bytes at {@code at}, if better than best.
    */
   private int matchTenantLabel(byte[] array, int at, int length, int best) {
-    byte[][] names = tenantLabels;
-    for (int i = 0; i < best; i++) {
-      if (Bytes.equalsAt(array, at, length, names[i])) {
+    if (length == firstLength) {
+      if (length >= 8 && length <= 16
+          ? Bytes.long8(array, at) == firstHead && Bytes.long8(array, at + length - 8) == firstTail
+          : Bytes.equalsAt(array, at, length, tenantLabels[0])) {
+        return 0;
+      }
+    }
+    int[] lengths = tenantLengths;
+    for (int i = 1; i < best; i++) {
+      if (lengths[i] == length && Bytes.equalsAt(array, at, length, tenantLabels[i])) {
         return i;
       }
     }

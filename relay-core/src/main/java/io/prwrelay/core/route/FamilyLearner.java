@@ -66,6 +66,8 @@ final class FamilyLearner {
   // Pairs taught within the refresh interval that a request pushed out of the filter.
   private int evicted;
 
+  private long[] tenantHashes = new long[16];
+
   private int taught;
   private long[] teachKeys = new long[64];
   private String[] teachTenants = new String[64];
@@ -167,15 +169,14 @@ final class FamilyLearner {
     int mask = (filter.length >> 3) - 1;
     byte[] a = array;
     taught = 0;
-    String tenant = null;
-    long tenantHash = 0;
+    // Each slot's tenant hashed once: the names of interleaved tenants are noted in turn, and
+    // hashing the tenant again at every change of tenant cost more than the rest of the loop.
+    // Seeded: with String.hashCode, a sender teaching (F, a tenant colliding with the victim)
+    // would keep the victim's (F, victim) from ever looking stale here, so never taught.
+    long[] tenantHashes = slotHashes(tenants);
     for (int i = 0; i < noted; i++) {
-      if (tenants[notedSlot[i]] != tenant) {
-        tenant = tenants[notedSlot[i]];
-        // Seeded: with String.hashCode, a sender teaching (F, a tenant colliding with the victim)
-        // would keep the victim's (F, victim) from ever looking stale here, so never taught.
-        tenantHash = SeededHash.hash(tenant);
-      }
+      String tenant = tenants[notedSlot[i]];
+      long tenantHash = tenantHashes[notedSlot[i]];
       long family = MetricFamilies.familyKey(a, notedOffset[i], notedLength[i]);
       // The sender's too: one sender's lesson never stands for another's. Never 0, an empty way.
       long key = (family ^ tenantHash ^ sender * 0xC2B2AE3D27D4EB4FL) | 1;
@@ -201,6 +202,19 @@ final class FamilyLearner {
       families.learn(sender, teachKeys, teachTenants, taught);
       Arrays.fill(teachTenants, 0, taught, null);
     }
+  }
+
+  /** The seeded hash of each slot's tenant ({@code slots} of them), in a reused array. */
+  private long[] slotHashes(String[] tenants) {
+    long[] hashes = tenantHashes;
+    if (hashes.length < slots) {
+      hashes = new long[Math.max(slots, hashes.length * 2)];
+      tenantHashes = hashes;
+    }
+    for (int slot = 0; slot < slots; slot++) {
+      hashes[slot] = tenants[slot] == null ? 0 : SeededHash.hash(tenants[slot]);
+    }
+    return hashes;
   }
 
   /**
