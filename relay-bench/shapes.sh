@@ -1,6 +1,6 @@
 #!/bin/sh
-# The request shapes of BENCHMARKS.md ("Round 3"), end to end, against two relay jars in the same run:
-# for each round and shape, the jar under test and a baseline jar one after the other (the order
+# The request shapes of BENCHMARKS.md ("What is measured"), end to end, against two relay jars in the
+# same run: for each round and shape, the jar under test and a baseline jar one after the other (the order
 # alternating from round to round, so that a machine that slows down during the run weighs on both),
 # each with the load generator's own codec floor measured on the same bodies just before it. Prints
 # one markdown row per run: series/s, relay CPU-s per million series, the floor, their ratio,

@@ -12,7 +12,7 @@ import java.util.Random;
  * the associations themselves as the keys of one access-ordered {@link LinkedHashMap} (the age
  * order that expiry walks), one access-ordered map per sender (the order its fair eviction takes
  * from) and one map of tenants per family (what a metadata entry looks up). Heap after full GCs,
- * filled with eight senders, in the three shapes the README names.
+ * filled with eight senders, in the three shapes docs/configuration.md names (Metadata).
  *
  * <pre>
  * java -Xmx2g -XX:+UseSerialGC -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.FamilyMemory

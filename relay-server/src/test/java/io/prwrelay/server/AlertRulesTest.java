@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * The example alert rules in {@code docker/alerts.yml} are valid for Prometheus ({@code promtool
  * check rules}) and pass their unit tests ({@code promtool test rules docker/alerts.test.yml}),
  * both skipped with a message where promtool is not installed; CI installs it with the Debian
- * {@code prometheus} package) and use only metrics the README documents.
+ * {@code prometheus} package) and use only metrics docs/metrics.md documents.
  */
 class AlertRulesTest {
   private static final Path RULES = Path.of("..", "docker", "alerts.yml");
@@ -58,13 +58,13 @@ class AlertRulesTest {
   @Test
   void everyRelayMetricInTheRulesIsDocumented() throws Exception {
     String rules = Files.readString(RULES);
-    String readme = Files.readString(Path.of("..", "README.md"));
+    String metricsDoc = Files.readString(Path.of("..", "docs", "metrics.md"));
     Matcher m = Pattern.compile("relay_[a-z_]+").matcher(rules);
     int found = 0;
     while (m.find()) {
       found++;
       String metric = m.group().replaceAll("_bucket$", "");
-      assertTrue(readme.contains("`" + metric + "`"), "README documents " + metric);
+      assertTrue(metricsDoc.contains("`" + metric + "`"), "docs/metrics.md documents " + metric);
     }
     assertTrue(found > 5, "the rules use the relay's metrics");
   }

@@ -262,10 +262,10 @@ class MalformedRequestTest {
   }
 
   /**
-   * docs/ARCHITECTURE.md#the-data-path and the README: inside a series, what follows the label that
-   * decides its tenant is forwarded as received and left to the downstream (which parses the batch
-   * whole and answers 400 for it): the relay does not read it, so it neither reports it nor changes
-   * it. The label to remove is still found, also after a lower-priority tenant label.
+   * docs/ARCHITECTURE.md#the-data-path and docs/http-api.md: inside a series, what follows the
+   * label that decides its tenant is forwarded as received and left to the downstream (which parses
+   * the batch whole and answers 400 for it): the relay does not read it, so it neither reports it
+   * nor changes it. The label to remove is still found, also after a lower-priority tenant label.
    */
   @ParameterizedTest(name = "{0}")
   @MethodSource({"malformedTails", "malformedLabelsAfterTheTenantLabel"})

@@ -5,7 +5,7 @@ import java.util.Locale;
 /**
  * One configuration key: its name, default, meaning, and whether its value is a secret (never
  * logged, never echoed in an error). Every key is declared once, in a group of {@link ConfigKeys};
- * {@code --help} and the README print them.
+ * {@code --help} and docs/configuration.md print them.
  */
 public record ConfigKey(String name, String defaultValue, String meaning, boolean secret) {
   static ConfigKey key(String name, String defaultValue, String meaning) {

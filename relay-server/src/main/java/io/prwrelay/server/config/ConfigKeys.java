@@ -9,10 +9,10 @@ import java.util.stream.Stream;
  * name, default and meaning is declared once, in the group of its area ({@link ServerKeys}, {@link
  * DownstreamKeys}, {@link DeliveryKeys}, {@link LaneKeys}, {@link TenantKeys}, {@link
  * MetadataKeys}, {@link ObservabilityKeys}), and named here; {@link #ALL} assembles the groups in
- * the order {@code --help} and the README list them. The section loaders ({@link ServerConfig},
- * {@link DownstreamConfig}, {@link TenantConfig}, {@link MetricsConfig}, {@link LogConfig}) read
- * them through {@link ConfigValues}; messages that mention a key use {@link ConfigKey#name()} of
- * these constants.
+ * the order {@code --help} and docs/configuration.md list them. The section loaders ({@link
+ * ServerConfig}, {@link DownstreamConfig}, {@link TenantConfig}, {@link MetricsConfig}, {@link
+ * LogConfig}) read them through {@link ConfigValues}; messages that mention a key use {@link
+ * ConfigKey#name()} of these constants.
  */
 public final class ConfigKeys {
   private ConfigKeys() {}
@@ -126,7 +126,9 @@ public final class ConfigKeys {
           "relay.downstream.max-concurrent-sends",
           "relay.lanes.max-concurrent-sends (downstream requests in flight per tenant)");
 
-  /** Every key, group after group, in the order {@code --help} and the README list them. */
+  /**
+   * Every key, group after group, in the order {@code --help} and docs/configuration.md list them.
+   */
   public static final List<ConfigKey> ALL =
       Stream.of(
               ServerKeys.KEYS,

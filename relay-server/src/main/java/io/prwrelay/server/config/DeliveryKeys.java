@@ -10,7 +10,7 @@ import java.util.List;
  * retried body, and how long a throttled tenant may hold a request back.
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class DeliveryKeys {
   private DeliveryKeys() {}
@@ -123,7 +123,7 @@ final class DeliveryKeys {
           "under policy drop: a body first answered 429 longer ago than this is answered 400 at"
               + " its next throttled attempt, however few its 429s");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(
           MODE,

@@ -10,7 +10,7 @@ import java.util.List;
  * deadlines, pooled connections, the protocol sent, retry backoff, credentials and TLS trust.
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class DownstreamKeys {
   private DownstreamKeys() {}
@@ -88,7 +88,7 @@ final class DownstreamKeys {
           "false",
           "accept any downstream certificate (testing only)");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(
           URL,

@@ -10,7 +10,7 @@ import java.util.List;
  * once.
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class LaneKeys {
   private LaneKeys() {}
@@ -68,7 +68,7 @@ final class LaneKeys {
           "new tenant lanes one sender may cause at once after a quiet spell (a restart of a sender"
               + " of many tenants)");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(
           MAX_CONCURRENT_SENDS,

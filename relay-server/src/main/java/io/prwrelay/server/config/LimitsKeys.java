@@ -10,7 +10,7 @@ import java.util.List;
  * the series limits may take.
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class LimitsKeys {
   private LimitsKeys() {}
@@ -64,7 +64,7 @@ final class LimitsKeys {
           "memory the series limits' filters may take, all tenants together; at the bound a new"
               + " tenant is not series-limited and a filter stops growing (counted)");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(
           MAX_SERIES,

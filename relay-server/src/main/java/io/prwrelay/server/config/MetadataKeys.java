@@ -11,7 +11,7 @@ import java.util.List;
  * requests carrying metadata only.
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class MetadataKeys {
   private MetadataKeys() {}
@@ -46,7 +46,7 @@ final class MetadataKeys {
           "a tenant stops receiving a family's metadata this long after its last series of that"
               + " family (at least 1s)");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(METADATA, MAX_BROADCAST_BYTES, MAX_FAMILY_TENANTS, FAMILY_TTL);
 }

@@ -10,7 +10,7 @@ import java.util.List;
  * tenant insight ({@code relay.insight.*}) and logging ({@code relay.log.*}).
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class ObservabilityKeys {
   private ObservabilityKeys() {}
@@ -65,7 +65,7 @@ final class ObservabilityKeys {
           "least severe level logged: error, warn, info or debug (ignored when"
               + " java.util.logging.config.file is set)");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(
           METRICS_MAX_TENANTS,

@@ -11,7 +11,7 @@ import java.util.List;
  * tokens, TLS client certificates).
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class ServerKeys {
   private ServerKeys() {}
@@ -174,7 +174,7 @@ final class ServerKeys {
           "none",
           "client certificates: none, optional (verified when sent) or require");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(
           HOST,

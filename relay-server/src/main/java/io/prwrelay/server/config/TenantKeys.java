@@ -12,7 +12,7 @@ import java.util.List;
  * and the per-loop cache may hold.
  *
  * <p>One group of the catalogue: {@link ConfigKeys} names each of these keys and lists them, in the
- * order of {@link #KEYS}, for {@code --help}, the README and the loaders.
+ * order of {@link #KEYS}, for {@code --help}, docs/configuration.md and the loaders.
  */
 final class TenantKeys {
   private TenantKeys() {}
@@ -82,7 +82,7 @@ final class TenantKeys {
           "the downstream's HA replica label (Cortex and Mimir ha_replica_label); as the cluster"
               + " label");
 
-  /** The keys of this group, in the order {@code --help} and the README list them. */
+  /** The keys of this group, in the order {@code --help} and docs/configuration.md list them. */
   static final List<ConfigKey> KEYS =
       List.of(
           LABELS,

@@ -8,9 +8,9 @@ import java.util.function.Predicate;
 
 /**
  * {@code GET /api/v1/tenants}: the rows of {@link TenantInsight} as JSON, most active series first.
- * Every field is documented in the README ("Tenant insight"); absent values are {@code null}, never
- * NaN. At most {@link ResponseBound#MAX_BYTES} bytes: the rows that do not fit are left out and
- * counted in {@code tenants_omitted}.
+ * Every field is documented in docs/metrics.md ("Tenant insight"); absent values are {@code null},
+ * never NaN. At most {@link ResponseBound#MAX_BYTES} bytes: the rows that do not fit are left out
+ * and counted in {@code tenants_omitted}.
  */
 public final class TenantsJson {
   private TenantsJson() {}

@@ -15,8 +15,8 @@ import java.util.function.ToDoubleFunction;
 /**
  * One metric the relay exports: its Micrometer name, type, base unit, help text and tag names.
  * Every {@code relay_*} metric is declared once, in {@link MetricCatalogue}, and built only through
- * the methods here, so the exported name, help and tags cannot drift from the catalogue; the README
- * table, the alert rules and the dashboard are checked against it.
+ * the methods here, so the exported name, help and tags cannot drift from the catalogue; the table
+ * of docs/metrics.md, the alert rules and the dashboard are checked against it.
  *
  * <p>Tag values are given in the order of {@link #tags}: {@code REQUESTS.counter(registry, "204")}.
  *

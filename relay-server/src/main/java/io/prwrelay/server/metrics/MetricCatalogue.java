@@ -8,9 +8,9 @@ import java.util.List;
  * The catalogue of the relay's own metrics: each {@code relay_*} metric's name, type, unit, help
  * text and tags, declared once here, as {@code ConfigKeys} is for configuration keys. The meters
  * are built from these constants only ({@link Metric#counter}, {@link Metric#gauge}, {@link
- * Metric#timer}); tests check that a scrape exports nothing else, that the README's metrics table
- * documents each with its tags, and that the example alert rules and the Grafana dashboard select
- * only these metrics and their tags.
+ * Metric#timer}); tests check that a scrape exports nothing else, that the metrics table of
+ * docs/metrics.md documents each with its tags, and that the example alert rules and the Grafana
+ * dashboard select only these metrics and their tags.
  *
  * <p>Grouped by who reports them: the ingress ({@link RelayMetrics}), the lanes and the downstream
  * ({@link LaneMetrics}), the queue ({@link QueueMetrics}), each tenant ({@link TenantMeters}) and

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The catalogue of metrics against what uses it: what a registry exports when built from it, a real
- * relay's scrape, the README's metrics table, the example alert rules and the Grafana dashboard.
+ * relay's scrape, the metrics table of docs/metrics.md, the example alert rules and the Grafana
+ * dashboard.
  */
 class MetricCatalogueTest {
   private static final Path ROOT = Path.of("..");
@@ -139,15 +140,15 @@ class MetricCatalogueTest {
   }
 
   /**
-   * Each metric has a row in the README's metrics table naming it and its tags, and the table names
-   * no metric the catalogue lacks.
+   * Each metric has a row in the metrics table of docs/metrics.md naming it and its tags, and the
+   * table names no metric the catalogue lacks.
    */
   @Test
-  void theReadmeTableDocumentsEveryMetricWithItsTags() throws Exception {
+  void theMetricsDocTableDocumentsEveryMetricWithItsTags() throws Exception {
     Map<String, List<Set<String>>> rows = new HashMap<>();
     Pattern name = Pattern.compile("`(relay_[a-z_]+)(\\{[^`]*})?`");
     Pattern tag = Pattern.compile("`([a-z_]+)`");
-    for (String line : Files.readAllLines(ROOT.resolve("README.md"))) {
+    for (String line : Files.readAllLines(ROOT.resolve("docs/metrics.md"))) {
       if (!line.startsWith("| `relay_")) {
         continue;
       }
@@ -166,7 +167,7 @@ class MetricCatalogueTest {
       catalogued.add(m.exportedName());
       List<Set<String>> documented = rows.getOrDefault(m.exportedName(), List.of());
       if (documented.isEmpty()) {
-        problems.add(m.exportedName() + " has no row in the README's metrics table");
+        problems.add(m.exportedName() + " has no row in the metrics table of docs/metrics.md");
       }
       for (Set<String> tags : documented) {
         if (!tags.equals(new TreeSet<>(m.tags()))) {
@@ -176,7 +177,8 @@ class MetricCatalogueTest {
     }
     for (String documented : rows.keySet()) {
       if (!catalogued.contains(documented)) {
-        problems.add(documented + " is in the README's metrics table but not in the catalogue");
+        problems.add(
+            documented + " is in the metrics table of docs/metrics.md but not in the catalogue");
       }
     }
     Collections.sort(problems);

@@ -8,11 +8,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The README documents every configuration key with its environment variable and default. */
-class ReadmeTest {
+/**
+ * docs/configuration.md documents every configuration key with its environment variable and
+ * default.
+ */
+class ConfigurationDocTest {
   @Test
-  void readmeListsEveryKeyWithItsDefault() throws Exception {
-    String readme = Files.readString(Path.of("..", "README.md"));
+  void configurationDocListsEveryKeyWithItsDefault() throws Exception {
+    String doc = Files.readString(Path.of("..", "docs", "configuration.md"));
     for (ConfigKey k : ConfigKeys.ALL) {
       String shownDefault =
           k.secret()
@@ -20,7 +23,7 @@ class ReadmeTest {
               : k.defaultValue().isEmpty() ? "(empty)" : "`" + k.defaultValue() + "`";
       String row =
           "| `" + k.name() + "` | `" + k.environmentVariable() + "` | " + shownDefault + " |";
-      assertTrue(readme.contains(row), "README row for " + k.name() + ": " + row);
+      assertTrue(doc.contains(row), "docs/configuration.md row for " + k.name() + ": " + row);
     }
   }
 }
