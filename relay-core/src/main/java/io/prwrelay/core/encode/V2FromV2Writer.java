@@ -170,6 +170,17 @@ final class V2FromV2Writer {
 
   /** The content size of an exemplar {@link #writeExemplar} writes. */
   private int exemplarSize(int from, int to) {
+    long scan = scanExemplar(from, to);
+    int refBytes = (int) scan;
+    int other = (int) (scan >>> 32);
+    return (refBytes > 0 ? 1 + Varints.size32(refBytes) + refBytes : 0) + other;
+  }
+
+  /**
+   * One pass over an exemplar's fields: the bytes of its label references once renumbered (low 32
+   * bits) and the bytes of its other fields (high 32 bits).
+   */
+  private long scanExemplar(int from, int to) {
     int[] map = newRef;
     int refBytes = 0;
     int other = 0;
@@ -189,7 +200,7 @@ final class V2FromV2Writer {
         other += e.pos - fieldStart;
       }
     }
-    return (refBytes > 0 ? 1 + Varints.size32(refBytes) + refBytes : 0) + other;
+    return ((long) other << 32) | (refBytes & 0xFFFFFFFFL);
   }
 
   /** The content size of a metadata field {@link #writeMetadata} writes. */
@@ -360,25 +371,11 @@ final class V2FromV2Writer {
     byte[] a = records.array;
     int reserved = 1 + Varints.size32(to - from);
     int p = o + reserved;
-    int refBytes = 0;
-    TrustedWalker e = inner.at(a, from);
-    while (e.pos < to) {
-      int t = e.tag();
-      if (t == V2ExemplarFields.LABELS_REFS_TAG) {
-        int fieldEnd = (int) e.varint() + e.pos;
-        while (e.pos < fieldEnd) {
-          refBytes += Varints.size32(map[(int) e.varint()]);
-        }
-      } else if (t == V2ExemplarFields.LABELS_REF_UNPACKED_TAG) {
-        refBytes += Varints.size32(map[(int) e.varint()]);
-      } else {
-        e.skip(t);
-      }
-    }
+    int refBytes = (int) scanExemplar(from, to);
     if (refBytes > 0) {
       d[p++] = (byte) V2ExemplarFields.LABELS_REFS_TAG;
       p = Varints.put32(d, p, refBytes);
-      e = inner.at(a, from);
+      TrustedWalker e = inner.at(a, from);
       while (e.pos < to) {
         int t = e.tag();
         if (t == V2ExemplarFields.LABELS_REFS_TAG) {
