@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.EventLoop;
 import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.AttemptOutcome;
+import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -28,6 +30,20 @@ final class LaneTesting {
         return tenant;
       }
     }
+  }
+
+  /**
+   * Which loop sent each downstream request of {@code tenant}, in order: "R" {@code routing}, "H"
+   * {@code home}, "?" another.
+   */
+  static String sentFrom(
+      ScriptedSender downstream, String tenant, SimulatedLoop routing, SimulatedLoop home) {
+    StringBuilder b = new StringBuilder();
+    for (ScriptedSender.Call c : downstream.callsTo(tenant)) {
+      EventLoop l = c.loop();
+      b.append(l == routing.loop() ? "R" : l == home.loop() ? "H" : "?");
+    }
+    return b.toString();
   }
 
   /**

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.EventLoop;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
@@ -69,12 +68,7 @@ class RejectingLaneTest {
 
   /** Which loop sent each downstream request of tenant {@link #A}: "R" routing, "H" home. */
   private String sentFrom() {
-    StringBuilder b = new StringBuilder();
-    for (ScriptedSender.Call c : downstream.callsTo(A)) {
-      EventLoop l = c.loop();
-      b.append(l == routing.loop() ? "R" : l == home.loop() ? "H" : "?");
-    }
-    return b.toString();
+    return LaneTesting.sentFrom(downstream, A, routing, home);
   }
 
   @AfterEach
