@@ -4,6 +4,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.FileStamp;
 import io.prwrelay.server.config.InboundAuthConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.io.IOException;

@@ -8,6 +8,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.FileStamp;
 import io.prwrelay.server.config.IngressTlsConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.io.IOException;

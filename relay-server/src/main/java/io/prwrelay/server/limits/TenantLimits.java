@@ -2,12 +2,11 @@ package io.prwrelay.server.limits;
 
 import io.prwrelay.core.route.SeriesLimits;
 import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.FileStamp;
 import io.prwrelay.server.config.LimitsConfig;
 import io.prwrelay.server.config.LimitsConfig.Limits;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,8 +58,7 @@ public final class TenantLimits implements SeriesLimits {
   private final Map<String, Tenant> tenants = new ConcurrentHashMap<>();
   private volatile Map<String, Limits> overrides = Map.of();
   private volatile boolean lastReloadSuccessful = true;
-  private long stampTime = Long.MIN_VALUE;
-  private long stampSize = Long.MIN_VALUE;
+  private FileStamp stamp;
   private long windowStart;
   private final ReloadListener listener;
 
@@ -195,21 +193,11 @@ public final class TenantLimits implements SeriesLimits {
   /** Re-reads the overrides file when its modification time or size changed. */
   void reloadIfChanged() {
     Path file = config.overridesFile();
-    long time;
-    long size;
-    try {
-      BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
-      time = a.lastModifiedTime().toMillis();
-      size = a.size();
-    } catch (IOException e) {
-      time = -1;
-      size = -1;
-    }
-    if (time == stampTime && size == stampSize) {
+    FileStamp now = FileStamp.of(List.of(file));
+    if (now.equals(stamp)) {
       return;
     }
-    stampTime = time;
-    stampSize = size;
+    stamp = now;
     Map<String, Limits> read;
     try {
       read = OverridesFile.read(file, config.defaults());

@@ -1,4 +1,4 @@
-package io.prwrelay.server.http;
+package io.prwrelay.server.config;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -11,10 +11,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The modification time and size of a set of files, to tell cheaply whether any of them changed
  * since they were last read. A file that cannot be looked at has its own stamp, so that its
- * reappearance is a change too.
+ * reappearance is a change too. Used by every file the relay re-reads while running: the inbound
+ * credentials, the ingress certificates and the per-tenant limits' overrides.
  */
-record FileStamp(List<Long> stamps) {
-  static FileStamp of(List<Path> files) {
+public record FileStamp(List<Long> stamps) {
+  public static FileStamp of(List<Path> files) {
     List<Long> stamps = new ArrayList<>(files.size() * 2);
     for (Path p : files) {
       try {
