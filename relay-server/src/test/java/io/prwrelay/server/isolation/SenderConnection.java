@@ -25,8 +25,9 @@ final class SenderConnection implements AutoCloseable {
    *
    * @param retryAfter the {@code Retry-After} header, or {@code null}
    * @param nanos from the first byte written to the last byte of the answer read
+   * @param readNanos when the last byte of the answer was read ({@link System#nanoTime()})
    */
-  record Answer(int status, String retryAfter, String body, long nanos) {
+  record Answer(int status, String retryAfter, String body, long nanos, long readNanos) {
     boolean ok() {
       return status / 100 == 2;
     }
@@ -143,11 +144,12 @@ final class SenderConnection implements AutoCloseable {
     if (body.length < length) {
       throw new EOFException("answer body cut after " + body.length + " of " + length + " bytes");
     }
-    long nanos = System.nanoTime() - start;
+    long read = System.nanoTime();
     if (close) {
       close();
     }
-    return new Answer(code, retryAfter, new String(body, StandardCharsets.UTF_8), nanos);
+    return new Answer(
+        code, retryAfter, new String(body, StandardCharsets.UTF_8), read - start, read);
   }
 
   private String line() throws IOException {
