@@ -4,8 +4,9 @@ import java.util.Locale;
 
 /**
  * One configuration key: its name, default, meaning, and whether its value is a secret (never
- * logged, never echoed in an error). Every key is declared once, in a group of {@link ConfigKeys};
- * {@code --help} and docs/configuration.md print them.
+ * logged, never echoed in an error). Every key is declared once, as a constant of the section that
+ * loads it ({@link ServerConfig#PORT}), and listed in {@link ConfigKeys#ALL}, which {@code --help}
+ * and docs/configuration.md follow.
  */
 public record ConfigKey(String name, String defaultValue, String meaning, boolean secret) {
   static ConfigKey key(String name, String defaultValue, String meaning) {

@@ -251,9 +251,9 @@ final class ConfigValues {
       throw invalidWithoutValue(
           key,
           "must not carry credentials; use "
-              + ConfigKeys.BASIC_AUTH_USERNAME.name()
+              + DownstreamConfig.BASIC_AUTH_USERNAME.name()
               + " and "
-              + ConfigKeys.BASIC_AUTH_PASSWORD.name());
+              + DownstreamConfig.BASIC_AUTH_PASSWORD.name());
     }
     try {
       return new URI(text.replace("{tenant}", "%7Btenant%7D"));

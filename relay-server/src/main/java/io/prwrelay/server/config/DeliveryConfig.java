@@ -1,38 +1,19 @@
 package io.prwrelay.server.config;
 
-import static io.prwrelay.server.config.ConfigKeys.DELIVERY_MODE;
-import static io.prwrelay.server.config.ConfigKeys.LANES_BATCH_MAX_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.LANES_IDLE_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.LANES_LINGER;
-import static io.prwrelay.server.config.ConfigKeys.LANES_MAX;
-import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_CONCURRENT_SENDS;
-import static io.prwrelay.server.config.ConfigKeys.LANES_MAX_PENDING_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.LANES_NEW_PER_SENDER_BURST;
-import static io.prwrelay.server.config.ConfigKeys.LANES_NEW_PER_SENDER_RATE;
-import static io.prwrelay.server.config.ConfigKeys.LEDGER_MAX_ENTRIES;
-import static io.prwrelay.server.config.ConfigKeys.LEDGER_TTL;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIR;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_DIRECT_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_FULL_POLICY;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_AGE;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_REQUEST;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_SECOND;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_MAX_TENANT_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.QUEUE_SEGMENT_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.THROTTLED_POLICY;
-import static io.prwrelay.server.config.ConfigKeys.THROTTLED_RETRIES;
-import static io.prwrelay.server.config.ConfigKeys.THROTTLED_RETRY_TIME;
+import static io.prwrelay.server.config.ConfigKey.key;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 
 /**
  * How tenant batches travel ({@code relay.delivery.*} and {@code relay.lanes.*}): the delivery
  * mode, the on-disk queues of queue mode, the ledger that keeps a sender's retry from re-sending
  * tenants already delivered, and the bounds of each tenant's lane.
+ *
+ * <p>Declares the keys it reads, the lanes' ({@code LANES_*}) among them.
  *
  * @param queueDir directory of the per-tenant queues; {@code null} in sync mode
  * @param lanes the bounds and timing of every tenant lane
@@ -45,6 +26,194 @@ public record DeliveryConfig(
     Duration ledgerTtl,
     Throttled throttled,
     Lanes lanes) {
+
+  public static final ConfigKey MODE =
+      key(
+          "relay.delivery.mode",
+          "sync",
+          "sync: answer once every tenant's batch is delivered; queue: once it is delivered or"
+              + " fsync'd to the tenant's on-disk queue");
+
+  public static final ConfigKey QUEUE_DIR =
+      key(
+          "relay.delivery.queue.dir",
+          "",
+          "directory of the per-tenant queues (required in queue mode; created if missing)");
+
+  public static final ConfigKey QUEUE_MAX_TENANT_BYTES =
+      key(
+          "relay.delivery.queue.max-tenant-bytes",
+          "1GiB",
+          "queued bytes per tenant; a batch that would pass it is answered 503 (or, with"
+              + " full-policy drop-oldest, the tenant's oldest records make room)");
+
+  public static final ConfigKey QUEUE_MAX_BYTES =
+      key(
+          "relay.delivery.queue.max-bytes",
+          "8GiB",
+          "queued bytes of all tenants; a batch that would pass it is answered 503 (or, with"
+              + " full-policy drop-oldest, its tenant's own oldest records make room; never another"
+              + " tenant's)");
+
+  public static final ConfigKey QUEUE_FULL_POLICY =
+      key(
+          "relay.delivery.queue.full-policy",
+          "refuse",
+          "a batch that would pass max-tenant-bytes or max-bytes: refuse = 503 with Retry-After,"
+              + " nothing queued is dropped; drop-oldest = its tenant's own oldest queued records"
+              + " are dropped to make room (counted; they were answered 2xx), 503 when its own"
+              + " records cannot make enough");
+
+  public static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_REQUEST =
+      key(
+          "relay.delivery.queue.max-new-tenants-per-request",
+          "100",
+          "tenant queues one request may make on disk (tenants whose queue is not on disk nor"
+              + " made since their lane was); its further new tenants are answered 503 with"
+              + " Retry-After");
+
+  public static final ConfigKey QUEUE_MAX_NEW_TENANTS_PER_SECOND =
+      key(
+          "relay.delivery.queue.max-new-tenants-per-second",
+          "500",
+          "tenant queues all requests together may make on disk a second (a burst of as many at"
+              + " once); further new tenants are answered 503 with Retry-After");
+
+  public static final ConfigKey QUEUE_MAX_AGE =
+      key(
+          "relay.delivery.queue.max-age",
+          "6h",
+          "queued records older than this are dropped (counted)");
+
+  public static final ConfigKey QUEUE_SEGMENT_BYTES =
+      key(
+          "relay.delivery.queue.segment-bytes",
+          "16MiB",
+          "size at which a tenant's queue file is rolled; fully delivered files are deleted");
+
+  public static final ConfigKey QUEUE_DIRECT_TIMEOUT =
+      key(
+          "relay.delivery.queue.direct-timeout",
+          "100ms",
+          "queue mode: a caught-up tenant's batch is sent directly and answered when delivered;"
+              + " without a 2xx within this time it goes to the queue (0 = always through the"
+              + " queue)");
+
+  public static final ConfigKey LEDGER_MAX_ENTRIES =
+      key(
+          "relay.delivery.ledger.max-entries",
+          "100000",
+          "tenant names the ledger keeps over all retried bodies (per body the shorter of its"
+              + " delivered and its other tenants), so a sender's retry re-sends only the tenants"
+              + " not delivered (0 = off)");
+
+  public static final ConfigKey LEDGER_TTL =
+      key(
+          "relay.delivery.ledger.ttl",
+          "10m",
+          "how long the ledger remembers a delivered tenant of a failed request");
+
+  public static final ConfigKey THROTTLED_POLICY =
+      key(
+          "relay.delivery.throttled.policy",
+          "drop",
+          "a request whose only failures are tenants over their downstream limit (429): drop ="
+              + " answer 429 to it at most relay.delivery.throttled.retries times, then 400 naming"
+              + " those tenants, so that a sender that retries 429 forever (vmagent, Alloy) moves on"
+              + " and its other tenants stay fresh; strict = 429 for as long as they are throttled");
+
+  public static final ConfigKey THROTTLED_RETRIES =
+      key(
+          "relay.delivery.throttled.retries",
+          "1",
+          "under policy drop: 429 answers to the same request body before it is answered 400");
+
+  public static final ConfigKey THROTTLED_RETRY_TIME =
+      key(
+          "relay.delivery.throttled.retry-time",
+          "5s",
+          "under policy drop: a body first answered 429 longer ago than this is answered 400 at"
+              + " its next throttled attempt, however few its 429s");
+
+  public static final ConfigKey LANES_MAX_CONCURRENT_SENDS =
+      key(
+          "relay.lanes.max-concurrent-sends",
+          "4",
+          "downstream requests one tenant may have in flight at once from its lane, and as many again"
+              + " from each other event loop that sends its large batches (its share of the"
+              + " connections)");
+
+  public static final ConfigKey LANES_MAX_PENDING_BYTES =
+      key(
+          "relay.lanes.max-pending-bytes",
+          "64MiB",
+          "uncompressed bytes that may wait in one tenant's lane (sync mode); more gets 503");
+
+  public static final ConfigKey LANES_BATCH_MAX_BYTES =
+      key(
+          "relay.lanes.batch-max-bytes",
+          "8MiB",
+          "largest downstream request made by merging a tenant's waiting fragments (uncompressed)");
+
+  public static final ConfigKey LANES_LINGER =
+      key(
+          "relay.lanes.linger",
+          "5ms",
+          "how long a tenant with a request in flight waits for more fragments before opening another");
+
+  public static final ConfigKey LANES_IDLE_TIMEOUT =
+      key(
+          "relay.lanes.idle-timeout",
+          "5m",
+          "a tenant's lane with nothing to do and no backoff in force is forgotten after this long");
+
+  public static final ConfigKey LANES_MAX =
+      key(
+          "relay.lanes.max",
+          "100000",
+          "tenant lanes at most; a new tenant when all are busy gets 503");
+
+  public static final ConfigKey LANES_NEW_PER_SENDER_RATE =
+      key(
+          "relay.lanes.new-per-sender-rate",
+          "100",
+          "new tenant lanes one sender (its credential with inbound auth, else its address) may"
+              + " cause a second once its burst is spent; its batches for further new tenants get"
+              + " 503 with Retry-After; 0 = no bound");
+
+  public static final ConfigKey LANES_NEW_PER_SENDER_BURST =
+      key(
+          "relay.lanes.new-per-sender-burst",
+          "10000",
+          "new tenant lanes one sender may cause at once after a quiet spell (a restart of a sender"
+              + " of many tenants)");
+
+  /** The keys of this section, in the order {@code --help} and docs/configuration.md list them. */
+  static final List<ConfigKey> KEYS =
+      List.of(
+          MODE,
+          QUEUE_DIR,
+          QUEUE_MAX_TENANT_BYTES,
+          QUEUE_MAX_BYTES,
+          QUEUE_FULL_POLICY,
+          QUEUE_MAX_NEW_TENANTS_PER_REQUEST,
+          QUEUE_MAX_NEW_TENANTS_PER_SECOND,
+          QUEUE_MAX_AGE,
+          QUEUE_SEGMENT_BYTES,
+          QUEUE_DIRECT_TIMEOUT,
+          LEDGER_MAX_ENTRIES,
+          LEDGER_TTL,
+          THROTTLED_POLICY,
+          THROTTLED_RETRIES,
+          THROTTLED_RETRY_TIME,
+          LANES_MAX_CONCURRENT_SENDS,
+          LANES_MAX_PENDING_BYTES,
+          LANES_BATCH_MAX_BYTES,
+          LANES_LINGER,
+          LANES_IDLE_TIMEOUT,
+          LANES_MAX,
+          LANES_NEW_PER_SENDER_RATE,
+          LANES_NEW_PER_SENDER_BURST);
 
   /**
    * How a request body answered 429 again and again is answered ({@code
@@ -138,7 +307,7 @@ public record DeliveryConfig(
       int newPerSenderBurst) {}
 
   static DeliveryConfig load(ConfigValues v) throws ConfigException {
-    Mode mode = v.choice(DELIVERY_MODE, Mode.class);
+    Mode mode = v.choice(MODE, Mode.class);
     String dir = v.string(QUEUE_DIR);
     Path queueDir = null;
     if (mode == Mode.SYNC && !dir.isEmpty()) {

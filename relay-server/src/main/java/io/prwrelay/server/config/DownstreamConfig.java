@@ -1,19 +1,7 @@
 package io.prwrelay.server.config;
 
-import static io.prwrelay.server.config.ConfigKeys.BASIC_AUTH_PASSWORD;
-import static io.prwrelay.server.config.ConfigKeys.BASIC_AUTH_USERNAME;
-import static io.prwrelay.server.config.ConfigKeys.BEARER_TOKEN;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_ATTEMPT_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_CONNECT_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_MAX_CONNECTIONS;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_PROTOCOL;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_TENANT_HEADER;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.DOWNSTREAM_URL;
-import static io.prwrelay.server.config.ConfigKeys.RETRY_INITIAL_BACKOFF;
-import static io.prwrelay.server.config.ConfigKeys.RETRY_MAX_BACKOFF;
-import static io.prwrelay.server.config.ConfigKeys.TLS_CA_FILE;
-import static io.prwrelay.server.config.ConfigKeys.TLS_INSECURE_SKIP_VERIFY;
+import static io.prwrelay.server.config.ConfigKey.key;
+import static io.prwrelay.server.config.ConfigKey.secret;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -21,11 +9,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * The downstream settings ({@code relay.downstream.*}): where and how to send tenant batches, their
  * deadlines, connections and retry backoff, credentials and TLS trust.
+ *
+ * <p>Declares the keys it reads.
  *
  * @param url push URL; {@code %7Btenant%7D} in its path or query stands for the tenant ID
  * @param tenantHeader header carrying the tenant ID
@@ -49,6 +40,97 @@ public record DownstreamConfig(
     Auth auth,
     Tls tls,
     ProtocolMode protocol) {
+
+  public static final ConfigKey URL =
+      key(
+          "relay.downstream.url",
+          "http://127.0.0.1:9009/api/v1/push",
+          "Cortex/Mimir push URL (http or https); {tenant} in it is replaced by the tenant ID");
+
+  public static final ConfigKey TENANT_HEADER =
+      key("relay.downstream.tenant-header", "X-Scope-OrgID", "header carrying the tenant ID");
+
+  public static final ConfigKey TIMEOUT =
+      key(
+          "relay.downstream.timeout",
+          "10s",
+          "deadline for delivering one sender request to every tenant, retries included");
+
+  public static final ConfigKey ATTEMPT_TIMEOUT =
+      key(
+          "relay.downstream.attempt-timeout",
+          "5s",
+          "deadline for one downstream attempt (connect + response), within the overall deadline");
+
+  public static final ConfigKey CONNECT_TIMEOUT =
+      key("relay.downstream.connect-timeout", "2s", "TCP (and TLS) connect timeout");
+
+  public static final ConfigKey MAX_CONNECTIONS =
+      key(
+          "relay.downstream.max-connections",
+          "64",
+          "pooled keep-alive connections to the downstream host, split over the event loops (at"
+              + " least one each)");
+
+  public static final ConfigKey PROTOCOL =
+      key(
+          "relay.downstream.protocol",
+          "v1",
+          "Remote Write version sent downstream for PRW 2.0 input: v1 (convert), v2, or auto (send"
+              + " v2, fall back to v1 on a 415 and remember); PRW 1.0 input is always sent as v1");
+
+  public static final ConfigKey RETRY_INITIAL_BACKOFF =
+      key(
+          "relay.downstream.retry.initial-backoff",
+          "100ms",
+          "first retry delay (doubles per attempt, with jitter)");
+
+  public static final ConfigKey RETRY_MAX_BACKOFF =
+      key(
+          "relay.downstream.retry.max-backoff",
+          "2s",
+          "largest retry delay (Retry-After may ask for more)");
+
+  public static final ConfigKey BASIC_AUTH_USERNAME =
+      key("relay.downstream.basic-auth.username", "", "basic auth user for the downstream");
+
+  public static final ConfigKey BASIC_AUTH_PASSWORD =
+      secret("relay.downstream.basic-auth.password", "basic auth password (never logged)");
+
+  public static final ConfigKey BEARER_TOKEN =
+      secret(
+          "relay.downstream.bearer-token",
+          "bearer token for the downstream (never logged); excludes basic auth");
+
+  public static final ConfigKey TLS_CA_FILE =
+      key(
+          "relay.downstream.tls.ca-file",
+          "",
+          "PEM file of CA certificates trusted for an https downstream (default: the JVM's)");
+
+  public static final ConfigKey TLS_INSECURE_SKIP_VERIFY =
+      key(
+          "relay.downstream.tls.insecure-skip-verify",
+          "false",
+          "accept any downstream certificate (testing only)");
+
+  /** The keys of this section, in the order {@code --help} and docs/configuration.md list them. */
+  static final List<ConfigKey> KEYS =
+      List.of(
+          URL,
+          TENANT_HEADER,
+          TIMEOUT,
+          ATTEMPT_TIMEOUT,
+          CONNECT_TIMEOUT,
+          MAX_CONNECTIONS,
+          PROTOCOL,
+          RETRY_INITIAL_BACKOFF,
+          RETRY_MAX_BACKOFF,
+          BASIC_AUTH_USERNAME,
+          BASIC_AUTH_PASSWORD,
+          BEARER_TOKEN,
+          TLS_CA_FILE,
+          TLS_INSECURE_SKIP_VERIFY);
 
   /**
    * What the downstream is sent for PRW 2.0 input ({@code relay.downstream.protocol}); PRW 1.0
@@ -121,15 +203,15 @@ public record DownstreamConfig(
   }
 
   static DownstreamConfig load(ConfigValues v) throws ConfigException {
-    URI url = v.url(DOWNSTREAM_URL);
-    String tenantHeader = v.string(DOWNSTREAM_TENANT_HEADER);
+    URI url = v.url(URL);
+    String tenantHeader = v.string(TENANT_HEADER);
     if (!tenantHeader.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+")) {
-      throw v.invalid(DOWNSTREAM_TENANT_HEADER, "is not a valid HTTP header name");
+      throw v.invalid(TENANT_HEADER, "is not a valid HTTP header name");
     }
-    Duration timeout = v.duration(DOWNSTREAM_TIMEOUT);
-    Duration attemptTimeout = v.duration(DOWNSTREAM_ATTEMPT_TIMEOUT);
-    Duration connectTimeout = v.duration(DOWNSTREAM_CONNECT_TIMEOUT);
-    int maxConnections = v.integer(DOWNSTREAM_MAX_CONNECTIONS, 1, 100_000);
+    Duration timeout = v.duration(TIMEOUT);
+    Duration attemptTimeout = v.duration(ATTEMPT_TIMEOUT);
+    Duration connectTimeout = v.duration(CONNECT_TIMEOUT);
+    int maxConnections = v.integer(MAX_CONNECTIONS, 1, 100_000);
     Duration initialBackoff = v.duration(RETRY_INITIAL_BACKOFF);
     Duration maxBackoff = v.duration(RETRY_MAX_BACKOFF);
     if (maxBackoff.compareTo(initialBackoff) < 0) {
@@ -146,7 +228,7 @@ public record DownstreamConfig(
         maxBackoff,
         auth(v),
         tls(v),
-        v.choice(DOWNSTREAM_PROTOCOL, ProtocolMode.class));
+        v.choice(PROTOCOL, ProtocolMode.class));
   }
 
   private static Auth auth(ConfigValues v) throws ConfigException {

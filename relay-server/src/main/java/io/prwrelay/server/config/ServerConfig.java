@@ -1,25 +1,17 @@
 package io.prwrelay.server.config;
 
-import static io.prwrelay.server.config.ConfigKeys.SERVER_BODY_STALL_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_HOST;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_IDLE_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_IO_THREADS;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_CONNECTIONS;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_DECOMPRESSED_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_DECOMPRESSION_RATIO;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_INFLIGHT_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_MAX_REQUEST_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_PORT;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_READ_TIMEOUT;
-import static io.prwrelay.server.config.ConfigKeys.SERVER_RELOAD_INTERVAL;
+import static io.prwrelay.server.config.ConfigKey.key;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * The ingress settings ({@code relay.server.*}): where to listen, how large and how slow a request
  * may be, how much request memory and how many connections are admitted at once, how long an idle
  * connection stays open, how many event loops run, and the inbound auth and TLS sections.
+ *
+ * <p>Declares the keys it reads; those of inbound auth and TLS are declared by {@link
+ * InboundAuthConfig} and {@link IngressTlsConfig}, which read them.
  *
  * @param maxRequestBytes largest compressed body; larger gets 413
  * @param maxDecompressedBytes largest decompressed request, and largest request built from one;
@@ -52,29 +44,131 @@ public record ServerConfig(
     InboundAuthConfig auth,
     IngressTlsConfig tls) {
 
+  public static final ConfigKey HOST =
+      key("relay.server.host", "0.0.0.0", "ingress listen address");
+
+  public static final ConfigKey PORT =
+      key("relay.server.port", "8080", "ingress listen port (0 = any free port)");
+
+  public static final ConfigKey MAX_REQUEST_BYTES =
+      key(
+          "relay.server.max-request-bytes",
+          "33554432",
+          "largest compressed request body; larger bodies get 413");
+
+  public static final ConfigKey MAX_DECOMPRESSED_BYTES =
+      key(
+          "relay.server.max-decompressed-bytes",
+          "134217728",
+          "largest decompressed request, and largest total of the requests the relay builds of"
+              + " one PRW 2.0 request (converted to PRW 1.0, or one PRW 2.0 request per tenant with"
+              + " its own symbols table); larger requests get 400");
+
+  public static final ConfigKey MAX_DECOMPRESSION_RATIO =
+      key(
+          "relay.server.max-decompression-ratio",
+          "256",
+          "largest ratio of a request's decompressed size to its compressed body; a body that"
+              + " decompresses to more gets 400 (real remote-write payloads compress 5 to 50"
+              + " times; snappy cannot exceed about 21)");
+
+  public static final ConfigKey READ_TIMEOUT =
+      key(
+          "relay.server.read-timeout",
+          "30s",
+          "time allowed to receive one whole request; slower senders get 408 and are disconnected");
+
+  public static final ConfigKey BODY_STALL_TIMEOUT =
+      key(
+          "relay.server.body-stall-timeout",
+          "10s",
+          "a request body of which no byte arrives for this long gets 408 and is disconnected, its"
+              + " memory returned (the whole body still has relay.server.read-timeout)");
+
+  public static final ConfigKey IDLE_TIMEOUT =
+      key(
+          "relay.server.idle-timeout",
+          "5m",
+          "idle keep-alive connections are closed after this long without a request");
+
+  public static final ConfigKey IO_THREADS =
+      key(
+          "relay.server.io-threads",
+          "0",
+          "event loop threads for ingress and egress (0 = number of CPUs)");
+
+  public static final ConfigKey MAX_INFLIGHT_BYTES =
+      key(
+          "relay.server.max-inflight-bytes",
+          "auto",
+          "request memory admitted at once: each request's compressed body (as it arrives, from"
+              + " a first buffer of 64 KiB; never its declared Content-Length), then what it"
+              + " decompresses to, then the tenant requests built of it, held until the answer;"
+              + " more gets 503. auto = the smaller of half the JVM's"
+              + " max direct memory and a quarter of its max heap, at least max-request-bytes");
+
+  public static final ConfigKey MAX_INFLIGHT_BYTES_PER_CLIENT =
+      key(
+          "relay.server.max-inflight-bytes-per-client",
+          "auto",
+          "share of max-inflight-bytes one sender (client IP address, and credential under"
+              + " inbound auth) may hold; more gets 503. auto = half of max-inflight-bytes, at"
+              + " least max-request-bytes");
+
+  public static final ConfigKey MAX_CONNECTIONS =
+      key(
+          "relay.server.max-connections",
+          "4096",
+          "open ingress connections served; a connection beyond it gets 503 with Retry-After to"
+              + " its first request, beyond twice it is closed at once");
+
+  public static final ConfigKey RELOAD_INTERVAL =
+      key(
+          "relay.server.reload-interval",
+          "10s",
+          "how often the TLS certificate, key and CA files and the bearer token file are checked"
+              + " for changes");
+
+  /** The keys of this section, in the order {@code --help} and docs/configuration.md list them. */
+  static final List<ConfigKey> KEYS =
+      List.of(
+          HOST,
+          PORT,
+          MAX_REQUEST_BYTES,
+          MAX_DECOMPRESSED_BYTES,
+          MAX_DECOMPRESSION_RATIO,
+          READ_TIMEOUT,
+          BODY_STALL_TIMEOUT,
+          IDLE_TIMEOUT,
+          IO_THREADS,
+          MAX_INFLIGHT_BYTES,
+          MAX_INFLIGHT_BYTES_PER_CLIENT,
+          MAX_CONNECTIONS,
+          RELOAD_INTERVAL);
+
   /** A limit left to {@code auto}: sized from the JVM's max direct memory. */
   public static final long AUTO = -1;
 
   static ServerConfig load(ConfigValues v) throws ConfigException {
-    String host = v.string(SERVER_HOST);
+    String host = v.string(HOST);
     if (host.isEmpty()) {
-      throw v.invalid(SERVER_HOST, "must not be empty");
+      throw v.invalid(HOST, "must not be empty");
     }
-    int maxRequestBytes = (int) v.bytes(SERVER_MAX_REQUEST_BYTES, 1, Integer.MAX_VALUE - 8);
+    int maxRequestBytes = (int) v.bytes(MAX_REQUEST_BYTES, 1, Integer.MAX_VALUE - 8);
     return new ServerConfig(
         host,
-        v.integer(SERVER_PORT, 0, 65535),
+        v.integer(PORT, 0, 65535),
         maxRequestBytes,
-        (int) v.bytes(SERVER_MAX_DECOMPRESSED_BYTES, 1, Integer.MAX_VALUE - 8),
-        v.integer(SERVER_MAX_DECOMPRESSION_RATIO, 1, 1_000_000),
-        v.duration(SERVER_READ_TIMEOUT),
-        v.duration(SERVER_BODY_STALL_TIMEOUT),
-        v.duration(SERVER_IDLE_TIMEOUT),
-        v.integer(SERVER_IO_THREADS, 0, 1024),
-        bytesOrAuto(v, SERVER_MAX_INFLIGHT_BYTES, maxRequestBytes),
-        bytesOrAuto(v, SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT, maxRequestBytes),
-        v.integer(SERVER_MAX_CONNECTIONS, 1, 1_000_000),
-        v.duration(SERVER_RELOAD_INTERVAL),
+        (int) v.bytes(MAX_DECOMPRESSED_BYTES, 1, Integer.MAX_VALUE - 8),
+        v.integer(MAX_DECOMPRESSION_RATIO, 1, 1_000_000),
+        v.duration(READ_TIMEOUT),
+        v.duration(BODY_STALL_TIMEOUT),
+        v.duration(IDLE_TIMEOUT),
+        v.integer(IO_THREADS, 0, 1024),
+        bytesOrAuto(v, MAX_INFLIGHT_BYTES, maxRequestBytes),
+        bytesOrAuto(v, MAX_INFLIGHT_BYTES_PER_CLIENT, maxRequestBytes),
+        v.integer(MAX_CONNECTIONS, 1, 1_000_000),
+        v.duration(RELOAD_INTERVAL),
         InboundAuthConfig.load(v),
         IngressTlsConfig.load(v));
   }
@@ -91,7 +185,7 @@ public record ServerConfig(
       throw v.invalid(
           key,
           "must be at least "
-              + SERVER_MAX_REQUEST_BYTES.name()
+              + MAX_REQUEST_BYTES.name()
               + " ("
               + maxRequestBytes
               + "), or one largest request could never be admitted");

@@ -1,21 +1,6 @@
 package io.prwrelay.server.config;
 
-import static io.prwrelay.server.config.ConfigKeys.METADATA;
-import static io.prwrelay.server.config.ConfigKeys.METADATA_FAMILY_TTL;
-import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_BROADCAST_BYTES;
-import static io.prwrelay.server.config.ConfigKeys.METADATA_MAX_FAMILY_TENANTS;
-import static io.prwrelay.server.config.ConfigKeys.METRICS_COUNT_SAMPLES;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_ALLOWED;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_DEFAULT;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_HA_CLUSTER_LABEL;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_HA_REPLICA_LABEL;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_LABELS;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_CACHED;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_MAX_PER_REQUEST;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_MISSING;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_PREFIX;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_REMOVE_LABEL;
-import static io.prwrelay.server.config.ConfigKeys.TENANT_TRUST_INCOMING_HEADER;
+import static io.prwrelay.server.config.ConfigKey.key;
 
 import io.prwrelay.core.remotewrite.HaLabels;
 import io.prwrelay.core.route.TenantIds;
@@ -28,6 +13,9 @@ import java.util.List;
  * relay.metrics.count-samples}, which decides how far the router reads a series): the routing
  * rules, and whether a tenant header on an incoming request is trusted instead.
  *
+ * <p>Declares the keys it reads but {@code relay.metrics.count-samples}, which {@link
+ * MetricsConfig#COUNT_SAMPLES} declares.
+ *
  * @param rules how a series' tenant is found
  * @param trustIncomingHeader whether a request carrying {@code tenantHeader} goes whole to it
  * @param tenantHeader the tenant header (the one sent downstream, {@code
@@ -38,6 +26,121 @@ import java.util.List;
  */
 public record TenantConfig(
     TenantRules rules, boolean trustIncomingHeader, String tenantHeader, HaLabels haLabels) {
+
+  public static final ConfigKey LABELS =
+      key(
+          "relay.tenant.labels",
+          TenantRules.DEFAULT_LABEL,
+          "comma-separated tenant labels, each a valid Prometheus label name; the first one present"
+              + " (in this order) wins");
+
+  public static final ConfigKey MISSING =
+      key(
+          "relay.tenant.missing",
+          "default",
+          "series without a valid tenant: default, drop or reject (the request, with 400)");
+
+  public static final ConfigKey DEFAULT_TENANT =
+      key(
+          "relay.tenant.default",
+          TenantRules.DEFAULT_TENANT,
+          "tenant for such series under default");
+
+  public static final ConfigKey REMOVE_LABEL =
+      key("relay.tenant.remove-label", "false", "strip the tenant label before forwarding");
+
+  public static final ConfigKey PREFIX =
+      key("relay.tenant.prefix", "", "prepended to every tenant ID");
+
+  public static final ConfigKey TRUST_INCOMING_HEADER =
+      key(
+          "relay.tenant.trust-incoming-header",
+          "false",
+          "when a request carries the tenant header, send it whole to that tenant");
+
+  public static final ConfigKey MAX_CACHED =
+      key(
+          "relay.tenant.max-cached",
+          String.valueOf(TenantRules.DEFAULT_MAX_CACHED_TENANTS),
+          "distinct tenant values remembered per event loop before the cache starts over");
+
+  public static final ConfigKey MAX_PER_REQUEST =
+      key(
+          "relay.tenant.max-per-request",
+          String.valueOf(TenantRules.DEFAULT_MAX_TENANTS_PER_REQUEST),
+          "tenants one request may carry; a request with more is answered 400");
+
+  public static final ConfigKey ALLOWED =
+      key(
+          "relay.tenant.allowed",
+          "",
+          "comma-separated tenant IDs (prefix included) series may go to; a series of any other"
+              + " tenant is handled as one without a tenant (relay.tenant.missing) and counted with"
+              + " reason not_allowed; the default tenant is always allowed; empty = any tenant");
+
+  public static final ConfigKey HA_CLUSTER_LABEL =
+      key(
+          "relay.tenant.ha-cluster-label",
+          HaLabels.DEFAULT_CLUSTER,
+          "the downstream's HA cluster label (Cortex and Mimir ha_cluster_label): only batches"
+              + " whose first series carry equal values of it and of the replica label travel in"
+              + " one request; never removed");
+
+  public static final ConfigKey HA_REPLICA_LABEL =
+      key(
+          "relay.tenant.ha-replica-label",
+          HaLabels.DEFAULT_REPLICA,
+          "the downstream's HA replica label (Cortex and Mimir ha_replica_label); as the cluster"
+              + " label");
+
+  public static final ConfigKey METADATA =
+      key(
+          "relay.metadata",
+          "broadcast",
+          "PRW 1.0 metadata: broadcast (to every tenant of the request; a request without series"
+              + " sends each entry to the tenants that recently sent its metric family) or drop");
+
+  public static final ConfigKey METADATA_MAX_BROADCAST_BYTES =
+      key(
+          "relay.metadata.max-broadcast-bytes",
+          "16MiB",
+          "most metadata bytes times tenants one request may copy; above it the request's"
+              + " metadata (without series: the entries past the bound) is dropped (counted)");
+
+  public static final ConfigKey METADATA_MAX_FAMILY_TENANTS =
+      key(
+          "relay.metadata.max-family-tenants",
+          String.valueOf(TenantRules.DEFAULT_MAX_FAMILY_TENANTS),
+          "metric family → tenant associations remembered to route metadata-only requests (a"
+              + " family one sender sent to 3 tenants counts 3; about 71 bytes each); beyond it the"
+              + " least recently seen of the sender holding the most is forgotten (0 = learn"
+              + " nothing: such metadata goes to the default tenant)");
+
+  public static final ConfigKey METADATA_FAMILY_TTL =
+      key(
+          "relay.metadata.family-ttl",
+          "10m",
+          "a tenant stops receiving a family's metadata this long after its last series of that"
+              + " family (at least 1s)");
+
+  /** The keys of this section, in the order {@code --help} and docs/configuration.md list them. */
+  static final List<ConfigKey> KEYS =
+      List.of(
+          LABELS,
+          MISSING,
+          DEFAULT_TENANT,
+          REMOVE_LABEL,
+          PREFIX,
+          TRUST_INCOMING_HEADER,
+          MAX_CACHED,
+          MAX_PER_REQUEST,
+          ALLOWED,
+          HA_CLUSTER_LABEL,
+          HA_REPLICA_LABEL,
+          METADATA,
+          METADATA_MAX_BROADCAST_BYTES,
+          METADATA_MAX_FAMILY_TENANTS,
+          METADATA_FAMILY_TTL);
 
   /** With the default HA labels, {@code cluster} and {@code __replica__}. */
   public TenantConfig(TenantRules rules, boolean trustIncomingHeader, String tenantHeader) {
@@ -62,24 +165,24 @@ public record TenantConfig(
    * @param tenantHeader the validated {@code relay.downstream.tenant-header}
    */
   static TenantConfig load(ConfigValues v, String tenantHeader) throws ConfigException {
-    boolean trust = v.bool(TENANT_TRUST_INCOMING_HEADER);
-    List<String> labels = v.labelNames(TENANT_LABELS);
+    boolean trust = v.bool(TRUST_INCOMING_HEADER);
+    List<String> labels = v.labelNames(LABELS);
     TenantRules.Builder b =
         TenantRules.builder()
             .labels(labels)
-            .missing(v.choice(TENANT_MISSING, TenantRules.MissingPolicy.class))
-            .defaultTenant(v.string(TENANT_DEFAULT))
-            .prefix(v.string(TENANT_PREFIX))
-            .removeLabel(v.bool(TENANT_REMOVE_LABEL))
+            .missing(v.choice(MISSING, TenantRules.MissingPolicy.class))
+            .defaultTenant(v.string(DEFAULT_TENANT))
+            .prefix(v.string(PREFIX))
+            .removeLabel(v.bool(REMOVE_LABEL))
             .metadata(v.choice(METADATA, TenantRules.MetadataPolicy.class))
             .maxBroadcastMetadataBytes(v.bytes(METADATA_MAX_BROADCAST_BYTES, 0, Long.MAX_VALUE))
             .maxFamilyTenants(v.integer(METADATA_MAX_FAMILY_TENANTS, 0, 10_000_000))
             .familyTtl(v.duration(METADATA_FAMILY_TTL))
-            .maxCachedTenants(v.integer(TENANT_MAX_CACHED, 1, 100_000_000))
-            .maxTenantsPerRequest(v.integer(TENANT_MAX_PER_REQUEST, 1, 100_000_000))
-            .countSamples(v.bool(METRICS_COUNT_SAMPLES))
+            .maxCachedTenants(v.integer(MAX_CACHED, 1, 100_000_000))
+            .maxTenantsPerRequest(v.integer(MAX_PER_REQUEST, 1, 100_000_000))
+            .countSamples(v.bool(MetricsConfig.COUNT_SAMPLES))
             .allowed(
-                Arrays.stream(v.string(TENANT_ALLOWED).split(","))
+                Arrays.stream(v.string(ALLOWED).split(","))
                     .map(String::trim)
                     .filter(t -> !t.isEmpty())
                     .toList());
@@ -87,7 +190,7 @@ public record TenantConfig(
     try {
       return new TenantConfig(b.build(), trust, tenantHeader, ha);
     } catch (TenantRules.InvalidSettingException e) {
-      throw v.invalidWithoutValue(key(e.setting()), e.problem());
+      throw v.invalidWithoutValue(keyOf(e.setting()), e.problem());
     }
   }
 
@@ -98,25 +201,23 @@ public record TenantConfig(
    */
   private static HaLabels haLabels(ConfigValues v, List<String> tenantLabels)
       throws ConfigException {
-    String cluster = single(v, TENANT_HA_CLUSTER_LABEL);
-    String replica = single(v, TENANT_HA_REPLICA_LABEL);
+    String cluster = single(v, HA_CLUSTER_LABEL);
+    String replica = single(v, HA_REPLICA_LABEL);
     if (cluster.equals(replica)) {
-      throw v.invalid(
-          TENANT_HA_REPLICA_LABEL, "must differ from " + TENANT_HA_CLUSTER_LABEL.name());
+      throw v.invalid(HA_REPLICA_LABEL, "must differ from " + HA_CLUSTER_LABEL.name());
     }
     HaLabels ha = new HaLabels(cluster, replica);
-    if (v.bool(TENANT_REMOVE_LABEL)) {
+    if (v.bool(REMOVE_LABEL)) {
       for (String label : tenantLabels) {
         if (ha.isHaLabel(label)) {
           throw v.invalid(
-              TENANT_REMOVE_LABEL,
+              REMOVE_LABEL,
               "would remove the HA label "
                   + label
                   + " (a tenant label in "
-                  + TENANT_LABELS.name()
+                  + LABELS.name()
                   + ", and "
-                  + (label.equals(cluster) ? TENANT_HA_CLUSTER_LABEL : TENANT_HA_REPLICA_LABEL)
-                      .name()
+                  + (label.equals(cluster) ? HA_CLUSTER_LABEL : HA_REPLICA_LABEL).name()
                   + "): the downstream could no longer tell an HA pair's replicas apart; set"
                   + " relay.tenant.remove-label=false or name other HA labels");
         }
@@ -134,17 +235,17 @@ public record TenantConfig(
     return names.get(0);
   }
 
-  private static ConfigKey key(TenantRules.Setting setting) {
+  private static ConfigKey keyOf(TenantRules.Setting setting) {
     return switch (setting) {
-      case LABELS -> TENANT_LABELS;
-      case DEFAULT -> TENANT_DEFAULT;
-      case PREFIX -> TENANT_PREFIX;
-      case MAX_CACHED_TENANTS -> TENANT_MAX_CACHED;
-      case MAX_TENANTS_PER_REQUEST -> TENANT_MAX_PER_REQUEST;
+      case LABELS -> LABELS;
+      case DEFAULT -> DEFAULT_TENANT;
+      case PREFIX -> PREFIX;
+      case MAX_CACHED_TENANTS -> MAX_CACHED;
+      case MAX_TENANTS_PER_REQUEST -> MAX_PER_REQUEST;
       case MAX_BROADCAST_METADATA_BYTES -> METADATA_MAX_BROADCAST_BYTES;
       case MAX_FAMILY_TENANTS -> METADATA_MAX_FAMILY_TENANTS;
       case FAMILY_TTL -> METADATA_FAMILY_TTL;
-      case ALLOWED -> TENANT_ALLOWED;
+      case ALLOWED -> ALLOWED;
     };
   }
 }

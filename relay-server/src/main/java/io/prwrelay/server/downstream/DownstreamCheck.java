@@ -5,7 +5,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
-import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.DownstreamConfig;
 import java.net.URI;
 import java.util.logging.Level;
@@ -94,7 +93,7 @@ public final class DownstreamCheck {
               + ": nothing takes remote writes at the path "
               + config.url().getRawPath()
               + ". Check "
-              + ConfigKeys.DOWNSTREAM_URL.name()
+              + DownstreamConfig.URL.name()
               + " (Cortex and Mimir take /api/v1/push); until then every batch fails");
     } else if (status == 401 || status == 403) {
       LOG.warning(
@@ -103,7 +102,7 @@ public final class DownstreamCheck {
               + ": the downstream refuses the relay's credentials (auth "
               + config.auth().kind()
               + "). Check relay.downstream.basic-auth.* or "
-              + ConfigKeys.BEARER_TOKEN.name()
+              + DownstreamConfig.BEARER_TOKEN.name()
               + "; until then every batch fails");
     } else if (status == 429) {
       LOG.info(what + answer + ": the path and credentials work; the tenant is over its limit");

@@ -15,7 +15,6 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
-import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.DownstreamConfig;
 import io.prwrelay.server.config.RelayVersion;
 import java.io.IOException;
@@ -126,7 +125,7 @@ public final class DownstreamClient implements TenantSender, AutoCloseable {
       return b.build();
     } catch (SSLException | IllegalArgumentException e) {
       String what =
-          tls.caFile() != null ? ConfigKeys.TLS_CA_FILE.name() + " " + tls.caFile() : "TLS";
+          tls.caFile() != null ? DownstreamConfig.TLS_CA_FILE.name() + " " + tls.caFile() : "TLS";
       throw new IOException(what + ": " + e.getMessage(), e);
     }
   }

@@ -1,6 +1,7 @@
 package io.prwrelay.server.http;
 
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DeliveryConfig;
+import io.prwrelay.server.config.LimitsConfig;
 import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.lane.BatchResult;
 import io.prwrelay.server.lane.FragmentOutcome;
@@ -140,7 +141,7 @@ final class AnswerPolicy {
         .append(" of 429 to this request over ")
         .append(String.format(java.util.Locale.ROOT, "%.1f", sinceNanos / 1e9))
         .append(" s (")
-        .append(ConfigKeys.THROTTLED_POLICY.setTo("drop"))
+        .append(DeliveryConfig.THROTTLED_POLICY.setTo("drop"))
         .append("); do not send it again:");
     lines(sb, throttled);
     if (!rejected.isEmpty()) {
@@ -163,7 +164,7 @@ final class AnswerPolicy {
     if (answer.status() < 300) {
       sb.append("the request was delivered except series over their tenant's series limit at the")
           .append(" relay, which were dropped (")
-          .append(ConfigKeys.LIMITS_MAX_SERIES.name())
+          .append(LimitsConfig.MAX_SERIES_PER_TENANT.name())
           .append("); do not send it again:");
     } else {
       sb.append(answer.message()).append("\nover their tenant's series limit, dropped:");

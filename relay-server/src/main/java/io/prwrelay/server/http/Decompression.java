@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.util.Locale;
 
@@ -87,11 +87,11 @@ final class Decompression {
                   + e.getMessage()
                   + " ("
                   + (cap < maxDecompressedBytes
-                      ? ConfigKeys.SERVER_MAX_DECOMPRESSION_RATIO.setTo(maxDecompressionRatio)
+                      ? ServerConfig.MAX_DECOMPRESSION_RATIO.setTo(maxDecompressionRatio)
                           + " times the "
                           + compressed
                           + "-byte body"
-                      : ConfigKeys.SERVER_MAX_DECOMPRESSED_BYTES.setTo(maxDecompressedBytes))
+                      : ServerConfig.MAX_DECOMPRESSED_BYTES.setTo(maxDecompressedBytes))
                   + ")");
       case CORRUPT -> Answer.of(400, "cannot decompress the " + name + " body: " + e.getMessage());
     };

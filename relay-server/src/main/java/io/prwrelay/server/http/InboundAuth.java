@@ -3,7 +3,6 @@ package io.prwrelay.server.http;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.FileStamp;
 import io.prwrelay.server.config.InboundAuthConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
@@ -71,7 +70,7 @@ final class InboundAuth {
       try {
         fileTokens = readTokenFile(config.bearerTokenFile());
       } catch (IOException e) {
-        throw new IOException(ConfigKeys.SERVER_BEARER_TOKEN_FILE.name() + " " + e.getMessage(), e);
+        throw new IOException(InboundAuthConfig.BEARER_TOKEN_FILE.name() + " " + e.getMessage(), e);
       }
     }
   }
@@ -194,7 +193,7 @@ final class InboundAuth {
       fileTokens = tokens;
       metrics.reloaded("bearer-token-file", true);
       LOG.info(
-          ConfigKeys.SERVER_BEARER_TOKEN_FILE.name()
+          InboundAuthConfig.BEARER_TOKEN_FILE.name()
               + " "
               + file
               + " re-read: "
@@ -203,7 +202,7 @@ final class InboundAuth {
     } catch (IOException e) {
       metrics.reloaded("bearer-token-file", false);
       LOG.warning(
-          ConfigKeys.SERVER_BEARER_TOKEN_FILE.name()
+          InboundAuthConfig.BEARER_TOKEN_FILE.name()
               + " "
               + file
               + " changed but cannot be used, keeping the previous tokens: "

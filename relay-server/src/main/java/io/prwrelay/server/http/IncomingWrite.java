@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
 
 /**
@@ -65,8 +65,7 @@ final class IncomingWrite {
     ByteBuf chunk = content.content();
     if (chunk.readableBytes() > body.maxWritableBytes()) {
       return Answer.closing(
-          413,
-          "request body exceeds " + ConfigKeys.SERVER_MAX_REQUEST_BYTES.setTo(body.maxCapacity()));
+          413, "request body exceeds " + ServerConfig.MAX_REQUEST_BYTES.setTo(body.maxCapacity()));
     }
     if (chunk.readableBytes() > body.writableBytes()) {
       // The buffer's next capacity is reserved before it is allocated.

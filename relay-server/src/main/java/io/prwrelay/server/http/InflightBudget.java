@@ -1,6 +1,6 @@
 package io.prwrelay.server.http;
 
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.ServerConfig;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -160,9 +160,7 @@ final class InflightBudget {
   Answer refused(Refusal refusal, boolean close) {
     String what =
         refusal == Refusal.TOTAL
-            ? "the relay's request memory ("
-                + ConfigKeys.SERVER_MAX_INFLIGHT_BYTES.setTo(limit)
-                + ")"
+            ? "the relay's request memory (" + ServerConfig.MAX_INFLIGHT_BYTES.setTo(limit) + ")"
             : "this client's share of the relay's request memory ("
                 + describePerClientLimit()
                 + ")";
@@ -171,7 +169,7 @@ final class InflightBudget {
 
   /** The per-client limit as {@code key=value}. */
   String describePerClientLimit() {
-    return ConfigKeys.SERVER_MAX_INFLIGHT_BYTES_PER_CLIENT.setTo(perClientLimit);
+    return ServerConfig.MAX_INFLIGHT_BYTES_PER_CLIENT.setTo(perClientLimit);
   }
 
   long perClientLimit() {

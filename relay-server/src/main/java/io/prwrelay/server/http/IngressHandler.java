@@ -11,7 +11,6 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
-import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.downstream.Protocol;
 import io.prwrelay.server.downstream.WrittenCounts;
@@ -360,9 +359,9 @@ final class IngressHandler extends ChannelInboundHandlerAdapter {
     String why =
         stalled
             ? "request body stalled: no bytes of it within "
-                + ConfigKeys.SERVER_BODY_STALL_TIMEOUT.setTo(config.bodyStallTimeout())
+                + ServerConfig.BODY_STALL_TIMEOUT.setTo(config.bodyStallTimeout())
             : "request body not received within "
-                + ConfigKeys.SERVER_READ_TIMEOUT.setTo(config.readTimeout());
+                + ServerConfig.READ_TIMEOUT.setTo(config.readTimeout());
     Answer late = Answer.closing(408, why);
     IncomingWrite in = incoming;
     if (in != null) {

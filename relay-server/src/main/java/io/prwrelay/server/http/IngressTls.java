@@ -7,7 +7,6 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
-import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.FileStamp;
 import io.prwrelay.server.config.IngressTlsConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
@@ -101,14 +100,13 @@ final class IngressTls {
 
   private SslContext build() throws IOException {
     List<X509Certificate> chain =
-        certificates(config.certFile(), ConfigKeys.SERVER_TLS_CERT_FILE.name());
+        certificates(config.certFile(), IngressTlsConfig.CERT_FILE.name());
     PrivateKey key = privateKey(config.keyFile());
     requireMatch(key, chain.get(0));
     SslContextBuilder b =
         SslContextBuilder.forServer(key, chain).sslProvider(provider).protocols(PROTOCOLS);
     if (config.clientAuth() != IngressTlsConfig.ClientAuth.NONE) {
-      b.trustManager(
-              certificates(config.clientCaFile(), ConfigKeys.SERVER_TLS_CLIENT_CA_FILE.name()))
+      b.trustManager(certificates(config.clientCaFile(), IngressTlsConfig.CLIENT_CA_FILE.name()))
           .clientAuth(
               config.clientAuth() == IngressTlsConfig.ClientAuth.REQUIRE
                   ? ClientAuth.REQUIRE
@@ -139,7 +137,7 @@ final class IngressTls {
 
   /** An unencrypted PKCS#8 PEM key ({@code BEGIN PRIVATE KEY}): RSA, EC, Ed25519 or Ed448. */
   private static PrivateKey privateKey(Path file) throws IOException {
-    String where = ConfigKeys.SERVER_TLS_KEY_FILE.name() + " " + file;
+    String where = IngressTlsConfig.KEY_FILE.name() + " " + file;
     String pem = Files.readString(file, StandardCharsets.US_ASCII);
     int begin = pem.indexOf("-----BEGIN PRIVATE KEY-----");
     int end = pem.indexOf("-----END PRIVATE KEY-----");
@@ -184,15 +182,15 @@ final class IngressTls {
       v.update(data);
       if (!v.verify(signature)) {
         throw new IOException(
-            ConfigKeys.SERVER_TLS_KEY_FILE.name()
+            IngressTlsConfig.KEY_FILE.name()
                 + " does not belong to the certificate of "
-                + ConfigKeys.SERVER_TLS_CERT_FILE.name());
+                + IngressTlsConfig.CERT_FILE.name());
       }
     } catch (GeneralSecurityException e) {
       throw new IOException(
-          ConfigKeys.SERVER_TLS_KEY_FILE.name()
+          IngressTlsConfig.KEY_FILE.name()
               + " does not belong to the certificate of "
-              + ConfigKeys.SERVER_TLS_CERT_FILE.name()
+              + IngressTlsConfig.CERT_FILE.name()
               + " ("
               + e.getMessage()
               + ")",

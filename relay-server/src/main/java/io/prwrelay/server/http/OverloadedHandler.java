@@ -8,7 +8,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.ServerConfig;
 
 /**
  * Serves a connection accepted beyond {@code relay.server.max-connections}: answers its first
@@ -36,7 +36,7 @@ final class OverloadedHandler extends ChannelInboundHandlerAdapter {
             new Answer(
                     503,
                     "too many connections ("
-                        + ConfigKeys.SERVER_MAX_CONNECTIONS.name()
+                        + ServerConfig.MAX_CONNECTIONS.name()
                         + "="
                         + maxConnections
                         + "); retry later",

@@ -11,7 +11,7 @@ import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.metrics.RelayMetrics;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -133,10 +133,7 @@ final class RequestHeadTimeout extends ChannelDuplexHandler {
     Answer a =
         Answer.closing(
             408,
-            "request head not received within "
-                + ConfigKeys.SERVER_READ_TIMEOUT.name()
-                + "="
-                + timeout);
+            "request head not received within " + ServerConfig.READ_TIMEOUT.name() + "=" + timeout);
     HttpResponse r = a.toResponse();
     r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     open++;

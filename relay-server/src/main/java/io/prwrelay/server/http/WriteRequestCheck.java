@@ -3,7 +3,7 @@ package io.prwrelay.server.http;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.downstream.Protocol;
 import java.util.Locale;
 import java.util.Set;
@@ -88,7 +88,7 @@ final class WriteRequestCheck {
               "request body of "
                   + length
                   + " bytes exceeds "
-                  + ConfigKeys.SERVER_MAX_REQUEST_BYTES.name()
+                  + ServerConfig.MAX_REQUEST_BYTES.name()
                   + "="
                   + maxRequestBytes);
       return new Rejected(tooLarge.answer().forSenderOf(protocol));

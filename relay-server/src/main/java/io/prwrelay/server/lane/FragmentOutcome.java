@@ -1,7 +1,7 @@
 package io.prwrelay.server.lane;
 
 import io.prwrelay.server.config.ConfigKey;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.WrittenCounts;
 import io.prwrelay.server.queue.QueueFullException;
@@ -145,8 +145,8 @@ public record FragmentOutcome(
   static FragmentOutcome queueFull(QueueFullException e) {
     ConfigKey key =
         e.bound() == QueueFullException.Bound.TENANT_BYTES
-            ? ConfigKeys.QUEUE_MAX_TENANT_BYTES
-            : ConfigKeys.QUEUE_MAX_BYTES;
+            ? DeliveryConfig.QUEUE_MAX_TENANT_BYTES
+            : DeliveryConfig.QUEUE_MAX_BYTES;
     return new FragmentOutcome(
         Kind.UNAVAILABLE,
         503,

@@ -1,6 +1,6 @@
 package io.prwrelay.server.lane;
 
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DeliveryConfig;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -103,9 +103,9 @@ public final class NewLaneBudget {
 
   /** The keys in force, as messages quote them. */
   public String describe() {
-    return ConfigKeys.LANES_NEW_PER_SENDER_RATE.setTo(formatRate())
+    return DeliveryConfig.LANES_NEW_PER_SENDER_RATE.setTo(formatRate())
         + ", "
-        + ConfigKeys.LANES_NEW_PER_SENDER_BURST.setTo(burst);
+        + DeliveryConfig.LANES_NEW_PER_SENDER_BURST.setTo(burst);
   }
 
   private String formatRate() {

@@ -1,6 +1,6 @@
 package io.prwrelay.server.lane;
 
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DeliveryConfig;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -91,7 +91,7 @@ public final class NewQueueGate {
           FragmentOutcome.newQueueRefused(
               f.tenant(),
               "the request carries more than " + perRequest + " tenants that have no queue yet",
-              ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_REQUEST.setTo(perRequest),
+              DeliveryConfig.QUEUE_MAX_NEW_TENANTS_PER_REQUEST.setTo(perRequest),
               1000));
     }
     long wait = takeToken();
@@ -101,7 +101,7 @@ public final class NewQueueGate {
           FragmentOutcome.newQueueRefused(
               f.tenant(),
               perSecond + " tenant queues were made in the last second",
-              ConfigKeys.QUEUE_MAX_NEW_TENANTS_PER_SECOND.setTo(perSecond),
+              DeliveryConfig.QUEUE_MAX_NEW_TENANTS_PER_SECOND.setTo(perSecond),
               Math.max(1000, TimeUnit.NANOSECONDS.toMillis(wait))));
     }
     return null;

@@ -1,7 +1,6 @@
 package io.prwrelay.server.limits;
 
 import io.prwrelay.core.route.SeriesLimits;
-import io.prwrelay.server.config.ConfigKeys;
 import io.prwrelay.server.config.FileStamp;
 import io.prwrelay.server.config.LimitsConfig;
 import io.prwrelay.server.config.LimitsConfig.Limits;
@@ -205,7 +204,7 @@ public final class TenantLimits implements SeriesLimits {
       lastReloadSuccessful = false;
       listener.reloaded(false);
       LOG.warning(
-          ConfigKeys.LIMITS_OVERRIDES_FILE.name()
+          LimitsConfig.OVERRIDES_FILE.name()
               + " "
               + file
               + " cannot be used, keeping the previous overrides ("
@@ -219,7 +218,7 @@ public final class TenantLimits implements SeriesLimits {
     listener.reloaded(true);
     apply();
     LOG.info(
-        ConfigKeys.LIMITS_OVERRIDES_FILE.name()
+        LimitsConfig.OVERRIDES_FILE.name()
             + " "
             + file
             + " read: limits of "

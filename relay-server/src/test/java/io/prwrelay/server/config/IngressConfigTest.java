@@ -87,8 +87,8 @@ class IngressConfigTest {
 
   @Test
   void theNewSecretsAreMarkedSecret() {
-    assertTrue(ConfigKeys.SERVER_BASIC_AUTH_PASSWORD.secret());
-    assertTrue(ConfigKeys.SERVER_BEARER_TOKEN.secret());
+    assertTrue(InboundAuthConfig.BASIC_AUTH_PASSWORD.secret());
+    assertTrue(InboundAuthConfig.BEARER_TOKEN.secret());
   }
 
   @Test

@@ -108,7 +108,7 @@ class RelayConfigTest {
     for (ConfigKey k : ConfigKeys.ALL) {
       assertTrue(k.environmentVariable().matches("RELAY_[A-Z0-9_]+"), k.environmentVariable());
     }
-    assertEquals("RELAY_DOWNSTREAM_URL", ConfigKeys.DOWNSTREAM_URL.environmentVariable());
+    assertEquals("RELAY_DOWNSTREAM_URL", DownstreamConfig.URL.environmentVariable());
   }
 
   @Test

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.isolation.IdRequests.Part;
 import io.prwrelay.server.isolation.RetryingSenders.Batch;
 import io.prwrelay.server.isolation.RetryingSenders.Result;
@@ -191,7 +191,7 @@ class RetryingSendersFreshnessTest {
 
   @Test
   void syncModeKeepsHealthyTenantsFreshByAnsweringABodyThrottledTooOften400() throws Exception {
-    int retries = Integer.parseInt(ConfigKeys.THROTTLED_RETRIES.defaultValue());
+    int retries = Integer.parseInt(DeliveryConfig.THROTTLED_RETRIES.defaultValue());
     try (RelayFixture relay = new RelayFixture(BadTenants.settings(Map.of()))) {
       Result r = run(relay);
       int dropped = 0;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.isolation.BadTenants.Expectation;
 import io.prwrelay.server.isolation.BadTenants.LeakDetection;
 import io.prwrelay.server.isolation.BadTenants.Relays;
@@ -89,7 +89,7 @@ class SyncModeIsolationTest {
                           a.body()
                               .contains(
                                   "were dropped after "
-                                      + ConfigKeys.THROTTLED_RETRIES.defaultValue()
+                                      + DeliveryConfig.THROTTLED_RETRIES.defaultValue()
                                       + " answer"),
                           () -> e.request().id() + ": " + a);
                     } else {

@@ -3,7 +3,8 @@ package io.prwrelay.server.it;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.prwrelay.server.config.ConfigKey;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DownstreamConfig;
+import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import java.time.Duration;
@@ -62,14 +63,14 @@ class MimirThrottledTenantTest {
     Map<String, String> m = new HashMap<>();
     for (ConfigKey k :
         List.of(
-            ConfigKeys.SERVER_IO_THREADS,
-            ConfigKeys.DOWNSTREAM_TIMEOUT,
-            ConfigKeys.DOWNSTREAM_ATTEMPT_TIMEOUT,
-            ConfigKeys.RETRY_INITIAL_BACKOFF,
-            ConfigKeys.RETRY_MAX_BACKOFF)) {
+            ServerConfig.IO_THREADS,
+            DownstreamConfig.TIMEOUT,
+            DownstreamConfig.ATTEMPT_TIMEOUT,
+            DownstreamConfig.RETRY_INITIAL_BACKOFF,
+            DownstreamConfig.RETRY_MAX_BACKOFF)) {
       m.put(k.name(), k.defaultValue());
     }
-    m.put(ConfigKeys.DOWNSTREAM_URL.name(), downstreamUrl);
+    m.put(DownstreamConfig.URL.name(), downstreamUrl);
     return m;
   }
 

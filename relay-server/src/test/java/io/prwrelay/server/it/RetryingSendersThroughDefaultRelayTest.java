@@ -7,7 +7,8 @@ import io.prwrelay.oracle.v1.Label;
 import io.prwrelay.oracle.v1.Sample;
 import io.prwrelay.oracle.v1.TimeSeries;
 import io.prwrelay.server.config.ConfigKey;
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DownstreamConfig;
+import io.prwrelay.server.config.ServerConfig;
 import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.server.testing.Scrape;
@@ -60,11 +61,11 @@ class RetryingSendersThroughDefaultRelayTest {
     Map<String, String> m = new HashMap<>();
     for (ConfigKey k :
         List.of(
-            ConfigKeys.SERVER_IO_THREADS,
-            ConfigKeys.DOWNSTREAM_TIMEOUT,
-            ConfigKeys.DOWNSTREAM_ATTEMPT_TIMEOUT,
-            ConfigKeys.RETRY_INITIAL_BACKOFF,
-            ConfigKeys.RETRY_MAX_BACKOFF)) {
+            ServerConfig.IO_THREADS,
+            DownstreamConfig.TIMEOUT,
+            DownstreamConfig.ATTEMPT_TIMEOUT,
+            DownstreamConfig.RETRY_INITIAL_BACKOFF,
+            DownstreamConfig.RETRY_MAX_BACKOFF)) {
       m.put(k.name(), k.defaultValue());
     }
     return Map.copyOf(m);

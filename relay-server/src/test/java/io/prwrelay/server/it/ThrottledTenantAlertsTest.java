@@ -3,7 +3,7 @@ package io.prwrelay.server.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.prwrelay.server.config.ConfigKeys;
+import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.testing.Await;
 import io.prwrelay.server.testing.RelayFixture;
 import io.prwrelay.testkit.ScriptedDownstream;
@@ -143,7 +143,7 @@ class ThrottledTenantAlertsTest {
   /** The default policy's answers to a body whose only failing tenant is throttled. */
   private static List<Integer> throttledAnswers() {
     List<Integer> answers = new ArrayList<>();
-    for (int i = Integer.parseInt(ConfigKeys.THROTTLED_RETRIES.defaultValue()); i > 0; i--) {
+    for (int i = Integer.parseInt(DeliveryConfig.THROTTLED_RETRIES.defaultValue()); i > 0; i--) {
       answers.add(429);
     }
     answers.add(400);
