@@ -15,9 +15,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Dependencies between the relay's packages run one way: entry points → composition root → http →
- * metrics and insight → lane → queue and downstream → config and transport. A class may use its own
- * package and any package below it, never one above.
+ * Dependencies between the relay's packages run one way: entry points → composition root → ingress
+ * (the HTTP/1.1 edge) → write (the write pipeline) → metrics and insight → lane and limits → queue
+ * and downstream → config, transport and protocol (the Remote Write versions and headers every
+ * layer speaks). A class may use its own package and any package below it, never one above.
  */
 class PackageLayersTest {
   private static final String ROOT = "io.prwrelay.server";
@@ -25,10 +26,11 @@ class PackageLayersTest {
   /** Each package's layer; a package may use only packages of a lower layer. */
   private static final Map<String, Integer> LAYERS =
       Map.ofEntries(
-          Map.entry("", 8),
-          Map.entry("demo", 7),
-          Map.entry("app", 6),
-          Map.entry("http", 5),
+          Map.entry("", 9),
+          Map.entry("demo", 8),
+          Map.entry("app", 7),
+          Map.entry("ingress", 6),
+          Map.entry("write", 5),
           Map.entry("metrics", 4),
           Map.entry("insight", 4),
           Map.entry("lane", 3),
@@ -36,7 +38,8 @@ class PackageLayersTest {
           Map.entry("queue", 2),
           Map.entry("downstream", 2),
           Map.entry("config", 1),
-          Map.entry("transport", 1));
+          Map.entry("transport", 1),
+          Map.entry("protocol", 1));
 
   private static final Pattern REFERENCE =
       Pattern.compile("\\bio\\.prwrelay\\.server(?:\\.([a-z]+))?\\.[A-Z]");

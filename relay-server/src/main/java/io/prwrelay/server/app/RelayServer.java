@@ -19,7 +19,7 @@ import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamCheck;
 import io.prwrelay.server.downstream.DownstreamClient;
 import io.prwrelay.server.downstream.DownstreamProtocol;
-import io.prwrelay.server.http.HttpIngress;
+import io.prwrelay.server.ingress.HttpIngress;
 import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.DeliveryLedger;
 import io.prwrelay.server.lane.LaneLog;

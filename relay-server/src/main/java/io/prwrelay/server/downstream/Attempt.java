@@ -3,6 +3,7 @@ package io.prwrelay.server.downstream;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.util.concurrent.DefaultPromise;
+import io.prwrelay.server.protocol.Protocol;
 import java.util.concurrent.TimeUnit;
 
 /**

@@ -1,5 +1,7 @@
 package io.prwrelay.server.downstream;
 
+import io.prwrelay.server.protocol.WrittenCounts;
+
 /**
  * How one downstream attempt ended.
  *

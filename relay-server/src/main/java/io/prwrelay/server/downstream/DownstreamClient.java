@@ -17,6 +17,7 @@ import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.prwrelay.server.config.DownstreamConfig;
 import io.prwrelay.server.config.RelayVersion;
+import io.prwrelay.server.protocol.Protocol;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;

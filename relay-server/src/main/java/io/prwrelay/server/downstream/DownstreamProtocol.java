@@ -1,6 +1,7 @@
 package io.prwrelay.server.downstream;
 
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
+import io.prwrelay.server.protocol.Protocol;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
 

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.util.CharsetUtil;
+import io.prwrelay.server.protocol.Protocol;
 import java.nio.charset.Charset;
 import java.util.ArrayList;
 import java.util.List;

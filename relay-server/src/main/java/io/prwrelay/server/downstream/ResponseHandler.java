@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.VoidChannelPromise;
 import io.netty.util.ReferenceCountUtil;
+import io.prwrelay.server.protocol.WrittenCounts;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -3,6 +3,7 @@ package io.prwrelay.server.downstream;
 import static io.prwrelay.server.downstream.LineReader.isSpace;
 
 import io.netty.buffer.ByteBuf;
+import io.prwrelay.server.protocol.WrittenCounts;
 import java.nio.charset.StandardCharsets;
 
 /**

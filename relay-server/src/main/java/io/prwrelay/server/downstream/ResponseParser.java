@@ -2,6 +2,7 @@ package io.prwrelay.server.downstream;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.server.protocol.WrittenCounts;
 
 /**
  * Reads the HTTP/1.1 responses of one downstream connection from its bytes, one at a time, keeping

@@ -3,6 +3,7 @@ package io.prwrelay.server.downstream;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
+import io.prwrelay.server.protocol.Protocol;
 
 /**
  * Sends one tenant batch downstream, once, and reports how that attempt ended. The tenant's lane

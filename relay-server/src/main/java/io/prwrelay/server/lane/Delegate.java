@@ -6,7 +6,7 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.FutureListener;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

@@ -2,7 +2,7 @@ package io.prwrelay.server.lane;
 
 import io.netty.channel.EventLoop;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.SeriesCounts;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 
 /**
  * One tenant's share of one sender request, on its way through that tenant's {@link Lane}.

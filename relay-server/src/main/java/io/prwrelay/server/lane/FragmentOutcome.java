@@ -3,7 +3,7 @@ package io.prwrelay.server.lane;
 import io.prwrelay.server.config.ConfigKey;
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.WrittenCounts;
+import io.prwrelay.server.protocol.WrittenCounts;
 import io.prwrelay.server.queue.QueueFullException;
 
 /**

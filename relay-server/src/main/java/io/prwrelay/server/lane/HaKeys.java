@@ -6,7 +6,7 @@ import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.codec.SnappyPrefix;
 import io.prwrelay.core.remotewrite.HaLabels;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 
 /**
  * Reads the key the downstream judges a batch by ({@link HaLabels}) from a fragment or a queued

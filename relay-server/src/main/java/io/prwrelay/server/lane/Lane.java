@@ -5,7 +5,7 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.FutureListener;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 import io.prwrelay.server.queue.TenantQueue;
 import java.util.ArrayList;
 import java.util.List;

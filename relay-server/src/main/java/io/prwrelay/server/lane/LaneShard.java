@@ -2,7 +2,7 @@ package io.prwrelay.server.lane;
 
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

@@ -10,7 +10,7 @@ import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.TenantSender;
-import io.prwrelay.server.downstream.WrittenCounts;
+import io.prwrelay.server.protocol.WrittenCounts;
 import io.prwrelay.server.queue.TenantQueue;
 import io.prwrelay.server.queue.TenantQueues;
 import java.time.Duration;

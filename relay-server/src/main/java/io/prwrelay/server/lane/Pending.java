@@ -1,7 +1,7 @@
 package io.prwrelay.server.lane;
 
 import io.prwrelay.core.remotewrite.HaLabels;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 import java.util.ArrayList;
 import java.util.List;
 

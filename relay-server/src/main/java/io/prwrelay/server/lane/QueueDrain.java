@@ -5,7 +5,7 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 import io.prwrelay.server.queue.QueueFullException;
 import io.prwrelay.server.queue.QueuedRecord;
 import io.prwrelay.server.queue.TenantQueue;

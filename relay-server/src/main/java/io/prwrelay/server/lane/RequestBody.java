@@ -7,7 +7,7 @@ import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.encode.V2ToV1Converter;
 import io.prwrelay.core.remotewrite.HaLabels;
-import io.prwrelay.server.downstream.Protocol;
+import io.prwrelay.server.protocol.Protocol;
 import io.prwrelay.server.queue.QueuedRecord;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.prwrelay.server.lane;
 
 import io.prwrelay.server.downstream.AttemptOutcome;
-import io.prwrelay.server.downstream.Protocol;
-import io.prwrelay.server.downstream.WrittenCounts;
+import io.prwrelay.server.protocol.Protocol;
+import io.prwrelay.server.protocol.WrittenCounts;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 

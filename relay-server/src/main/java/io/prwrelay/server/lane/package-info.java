@@ -4,10 +4,11 @@
  *
  * <h2>Entry points</h2>
  *
- * The ingress hands each request's per-tenant batches to {@link
- * io.prwrelay.server.lane.Lanes#submit Lanes.submit} as {@link io.prwrelay.server.lane.Fragment}s,
- * and learns each one's {@link io.prwrelay.server.lane.FragmentOutcome} through its listener;
- * {@link io.prwrelay.server.lane.SenderRequest} gathers the outcomes of one sender request. {@link
+ * The write pipeline ({@code io.prwrelay.server.write}) hands each request's per-tenant batches to
+ * {@link io.prwrelay.server.lane.Lanes#submit Lanes.submit} as {@link
+ * io.prwrelay.server.lane.Fragment}s, and learns each one's {@link
+ * io.prwrelay.server.lane.FragmentOutcome} through its listener; {@link
+ * io.prwrelay.server.lane.SenderRequest} gathers the outcomes of one sender request. {@link
  * io.prwrelay.server.lane.LaneObserver} hears every attempt, state change and outcome (metrics,
  * {@link io.prwrelay.server.lane.LaneLog}). {@link io.prwrelay.server.lane.LaneSettings} holds the
  * bounds and timing.

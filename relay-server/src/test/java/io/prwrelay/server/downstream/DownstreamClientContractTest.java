@@ -4,6 +4,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.protocol.Protocol;
 import io.prwrelay.server.transport.Transport;
 import io.prwrelay.testkit.ScriptedDownstream;
 import io.prwrelay.testkit.ScriptedDownstream.Received;

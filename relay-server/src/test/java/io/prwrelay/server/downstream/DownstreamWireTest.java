@@ -14,6 +14,8 @@ import io.netty.util.concurrent.Future;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.server.config.RelayConfig;
 import io.prwrelay.server.config.RelayVersion;
+import io.prwrelay.server.protocol.Protocol;
+import io.prwrelay.server.protocol.WrittenCounts;
 import io.prwrelay.server.transport.Transport;
 import io.prwrelay.testing.RawProto;
 import java.io.ByteArrayOutputStream;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.prwrelay.server.protocol.Protocol;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.prwrelay.server.protocol.WrittenCounts;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

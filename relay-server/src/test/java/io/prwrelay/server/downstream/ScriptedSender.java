@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import io.prwrelay.server.protocol.Protocol;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -10,6 +10,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.prwrelay.core.codec.SnappyCodec;
+import io.prwrelay.server.protocol.Protocol;
 import io.prwrelay.testing.RawProto;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -185,7 +185,7 @@ final class LaneTesting {
             .writeBytes(bytes);
     return Fragment.ofBlock(
         tenant,
-        io.prwrelay.server.downstream.Protocol.V1,
+        io.prwrelay.server.protocol.Protocol.V1,
         block,
         bytes.length,
         new SeriesCounts(1, 1, 0, 0),
