@@ -6,6 +6,7 @@ import io.prwrelay.core.wire.V2MetadataFields;
 import io.prwrelay.core.wire.V2RequestFields;
 import io.prwrelay.core.wire.V2TimeSeriesFields;
 import io.prwrelay.core.wire.WireTags;
+import io.prwrelay.core.wire.WriteRequestFields;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -61,6 +62,13 @@ public final class V2RequestReader {
 
   private int seriesCount;
   private int otherFields;
+
+  /**
+   * The first byte of the last request's first top-level field that is a field of a Remote Write
+   * 1.0 request ({@code timeseries} 1, {@code metadata} 3, length-delimited), or -1 for none.
+   */
+  private int v1FieldAt;
+
   private int[] seriesStart = new int[64];
   private int[] seriesContent = new int[64];
   private int[] seriesEnd = new int[64];
@@ -91,6 +99,16 @@ public final class V2RequestReader {
   private int seriesIndex;
   private int itemIndex;
   private int refIndex;
+
+  /**
+   * What a body with no symbols and no series but the fields of a Remote Write 1.0 request is
+   * answered: read as PRW 2.0 it would be a valid, empty request, acknowledged while every series
+   * in it is lost.
+   */
+  static final String V1_BODY_AS_V2 =
+      "no symbols (field 4) or timeseries (field 5), but a field of a Remote Write 1.0 request"
+          + " (timeseries 1, metadata 3): the body is a PRW 1.0 request sent as PRW 2.0; send it with"
+          + " Content-Type application/x-protobuf (or proto=prometheus.WriteRequest)";
 
   private static final int AT_REQUEST = 0;
   private static final int AT_SYMBOLS = 1;
@@ -164,8 +182,14 @@ public final class V2RequestReader {
     symbols.reset(array);
     seriesCount = 0;
     otherFields = 0;
+    v1FieldAt = -1;
     try {
       frame(array);
+      if (seriesCount == 0 && symbols.count() == 0 && v1FieldAt >= 0) {
+        pos = v1FieldAt;
+        where = AT_REQUEST;
+        throw failure(v1FieldAt, V1_BODY_AS_V2);
+      }
       checkSymbols();
       prioritize(array);
       for (int i = 0; i < seriesCount; i++) {
@@ -202,6 +226,11 @@ public final class V2RequestReader {
         int f = WireTags.fieldNumber(tag);
         if (f == V2RequestFields.SYMBOLS || f == V2RequestFields.TIMESERIES) {
           throw wrongWireType(tag, "length-delimited");
+        }
+        if (v1FieldAt < 0
+            && (tag == WriteRequestFields.TIMESERIES_TAG
+                || tag == WriteRequestFields.METADATA_TAG)) {
+          v1FieldAt = fieldStart;
         }
         skipField(a, tag, end);
         otherFields++;

@@ -4,6 +4,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.prwrelay.core.wire.LabelFields;
 import io.prwrelay.core.wire.TimeSeriesFields;
+import io.prwrelay.core.wire.V2RequestFields;
 import io.prwrelay.core.wire.WireTags;
 import io.prwrelay.core.wire.WriteRequestFields;
 import java.nio.charset.StandardCharsets;
@@ -65,8 +66,29 @@ public final class WriteRequestReader {
   // Where reading is, kept only to name the field in an error; plain int writes on the hot path.
   private int seriesIndex;
   private int otherFields;
+
+  /**
+   * The first byte of the last request's first top-level field that is a field of a Remote Write
+   * 2.0 request ({@code symbols} 4, {@code timeseries} 5, length-delimited), or -1 for none.
+   */
+  private int v2FieldAt;
+
+  /** Whether the last request held a {@code metadata} field. */
+  private boolean sawMetadata;
+
   private int labelIndex;
   private int where;
+
+  /**
+   * What a body with no series and no metadata but the fields of a Remote Write 2.0 request is
+   * answered: read as PRW 1.0 it would be a valid, empty request, acknowledged while every series
+   * in it is lost. A proxy that drops the {@code proto} parameter of the content type sends such
+   * bodies.
+   */
+  static final String V2_BODY_AS_V1 =
+      "no timeseries (field 1) or metadata (field 3), but a field of a Remote Write 2.0 request"
+          + " (symbols 4, timeseries 5): the body is a PRW 2.0 request sent as PRW 1.0; send it with"
+          + " Content-Type application/x-protobuf;proto=io.prometheus.write.v2.Request";
 
   private static final int AT_REQUEST = 0;
   private static final int AT_SERIES = 1;
@@ -138,6 +160,8 @@ public final class WriteRequestReader {
     seriesIndex = -1;
     labelIndex = -1;
     otherFields = 0;
+    v2FieldAt = -1;
+    sawMetadata = false;
     where = AT_REQUEST;
     int end = offset + length;
     int pos = offset;
@@ -187,6 +211,7 @@ public final class WriteRequestReader {
           pos = content + len;
         } else if (tag == WriteRequestFields.METADATA_TAG) {
           where = AT_METADATA;
+          sawMetadata = true;
           int len = readLength(in, length);
           in.skipRawBytes(len);
           visitor.onMetadata(offset + fieldStart, offset + in.getTotalBytesRead());
@@ -196,10 +221,18 @@ public final class WriteRequestReader {
           if (field == WriteRequestFields.TIMESERIES || field == WriteRequestFields.METADATA) {
             throw wrongWireType(in, tag);
           }
+          if (v2FieldAt < 0
+              && (tag == V2RequestFields.SYMBOLS_TAG || tag == V2RequestFields.TIMESERIES_TAG)) {
+            v2FieldAt = fieldStart;
+          }
           skipUnknown(in, tag, length);
           otherFields++;
           pos = offset + in.getTotalBytesRead();
         }
+      }
+      if (seriesIndex < 0 && !sawMetadata && v2FieldAt >= 0) {
+        where = AT_REQUEST;
+        return error(v2FieldAt, V2_BODY_AS_V1);
       }
       return null;
     } catch (ReadFailure failure) {

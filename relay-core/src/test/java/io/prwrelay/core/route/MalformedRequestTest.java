@@ -90,6 +90,26 @@ class MalformedRequestTest {
     byte[] okSeries = series(label("service_id", "t"), sample(1, 1));
     return Stream.of(
         new Corruption(
+            "a PRW 2.0 request sent as PRW 1.0",
+            cat(
+                io.prwrelay.testing.V2RawProto.symbols("", "service_id", "t"),
+                io.prwrelay.testing.V2RawProto.series(
+                    io.prwrelay.testing.V2RawProto.refs(1, 2),
+                    io.prwrelay.testing.V2RawProto.sample(1, 1))),
+            "WriteRequest",
+            0,
+            "the body is a PRW 2.0 request sent as PRW 1.0"),
+        new Corruption(
+            "a PRW 2.0 request led by its series sent as PRW 1.0",
+            cat(
+                io.prwrelay.testing.V2RawProto.series(
+                    io.prwrelay.testing.V2RawProto.refs(1, 2),
+                    io.prwrelay.testing.V2RawProto.sample(1, 1)),
+                io.prwrelay.testing.V2RawProto.symbols("", "service_id", "t")),
+            "WriteRequest",
+            0,
+            "Content-Type application/x-protobuf;proto=io.prometheus.write.v2.Request"),
+        new Corruption(
             "series length past the end",
             bytes(0x0A, 0x05, 0x01, 0x02),
             "timeseries[0]",

@@ -241,6 +241,20 @@ class MalformedV2RequestTest {
             "timeseries[1] field",
             -1,
             "truncated"),
+        new Corruption(
+            "a PRW 1.0 request sent as PRW 2.0",
+            io.prwrelay.testing.RawProto.series(
+                io.prwrelay.testing.RawProto.label("service_id", "t"),
+                io.prwrelay.testing.RawProto.sample(1, 1)),
+            "Request",
+            0,
+            "the body is a PRW 1.0 request sent as PRW 2.0"),
+        new Corruption(
+            "PRW 1.0 metadata sent as PRW 2.0",
+            len(3, str(2, "up")),
+            "Request",
+            0,
+            "Content-Type application/x-protobuf"),
         new Corruption("field number zero", cat(TABLE, bytes(0x00)), "Request", -1, "invalid tag"),
         new Corruption(
             "wire type 7", cat(TABLE, bytes(0x2F, 0x00)), "Request", -1, "invalid wire type 7"),

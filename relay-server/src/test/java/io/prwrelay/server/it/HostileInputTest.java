@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdOutputStream;
 import io.prwrelay.server.testing.RelayFixture;
+import io.prwrelay.testing.V2RawProto;
 import io.prwrelay.testkit.ScriptedDownstream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -127,6 +128,38 @@ class HostileInputTest {
         "cannot decompress the zstd body: zstd body decompresses to more bytes than the limit of"
             + " 16777216 (relay.server.max-decompressed-bytes=16777216)",
         a.body);
+  }
+
+  // ---- a body of the other protocol ----
+
+  @Test
+  void aPrw2BodySentAsPrw1Is400NamingTheContentTypeItNeeds() throws Exception {
+    byte[] v2 =
+        cat(
+            V2RawProto.symbols("", "service_id", "as-v1"),
+            V2RawProto.series(V2RawProto.refs(1, 2), V2RawProto.sample(1, 1)));
+    HttpResponse<String> a = relay.write(v2);
+    assertEquals(400, a.statusCode(), a.body());
+    assertTrue(
+        a.body()
+            .contains(
+                "the body is a PRW 2.0 request sent as PRW 1.0; send it with Content-Type"
+                    + " application/x-protobuf;proto=io.prometheus.write.v2.Request"),
+        a.body());
+    assertTrue(!relay.downstream.counts().containsKey("as-v1"), "nothing is forwarded");
+  }
+
+  @Test
+  void aPrw1BodySentAsPrw2Is400NamingTheContentTypeItNeeds() throws Exception {
+    HttpResponse<String> a = relay.writeV2(series(label("service_id", "as-v2"), sample(1, 1)));
+    assertEquals(400, a.statusCode(), a.body());
+    assertTrue(
+        a.body()
+            .contains(
+                "the body is a PRW 1.0 request sent as PRW 2.0; send it with Content-Type"
+                    + " application/x-protobuf"),
+        a.body());
+    assertTrue(!relay.downstream.counts().containsKey("as-v2"), "nothing is forwarded");
   }
 
   // ---- bodies over the cap, endless and slow ----
