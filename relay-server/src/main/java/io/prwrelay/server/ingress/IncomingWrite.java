@@ -87,7 +87,8 @@ final class IncomingWrite {
     }
     body.writeBytes(chunk);
     if (content.decoderResult().isFailure()) {
-      return Answer.closing(400, "malformed HTTP body");
+      // The last chunk's trailer section is decoded with the head's bounds (431 past them).
+      return RequestHead.undecoded(content.decoderResult().cause(), "trailer", "body");
     }
     return null;
   }

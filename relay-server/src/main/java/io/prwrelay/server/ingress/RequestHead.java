@@ -22,26 +22,38 @@ final class RequestHead {
   private RequestHead() {}
 
   /**
+   * The answer to a part of a request that did not decode, which closes the connection: {@code 431}
+   * for more header (or trailer) bytes or fields than the relay takes (RFC 6585 4), naming the
+   * bounds; else {@code 400} with the decoder's reason.
+   *
+   * @param fields "header" for the head, "trailer" for a chunked body's trailer section
+   * @param part what did not decode, in the 400's message: "request" or "body"
+   */
+  static Answer undecoded(Throwable cause, String fields, String part) {
+    if (cause instanceof TooLongHttpHeaderException tooLong) {
+      return Answer.closing(
+          431,
+          "request "
+              + fields
+              + " fields too large: "
+              + tooLong.getMessage()
+              + " (at most "
+              + HttpIngress.MAX_HEADER_FIELDS
+              + " fields and "
+              + HttpIngress.MAX_HEADER_BYTES
+              + " bytes)");
+    }
+    return Answer.closing(400, "malformed HTTP " + part + ": " + cause.getMessage());
+  }
+
+  /**
    * The answer to a request whose head cannot be served, which closes the connection (counted in
    * {@code relay_other_requests_total} as {@code unsupported}, but for a head that did not decode);
    * {@code null} for a head that can be.
    */
   static Answer unservable(HttpRequest req, RelayMetrics metrics) {
     if (req.decoderResult().isFailure()) {
-      if (req.decoderResult().cause() instanceof TooLongHttpHeaderException tooLong) {
-        // RFC 6585 4: more header bytes or fields than the server takes.
-        return Answer.closing(
-            431,
-            "request header fields too large: "
-                + tooLong.getMessage()
-                + " (at most "
-                + HttpIngress.MAX_HEADER_FIELDS
-                + " fields and "
-                + HttpIngress.MAX_HEADER_BYTES
-                + " bytes)");
-      }
-      return Answer.closing(
-          400, "malformed HTTP request: " + req.decoderResult().cause().getMessage());
+      return undecoded(req.decoderResult().cause(), "header", "request");
     }
     HttpVersion version = req.protocolVersion();
     if (version.majorVersion() != 1 || version.minorVersion() > 1) {

@@ -220,6 +220,40 @@ class HostileInputTest {
   }
 
   @Test
+  void moreTrailerFieldsThanTheBoundAre431NamingTheBound() throws Exception {
+    StringBuilder trailer = new StringBuilder();
+    for (int i = 0; i <= 100; i++) {
+      trailer.append("X-T").append(i).append(": v\r\n");
+    }
+    Answer a = chunkedWithTrailer(trailer.toString());
+    assertEquals(431, a.status, a.body);
+    assertEquals(
+        "request trailer fields too large: more than 100 header fields (at most 100 fields and"
+            + " 16384 bytes)",
+        a.body);
+  }
+
+  @Test
+  void aTrailerFieldLargerThanTheBoundIs431NamingTheBound() throws Exception {
+    Answer a = chunkedWithTrailer("X-Big: " + "v".repeat(20_000) + "\r\n");
+    assertEquals(431, a.status, a.body);
+    assertTrue(a.body.startsWith("request trailer fields too large: "), a.body);
+    assertTrue(a.body.endsWith("(at most 100 fields and 16384 bytes)"), a.body);
+  }
+
+  /** A chunked write whose one chunk is a valid request, then {@code trailer}'s fields. */
+  private static Answer chunkedWithTrailer(String trailer) throws Exception {
+    try (Raw c = new Raw()) {
+      c.send(head("Transfer-Encoding: chunked"));
+      c.send(chunk(Snappy.compress(series(label("service_id", "trailed"), sample(1, 1)))));
+      c.send(("0\r\n" + trailer + "\r\n").getBytes(StandardCharsets.US_ASCII));
+      Answer a = c.read();
+      assertTrue(c.endsWithin(5_000), "the connection ends");
+      return a;
+    }
+  }
+
+  @Test
   void tricklingRequestHeadIs408() throws Exception {
     assertTricklingIs408(
         "POST /api/v1/write HTTP/1.1\r\nHost: relay\r\nX-Slow: ",
