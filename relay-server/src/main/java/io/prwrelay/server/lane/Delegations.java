@@ -9,6 +9,14 @@ package io.prwrelay.server.lane;
  * lane's loop.
  */
 final class Delegations {
+  /**
+   * False when the JVM runs with {@code -Dprwrelay.bench.delegation=off}: no lane announces, so
+   * every fragment goes to its lane's loop. Only for measuring what delegation buys (BENCHMARKS.md,
+   * <i>Delegation between loops</i>); not a setting of the relay, and outside the {@code relay.*}
+   * keys its configuration checks.
+   */
+  static final boolean ANNOUNCES = !"off".equals(System.getProperty("prwrelay.bench.delegation"));
+
   private final DelegationMessages messages;
   private final String tenant;
 
@@ -26,7 +34,7 @@ final class Delegations {
 
   /** Tells loop {@code origin} (another loop than the lane's, or -1 for none) that it may send. */
   void announce(int origin) {
-    if (origin < 0 || origin == home || (announced != null && announced[origin])) {
+    if (!ANNOUNCES || origin < 0 || origin == home || (announced != null && announced[origin])) {
       return;
     }
     if (announced == null) {
