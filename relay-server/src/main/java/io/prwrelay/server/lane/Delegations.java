@@ -12,8 +12,8 @@ final class Delegations {
   /**
    * False when the JVM runs with {@code -Dprwrelay.bench.delegation=off}: no lane announces, so
    * every fragment goes to its lane's loop. Only for measuring what delegation buys (BENCHMARKS.md,
-   * <i>Delegation between loops</i>); not a setting of the relay, and outside the {@code relay.*}
-   * keys its configuration checks.
+   * "Delegation between loops"); not a setting of the relay, and outside the {@code relay.*} keys
+   * its configuration checks.
    */
   static final boolean ANNOUNCES = !"off".equals(System.getProperty("prwrelay.bench.delegation"));
 
