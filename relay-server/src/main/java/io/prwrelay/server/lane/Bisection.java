@@ -45,7 +45,7 @@ final class Bisection {
     Piece first = new Piece();
     Piece second = new Piece();
     for (int i = 0; i < batch.size(); i++) {
-      batch.get(i).piece = i < half ? first : second;
+      batch.get(i).inPiece(i < half ? first : second);
     }
   }
 

@@ -1,13 +1,9 @@
 package io.prwrelay.server.lane;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
-import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.FutureListener;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.protocol.Protocol;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -16,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * lane allowed this loop to send the tenant's large PRW 1.0 fragments routed here itself ({@link
  * Delegations}; the protocol is drawn in the package documentation), so that they do not wait for
  * the lane's loop to take them and for this loop to take their outcome back. It keeps what waits in
- * a {@link Pending} and builds its requests with {@link RequestBody}, as a lane does.
+ * a {@link Pending} and sends its requests as {@link Outgoing}s, as a lane does; its messages to
+ * the lane go through {@link DelegationMessages}.
  *
  * <p>Like a lane, it has at most {@link LaneSettings#maxConcurrentSends()} requests in flight and
  * coalesces: a fragment that arrives while one of its sends is in flight waits, with the others
@@ -31,19 +28,19 @@ import java.util.concurrent.TimeUnit;
  * answered here is told to the lane, and so is the first 2xx after one: the lane counts the
  * tenant's rejections in a row ({@link Health}). Touched only on its loop.
  */
-final class Delegate {
+final class Delegate implements Outgoing.Owner {
   private final String tenant;
   private final LaneContext ctx;
   private final EventLoop loop;
   private final SendSlots slots;
-  private final Lanes lanes;
+  private final DelegationMessages messages;
   private final int shard;
   private final Pending pending = new Pending();
   private int inFlight;
   private ScheduledFuture<?> linger;
   private boolean withdrawn;
 
-  /** The last send from here that the lane heard of was rejected ({@link #outcome}). */
+  /** The last send from here that the lane heard of was rejected ({@link #answered}). */
   private boolean toldRejection;
 
   private final Runnable onLinger = this::onLinger;
@@ -52,12 +49,17 @@ final class Delegate {
    * @param shard index of {@code loop} among the lanes' loops
    */
   Delegate(
-      String tenant, LaneContext ctx, EventLoop loop, SendSlots slots, Lanes lanes, int shard) {
+      String tenant,
+      LaneContext ctx,
+      EventLoop loop,
+      SendSlots slots,
+      DelegationMessages messages,
+      int shard) {
     this.tenant = tenant;
     this.ctx = ctx;
     this.loop = loop;
     this.slots = slots;
-    this.lanes = lanes;
+    this.messages = messages;
     this.shard = shard;
   }
 
@@ -91,7 +93,7 @@ final class Delegate {
     withdrawn = true;
     cancelLinger();
     if (!pending.isEmpty()) {
-      lanes.toLane(pending.takeAll(), shard);
+      messages.toLane(pending.takeAll(), shard);
     }
   }
 
@@ -100,7 +102,7 @@ final class Delegate {
     withdrawn = true;
     cancelLinger();
     for (Fragment f : pending.takeAll()) {
-      lanes.finish(f, FragmentOutcome.shuttingDown());
+      ctx.finish(f, FragmentOutcome.shuttingDown());
     }
   }
 
@@ -136,7 +138,7 @@ final class Delegate {
     }
     if (withdrawn || inFlight >= ctx.settings.maxConcurrentSends() || !slotFree()) {
       cancelLinger();
-      lanes.toLane(pending.takeAll(), shard);
+      messages.toLane(pending.takeAll(), shard);
       return;
     }
     send();
@@ -145,7 +147,7 @@ final class Delegate {
   private void send() {
     cancelLinger();
     long now = now();
-    Outgoing batch = new Outgoing(pending.size(), now);
+    Outgoing batch = new Outgoing(pending.size(), Protocol.V1, now, this, slots);
     pending.takeJudgedAlike(batch);
     if (!pending.isEmpty()) {
       // Judged otherwise downstream (HaLabels): they go with the next send, at the latest when the
@@ -153,90 +155,59 @@ final class Delegate {
       linger = loop.schedule(onLinger, ctx.lingerNanos, TimeUnit.NANOSECONDS);
     }
     long left = Pending.timeLeft(batch, now);
-    try {
-      batch.body = left > 0 ? RequestBody.of(batch, ctx.alloc) : null;
-    } catch (RuntimeException | Error e) {
-      batch.body = null;
+    boolean built = false;
+    if (left > 0) {
+      try {
+        batch.build(ctx);
+        built = true;
+      } catch (RuntimeException | Error e) {
+        // Memory ran out for the body: the lane answers the fragments, or sends them.
+      }
     }
-    if (batch.body == null) {
-      lanes.toLane(batch, shard); // the lane answers what is past its deadline, or sends it
+    if (!built) {
+      messages.toLane(batch, shard); // the lane answers what is past its deadline, or sends it
       return;
     }
-    for (int i = 0; i < batch.size(); i++) {
-      batch.get(i).attempts++;
-    }
     inFlight++;
-    slots.take();
-    ctx.sender
-        .send(
-            loop,
-            tenant,
-            Protocol.V1,
-            Fragment.retryAttempt(batch),
-            batch.body,
-            Math.min(ctx.attemptTimeoutNanos, left))
-        .addListener(batch);
+    batch.send(ctx, loop, tenant, Math.min(ctx.attemptTimeoutNanos, left));
   }
 
-  /**
-   * One downstream request of the delegate: its fragments, in order, and the listener of its
-   * answer. A list and a listener per send showed in the allocation profile; this is both.
-   */
-  private final class Outgoing extends ArrayList<Fragment>
-      implements FutureListener<AttemptOutcome> {
-    private final long started;
-
-    /** The request body, released when the answer comes. */
-    ByteBuf body;
-
-    Outgoing(int capacity, long started) {
-      super(capacity);
-      this.started = started;
-    }
-
-    @Override
-    public void operationComplete(Future<AttemptOutcome> result) {
-      body.release();
-      body = null;
-      inFlight--;
-      try {
-        outcome(this, result.getNow(), started);
-      } finally {
-        slots.release();
-      }
-      flush();
-    }
-  }
-
-  private void outcome(List<Fragment> batch, AttemptOutcome o, long started) {
-    ctx.observer.attempt(tenant, batch.size(), o, now() - started);
-    if (!o.success() && !o.retriable() && batch.size() > 1 && !o.overTenantLimit()) {
+  @Override
+  public void answered(Outgoing batch, AttemptOutcome o) {
+    inFlight--;
+    ctx.observer.attempt(tenant, batch.size(), o, now() - batch.started);
+    if (Outgoing.rejectedAsAWhole(o, batch.size())) {
       // Rejected as a whole: the lane sends it again in halves (Bisection), within its own bounds
       // and ahead of what waits there. The tenant is not failing, so this loop keeps sending.
-      lanes.failedRemotely(batch, o, List.of(), -1);
+      messages.failedRemotely(batch, o, List.of(), -1);
       return;
     }
     if (o.success() || !o.retriable()) {
-      lanes.answer(batch, o);
+      ctx.answer(batch, o);
       if (!o.success() || toldRejection) {
         // The lane counts rejections in a row: it hears each one of the sends from here, and the
         // first 2xx after one (a 2xx after a 2xx changes nothing there, and is not sent).
         toldRejection = !o.success();
-        lanes.answeredRemotely(tenant, o);
+        messages.answeredRemotely(tenant, o);
       }
       return;
     }
     // The lane decides from here on: this loop stops sending for the tenant until the lane, healthy
     // again, allows it anew, and what waits here goes to the lane with the failed batch. A send
-    // that
-    // fails after this delegate ended does not tell the lane to allow this loop again: by then the
-    // lane may have allowed a new delegate here.
+    // that fails after this delegate ended does not tell the lane to allow this loop again: by then
+    // the lane may have allowed a new delegate here.
     boolean ending = !withdrawn;
     if (ending) {
       withdrawn = true;
       cancelLinger();
-      lanes.dropDelegate(shard, tenant, this);
+      messages.dropDelegate(shard, tenant, this);
     }
-    lanes.failedRemotely(batch, o, pending.takeAll(), ending ? shard : -1);
+    messages.failedRemotely(batch, o, pending.takeAll(), ending ? shard : -1);
+  }
+
+  /** Once the answered send's connection is free: what waited for it goes now. */
+  @Override
+  public void connectionFreed() {
+    flush();
   }
 }

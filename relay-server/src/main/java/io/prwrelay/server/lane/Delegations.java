@@ -5,10 +5,19 @@ package io.prwrelay.server.lane;
  * tenant's large fragments routed there itself ({@link Delegate}) instead of handing them to the
  * lane's loop. The lane's side of the protocol between loops drawn in the package documentation:
  * {@link #announce}, then the delegate's own end after a failure ({@link #ended}), or the lane's
- * {@link #withdrawAll}. Touched only on the lane's loop.
+ * {@link #withdrawAll}; the messages travel as {@link DelegationMessages}. Touched only on the
+ * lane's loop.
  */
 final class Delegations {
-  private final Lanes lanes;
+  /**
+   * False when the JVM runs with {@code -Dprwrelay.bench.delegation=off}: no lane announces, so
+   * every fragment goes to its lane's loop. Only for measuring what delegation buys (BENCHMARKS.md,
+   * "Delegation between loops"); not a setting of the relay, and outside the {@code relay.*} keys
+   * its configuration checks.
+   */
+  static final boolean ANNOUNCES = !"off".equals(System.getProperty("prwrelay.bench.delegation"));
+
+  private final DelegationMessages messages;
   private final String tenant;
 
   /** Index of the lane's own loop. */
@@ -17,22 +26,22 @@ final class Delegations {
   /** The loops told, by index; {@code null} while none is. */
   private boolean[] announced;
 
-  Delegations(Lanes lanes, String tenant, int home) {
-    this.lanes = lanes;
+  Delegations(DelegationMessages messages, String tenant, int home) {
+    this.messages = messages;
     this.tenant = tenant;
     this.home = home;
   }
 
   /** Tells loop {@code origin} (another loop than the lane's, or -1 for none) that it may send. */
   void announce(int origin) {
-    if (origin < 0 || origin == home || (announced != null && announced[origin])) {
+    if (!ANNOUNCES || origin < 0 || origin == home || (announced != null && announced[origin])) {
       return;
     }
     if (announced == null) {
-      announced = new boolean[lanes.loops()];
+      announced = new boolean[messages.loops()];
     }
     announced[origin] = true;
-    lanes.announce(origin, tenant);
+    messages.announce(origin, tenant);
   }
 
   /**
@@ -52,7 +61,7 @@ final class Delegations {
     }
     for (int i = 0; i < announced.length; i++) {
       if (announced[i]) {
-        lanes.withdraw(i, tenant);
+        messages.withdraw(i, tenant);
       }
     }
     announced = null;

@@ -108,7 +108,7 @@ final class DirectSpill {
       queue.append(f);
       return;
     }
-    f.queuedNanos = now;
+    f.queuedAt(now);
     pending.add(f);
     if (pending.size() > 1 && pending.bytes() > ctx.settings.maxPendingBytes()) {
       spill();
@@ -321,7 +321,7 @@ final class DirectSpill {
   private long spillAt(Fragment f) {
     long halfway = halfwayToDeadline(f);
     return route == Route.CATCHING_UP
-        ? Math.min(halfway, f.queuedNanos + ctx.directNanos)
+        ? Math.min(halfway, f.queuedNanos() + ctx.directNanos)
         : halfway;
   }
 
@@ -336,7 +336,7 @@ final class DirectSpill {
 
   /** Half-way from when the fragment began to wait in the lane to its request's deadline. */
   private static long halfwayToDeadline(Fragment f) {
-    return f.queuedNanos + Math.max(0, f.deadlineNanos() - f.queuedNanos) / 2;
+    return f.queuedNanos() + Math.max(0, f.deadlineNanos() - f.queuedNanos()) / 2;
   }
 
   private static long series(List<Fragment> batch) {

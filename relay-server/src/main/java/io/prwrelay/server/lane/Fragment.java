@@ -48,7 +48,9 @@ public final class Fragment implements BatchResult {
   private long deadlineNanos;
   private Listener listener;
   private FragmentOutcome outcome;
-  int attempts;
+
+  /** Downstream attempts that carried the fragment ({@link #attempted}). */
+  private int attempts;
 
   /**
    * How often the sender had sent this request before, from its {@code Retry-Attempt} header (0
@@ -57,30 +59,31 @@ public final class Fragment implements BatchResult {
    */
   private int senderRetries;
 
-  long queuedNanos;
+  /** Ticker time the fragment began to wait in its lane ({@link #queuedAt}). */
+  private long queuedNanos;
 
   /**
    * Index of the lanes' event loop that routed the fragment and handed it to its lane on another
-   * loop, or -1 ({@link Lanes}).
+   * loop, or -1 ({@link #handedFrom}).
    */
-  int origin = -1;
+  private int origin = -1;
 
   /**
    * What the downstream judges the batch by when HA deduplication is on ({@link
-   * io.prwrelay.core.remotewrite.HaLabels}): read by {@link Lanes} from its first series before it
-   * is compressed ({@link HaKeys}), again when it is converted to PRW 1.0. Fragments travel in one
-   * request only when their keys are judged alike.
+   * io.prwrelay.core.remotewrite.HaLabels}): read from its first series before it is compressed
+   * ({@link HaKeys}), again when it is converted to PRW 1.0. Fragments travel in one request only
+   * when their keys are judged alike.
    */
-  long haKey = io.prwrelay.core.remotewrite.HaLabels.NONE;
+  private long haKey = io.prwrelay.core.remotewrite.HaLabels.NONE;
 
-  /** Whether {@link #haKey} was read ({@link HaKeys#judge}). */
-  boolean haKeyRead;
+  /** Whether {@link #haKey} was read ({@link #judgedBy}). */
+  private boolean haKeyRead;
 
   /**
    * The piece of a rejected merged request this fragment is sent again in ({@link Bisection}), or
    * {@code null}: a lane sends the fragments of one piece together and never with others.
    */
-  Bisection.Piece piece;
+  private Bisection.Piece piece;
 
   /**
    * A PRW 1.0 fragment.
@@ -208,6 +211,68 @@ public final class Fragment implements BatchResult {
       most = Math.max(most, f.senderRetries + Math.max(0, f.attempts - 1));
     }
     return most;
+  }
+
+  /** Downstream attempts that carried the fragment so far. */
+  int attempts() {
+    return attempts;
+  }
+
+  /** A downstream attempt carrying the fragment goes out ({@link Outgoing}). */
+  void attempted() {
+    attempts++;
+  }
+
+  /** Ticker time the fragment began to wait in its lane. */
+  long queuedNanos() {
+    return queuedNanos;
+  }
+
+  /** The fragment begins to wait in its lane at {@code now} (again, after a failure elsewhere). */
+  void queuedAt(long now) {
+    queuedNanos = now;
+  }
+
+  /**
+   * Index of the lanes' event loop that routed the fragment to its lane on another loop, or -1 when
+   * it came from no other loop.
+   */
+  int origin() {
+    return origin;
+  }
+
+  /**
+   * The fragment is handed to its lane from loop {@code origin} ({@link Delegations}); -1 for no
+   * other loop, so that its lane announces nothing for it.
+   */
+  void handedFrom(int origin) {
+    this.origin = origin;
+  }
+
+  /** The key the downstream judges the batch by ({@link HaKeys}); {@code NONE} until read. */
+  long haKey() {
+    return haKey;
+  }
+
+  /** True once {@link #judgedBy} recorded the key. */
+  boolean haKeyRead() {
+    return haKeyRead;
+  }
+
+  /** Records the key read from the batch's first series (or {@code UNKNOWN}: it travels alone). */
+  void judgedBy(long key) {
+    haKey = key;
+    haKeyRead = true;
+  }
+
+  /** The piece of a rejected merged request the fragment is sent again in, or {@code null}. */
+  Bisection.Piece piece() {
+    return piece;
+  }
+
+  /** The fragment goes again in {@code piece} of a rejected merged request ({@link Bisection}). */
+  void inPiece(Bisection.Piece piece) {
+    this.piece = piece;
   }
 
   /** The sender of this fragment's request ({@link Listener#sender()}), or {@code null}. */

@@ -32,16 +32,17 @@ final class HaKeys {
    * until it is converted to PRW 1.0 ({@link #convertedToV1}).
    */
   static void judge(Fragment f, HaLabels ha, ByteBufAllocator alloc) {
-    if (f.haKeyRead) {
+    if (f.haKeyRead()) {
       return;
     }
-    f.haKeyRead = true;
     if (f.protocol() != Protocol.V1) {
-      f.haKey = HaLabels.UNKNOWN;
+      f.judgedBy(HaLabels.UNKNOWN);
     } else if (f.body() != null) {
-      f.haKey = ha.keyOf(f.body());
+      f.judgedBy(ha.keyOf(f.body()));
     } else if (f.compressed() != null) {
-      f.haKey = ofBlock(f.compressed(), ha, alloc);
+      f.judgedBy(ofBlock(f.compressed(), ha, alloc));
+    } else {
+      f.judgedBy(f.haKey());
     }
   }
 

@@ -1,13 +1,9 @@
 package io.prwrelay.server.lane;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
-import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.FutureListener;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.protocol.Protocol;
 import io.prwrelay.server.queue.TenantQueue;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -20,14 +16,15 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>The lane's story, in this class: a fragment is {@linkplain #offer offered}, and answered at
  * once when the state holds fragments back or the lane is full; the lane {@linkplain #pump pumps}
- * after the tasks already waiting on the loop, sending what waits as one request, coalesced, when a
- * connection is free and no linger holds it; each answer is settled ({@link Settlement}): the
- * fragments are delivered or rejected, sent again in halves ({@link Bisection}), retried after a
- * backoff that fits inside their request's deadline, or answered. In sync mode other loops may send
- * the tenant's large fragments ({@link Delegations}) and hand their failures here ({@link
- * #remoteFailed}); in queue mode the lane sends directly only while it is caught up, and otherwise
- * queues and drains ({@link DirectSpill}, {@link QueueDrain}). PRW 2.0 fragments are converted for
- * a downstream that takes only PRW 1.0 just before they are sent ({@link RequestBody}).
+ * after the tasks already waiting on the loop, sending what waits as one request ({@link
+ * Outgoing}), coalesced, when a connection is free and no linger holds it; each answer is settled
+ * ({@link Settlement}): the fragments are delivered or rejected, sent again in halves ({@link
+ * Bisection}), retried after a backoff that fits inside their request's deadline, or answered. In
+ * sync mode other loops may send the tenant's large fragments ({@link Delegations}) and hand their
+ * failures here ({@link #remoteFailed}); in queue mode the lane sends directly only while it is
+ * caught up, and otherwise queues and drains ({@link DirectSpill}, {@link QueueDrain}). PRW 2.0
+ * fragments are converted for a downstream that takes only PRW 1.0 just before they are sent
+ * ({@link RequestBody}).
  */
 public final class Lane {
   /** What the lane's downstream said last ({@link Health}). */
@@ -45,7 +42,6 @@ public final class Lane {
   private final String tenant;
   private final LaneContext ctx;
   private final EventLoop loop;
-  private final Lanes lanes;
 
   /** The connections of the lane's loop, shared with the other lanes there. */
   private final SendSlots slots;
@@ -66,6 +62,10 @@ public final class Lane {
   private final LaneTimer wake;
 
   private final Runnable deferredPump = this::deferredPump;
+
+  /** Hears the answer to each send of fragments held in memory ({@link #answered}). */
+  private final Outgoing.Owner sends = this::answered;
+
   private boolean pumpScheduled;
   private int inFlight;
   private long lastActiveNanos;
@@ -76,17 +76,22 @@ public final class Lane {
   /** Set by {@link #close()}: no new sends or reads; what comes back is answered or released. */
   private boolean closed;
 
-  Lane(String tenant, LaneContext ctx, EventLoop loop, SendSlots slots, Lanes lanes, int shard) {
+  Lane(
+      String tenant,
+      LaneContext ctx,
+      EventLoop loop,
+      SendSlots slots,
+      DelegationMessages messages,
+      int shard) {
     this.tenant = tenant;
     this.ctx = ctx;
     this.loop = loop;
     this.slots = slots;
-    this.lanes = lanes;
-    this.delegations = new Delegations(lanes, tenant, shard);
+    this.delegations = new Delegations(messages, tenant, shard);
     this.lastActiveNanos = now();
     TenantQueue queue = ctx.store == null ? null : ctx.store.queue(tenant);
     this.health = new Health(tenant, queue != null, ctx.retryPolicy, ctx.observer, this::withdraw);
-    this.settlement = new Settlement(this, ctx, pending, health, lanes);
+    this.settlement = new Settlement(this, ctx, pending, health);
     this.wake = new LaneTimer(loop, this::onWake);
     this.direct =
         queue == null
@@ -125,7 +130,7 @@ public final class Lane {
     long now = now();
     lastActiveNanos = now;
     if (closed) {
-      finish(f, FragmentOutcome.shuttingDown(f.attempts));
+      finish(f, FragmentOutcome.shuttingDown(f.attempts()));
       return;
     }
     if (direct != null) {
@@ -133,22 +138,22 @@ public final class Lane {
       return;
     }
     if (health.holdsBack(now)) {
-      finish(f, health.heldBack(now, f.attempts));
+      finish(f, health.heldBack(now, f.attempts()));
       return;
     }
     if (!pending.isEmpty() && pending.bytes() + f.size() > ctx.settings.maxPendingBytes()) {
       finish(
           f,
           FragmentOutcome.laneFull(
-              pending.bytes(), inFlight, health.retryAfterMillis(now), f.attempts));
+              pending.bytes(), inFlight, health.retryAfterMillis(now), f.attempts()));
       return;
     }
-    f.queuedNanos = now;
+    f.queuedAt(now);
     pending.add(f);
     if (health.state() == State.HEALTHY && f.compressed() != null) {
       // A large fragment of a healthy tenant from another loop: that loop may send such fragments
       // itself, until this lane backs off or is forgotten (the package documentation).
-      delegations.announce(f.origin);
+      delegations.announce(f.origin());
     }
     pumpSoon();
   }
@@ -169,13 +174,13 @@ public final class Lane {
     delegations.ended(origin);
     for (int i = 0; i < waiting.size(); i++) {
       Fragment f = waiting.get(i);
-      f.origin = -1;
+      f.handedFrom(-1);
       offer(f);
     }
     long now = now();
     lastActiveNanos = now;
     for (int i = 0; i < batch.size(); i++) {
-      batch.get(i).queuedNanos = now;
+      batch.get(i).queuedAt(now);
     }
     settlement.settle(batch, Protocol.V1, o, now);
   }
@@ -281,9 +286,9 @@ public final class Lane {
   private boolean lingers(long now) {
     return inFlight > 0
         && !health.oneByOne()
-        && pending.peek().piece == null // a piece takes no other fragment: nothing to wait for
+        && pending.peek().piece() == null // a piece takes no other fragment: nothing to wait for
         && pending.bytes() < ctx.settings.batchMaxBytes()
-        && now - pending.peek().queuedNanos < ctx.lingerNanos;
+        && now - pending.peek().queuedNanos() < ctx.lingerNanos;
   }
 
   /** Sends the fragment at the head, with those that may travel with it, as one request. */
@@ -300,69 +305,33 @@ public final class Lane {
       finish(head, unsendable);
       return;
     }
-    Outgoing batch = new Outgoing(Math.min(pending.size() + 1, 16), head.protocol(), now);
+    Outgoing batch =
+        new Outgoing(Math.min(pending.size() + 1, 16), head.protocol(), now, sends, slots);
     batch.add(head);
     if (head.protocol() == Protocol.V1 && !health.oneByOne()) {
       pending.joinTo(batch, ctx.settings.batchMaxBytes());
     }
-    Protocol protocol = head.protocol();
     long timeout = Math.min(ctx.attemptTimeoutNanos, Pending.timeLeft(batch, now));
     try {
-      batch.body = RequestBody.of(batch, ctx.alloc);
+      batch.build(ctx);
     } catch (RuntimeException | Error e) {
       settlement.cannotCompress(batch, e);
       return;
     }
-    // Indexed loops over batches here and below: an iterator per loop and send showed in the
-    // allocation profile.
-    for (int j = 0; j < batch.size(); j++) {
-      batch.get(j).attempts++;
-    }
-    if (head.piece != null) {
+    if (head.piece() != null) {
       ctx.observer.splitSend(tenant, batch.size());
     }
-    slots.take();
     sendStarted(now);
     batch.spill = direct == null ? null : direct.sent(batch, now);
-    ctx.sender
-        .send(loop, tenant, protocol, Fragment.retryAttempt(batch), batch.body, timeout)
-        .addListener(batch);
+    batch.send(ctx, loop, tenant, timeout);
   }
 
-  /**
-   * One downstream request of the lane: its fragments, in order, and the listener of its answer. A
-   * list and a listener per send showed in the allocation profile; this is both.
-   */
-  private final class Outgoing extends ArrayList<Fragment>
-      implements FutureListener<AttemptOutcome> {
-    private final Protocol protocol;
-    private final long started;
-
-    /** The request body, released when the answer comes. */
-    ByteBuf body;
-
-    /** Queue mode: the direct send this is, or {@code null}. */
-    DirectSpill.Send spill;
-
-    Outgoing(int capacity, Protocol protocol, long started) {
-      super(capacity);
-      this.protocol = protocol;
-      this.started = started;
-    }
-
-    @Override
-    public void operationComplete(Future<AttemptOutcome> result) {
-      body.release();
-      body = null;
-      try {
-        if (spill == null) {
-          outcome(this, protocol, result.getNow(), started);
-        } else {
-          direct.answered(spill, protocol, result.getNow(), started);
-        }
-      } finally {
-        slots.release();
-      }
+  /** The answer to a send of fragments held in memory: settled, or handed to the direct route. */
+  private void answered(Outgoing batch, AttemptOutcome o) {
+    if (batch.spill == null) {
+      outcome(batch, batch.protocol, o, batch.started);
+    } else {
+      direct.answered(batch.spill, batch.protocol, o, batch.started);
     }
   }
 
@@ -393,7 +362,7 @@ public final class Lane {
   }
 
   void finish(Fragment f, FragmentOutcome outcome) {
-    lanes.finish(f, outcome);
+    ctx.finish(f, outcome);
   }
 
   /** Queue mode, after a restart: starts sending what the queue holds. */
@@ -419,7 +388,7 @@ public final class Lane {
       // While the lane waits in SendSlots, the end of the linger could not send anything: the
       // free connection it waits for pumps it. With many tenants most lanes wait there, and
       // this was one timer per downstream request.
-      at = Math.min(at, pending.peek().queuedNanos + ctx.lingerNanos - now);
+      at = Math.min(at, pending.peek().queuedNanos() + ctx.lingerNanos - now);
     }
     wake.atMost(Math.max(at, 0) + now, now);
   }
@@ -441,7 +410,7 @@ public final class Lane {
     }
     while (!pending.isEmpty()) {
       Fragment f = pending.poll();
-      finish(f, FragmentOutcome.shuttingDown(f.attempts));
+      finish(f, FragmentOutcome.shuttingDown(f.attempts()));
     }
   }
 }

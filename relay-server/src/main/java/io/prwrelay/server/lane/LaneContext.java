@@ -1,13 +1,19 @@
 package io.prwrelay.server.lane;
 
 import io.netty.buffer.ByteBufAllocator;
+import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.RetryPolicy;
 import io.prwrelay.server.downstream.TenantSender;
+import io.prwrelay.server.protocol.WrittenCounts;
 import io.prwrelay.server.queue.TenantQueues;
+import java.util.List;
 import java.util.function.LongSupplier;
 
-/** What every lane shares: settings, the sender, buffers, backoff policy and the observer. */
+/**
+ * What every lane shares: settings, the sender, buffers, backoff policy and the observer, which
+ * hears every fragment's outcome before its listener does ({@link #finish}).
+ */
 final class LaneContext {
   final LaneSettings settings;
   final TenantSender sender;
@@ -61,5 +67,24 @@ final class LaneContext {
     this.observer = observer;
     this.lingerNanos = settings.linger().toNanos();
     this.attemptTimeoutNanos = settings.attemptTimeout().toNanos();
+  }
+
+  /** Tells the observer a fragment's outcome, then the fragment's listener. */
+  void finish(Fragment f, FragmentOutcome o) {
+    observer.finished(f, o);
+    f.complete(o);
+  }
+
+  /**
+   * Answers every fragment of a send, from a lane or a {@link Delegate}, that came back 2xx
+   * (delivered) or with a non-retriable 4xx (rejected).
+   */
+  void answer(List<Fragment> batch, AttemptOutcome o) {
+    // The downstream's own written counts belong to a fragment only when it travelled alone.
+    WrittenCounts written = batch.size() == 1 ? o.written() : null;
+    for (int i = 0; i < batch.size(); i++) {
+      Fragment f = batch.get(i);
+      finish(f, FragmentOutcome.answered(o, f.attempts(), written));
+    }
   }
 }

@@ -8,12 +8,15 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The lanes of one event loop, created on a tenant's first fragment and forgotten when idle, and
  * (sync mode) the {@link Delegate}s of tenants whose lanes live on other loops and let this one
- * send for them. Touched only on its loop.
+ * send for them. It runs the loop's periodic work: the sweep of idle lanes, and on the first loop
+ * in queue mode the expiry of queued records past their age bound. Touched only on its loop, but
+ * for {@link #hand} and {@link #stopExpiring}.
  */
 final class LaneShard {
   /** Index of the loop among the lanes' loops. */
@@ -25,7 +28,7 @@ final class LaneShard {
   final SendSlots slots;
 
   private final LaneContext ctx;
-  private final Lanes lanes;
+  private final DelegationMessages messages;
 
   /** Lanes of every loop, bounded by {@link LaneSettings#maxLanes()}. */
   private final LaneCount count;
@@ -45,17 +48,28 @@ final class LaneShard {
 
   private ScheduledFuture<?> sweeper;
 
+  /** Queue mode, on the first loop: drops queued records past their age bound; else null. */
+  private ScheduledFuture<?> expirer;
+
+  /** How often queued records past their age bound are dropped (queue mode). */
+  static final long EXPIRE_INTERVAL_SECONDS = 10;
+
   /**
    * @param connections sends this loop can have on the wire at once
    * @param count the lanes of every loop
    */
   LaneShard(
-      int index, EventLoop loop, int connections, LaneContext ctx, Lanes lanes, LaneCount count) {
+      int index,
+      EventLoop loop,
+      int connections,
+      LaneContext ctx,
+      DelegationMessages messages,
+      LaneCount count) {
     this.index = index;
     this.loop = loop;
     this.slots = new SendSlots(connections);
     this.ctx = ctx;
-    this.lanes = lanes;
+    this.messages = messages;
     this.count = count;
   }
 
@@ -63,6 +77,52 @@ final class LaneShard {
   void sweepEvery(long everyNanos) {
     sweeper =
         loop.scheduleWithFixedDelay(this::sweep, everyNanos, everyNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Queue mode: drops the records of every tenant's queue past their age bound every {@value
+   * #EXPIRE_INTERVAL_SECONDS} seconds, from this loop.
+   */
+  void expireQueues() {
+    expirer =
+        loop.scheduleWithFixedDelay(
+            () -> ctx.store.expire(ctx.wallMillis.getAsLong()),
+            EXPIRE_INTERVAL_SECONDS,
+            EXPIRE_INTERVAL_SECONDS,
+            TimeUnit.SECONDS);
+  }
+
+  /** Stops {@link #expireQueues}; may be called from any thread (shutdown). */
+  void stopExpiring() {
+    if (expirer != null) {
+      expirer.cancel(false);
+    }
+  }
+
+  /**
+   * Hands fragments to this loop's lanes, from any thread; when the loop no longer takes tasks they
+   * are answered 503.
+   */
+  void hand(List<Fragment> fragments) {
+    if (loop.inEventLoop()) {
+      offerAll(fragments);
+      return;
+    }
+    try {
+      loop.execute(() -> offerAll(fragments));
+    } catch (RejectedExecutionException shuttingDown) {
+      for (Fragment f : fragments) {
+        ctx.finish(f, FragmentOutcome.shuttingDown());
+      }
+    }
+  }
+
+  /** Queue mode, at start: the tenant's queue holds records, so its lane starts draining them. */
+  void resume(String tenant) {
+    Lane lane = lane(tenant);
+    if (lane != null) {
+      lane.resume();
+    }
   }
 
   /** Hands each fragment to its tenant's lane; one without a lane (no room) is answered 503. */
@@ -81,13 +141,13 @@ final class LaneShard {
     if (lane == null) {
       long wait = ctx.newLanes.take(f.sender(), loop.ticker().nanoTime());
       if (wait > 0) {
-        lanes.finish(f, ctx.newLanes.refusal(wait));
+        ctx.finish(f, ctx.newLanes.refusal(wait));
         return;
       }
       lane = lane(f.tenant());
     }
     if (lane == null) {
-      lanes.finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));
+      ctx.finish(f, FragmentOutcome.noRoom(ctx.settings.maxLanes()));
     } else {
       lane.offer(f);
     }
@@ -107,7 +167,7 @@ final class LaneShard {
     if (!count.tryTake() && !evictOne()) {
       return null;
     }
-    lane = new Lane(tenant, ctx, loop, slots, lanes, index);
+    lane = new Lane(tenant, ctx, loop, slots, messages, index);
     byTenant.put(tenant, lane);
     ctx.observer.laneCreated(tenant);
     return lane;
@@ -165,7 +225,7 @@ final class LaneShard {
     // Large means compressed on the calling thread; a small body forwarded as it came is a block
     // too, and goes to its lane like any small batch.
     if (f.compressed() == null
-        || f.size() < Lanes.COMPRESS_IN_LANE_BELOW
+        || f.size() < FragmentCompression.IN_LANE_BELOW
         || f.protocol() != Protocol.V1) {
       return false;
     }
@@ -175,7 +235,7 @@ final class LaneShard {
 
   /** The tenant's lane said this loop may send its large fragments (announce). */
   void announced(String tenant) {
-    remotes.computeIfAbsent(tenant, t -> new Delegate(t, ctx, loop, slots, lanes, index));
+    remotes.computeIfAbsent(tenant, t -> new Delegate(t, ctx, loop, slots, messages, index));
   }
 
   /** The tenant's lane takes its fragments back (withdraw). */

@@ -3,20 +3,15 @@ package io.prwrelay.server.lane;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.ScheduledFuture;
-import io.prwrelay.core.encode.BatchEncoder;
 import io.prwrelay.core.remotewrite.SeededHash;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
-import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.TenantSender;
-import io.prwrelay.server.protocol.WrittenCounts;
 import io.prwrelay.server.queue.TenantQueue;
 import io.prwrelay.server.queue.TenantQueues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -27,7 +22,10 @@ import java.util.function.LongSupplier;
  *
  * <p>In sync mode a lane may let other loops send its tenant's large fragments themselves while the
  * tenant is healthy (see {@link #submit}); the lane still decides every outcome other than a 2xx or
- * a non-retriable 4xx, and takes the permission back when it backs off or is forgotten.
+ * a non-retriable 4xx, and takes the permission back when it backs off or is forgotten. The
+ * messages between loops for that are {@link DelegationMessages}'; each loop's lanes, delegates and
+ * periodic work are its {@link LaneShard}'s; fragments are compressed before they go by {@link
+ * FragmentCompression}.
  *
  * <p>Lanes are created on a tenant's first fragment and forgotten after {@link
  * LaneSettings#idleTimeout()} without work and without a backoff in force. At most {@link
@@ -38,13 +36,8 @@ public final class Lanes implements AutoCloseable {
   private final LaneContext ctx;
   private final LaneShard[] shards;
   private final LaneCount count;
-  private final ScheduledFuture<?> expirer;
-
-  /** Set by {@link #close()}: no loop sends a tenant's fragments for its lane any more. */
-  private volatile boolean closed;
-
-  /** How often queued records past their age bound are dropped (queue mode). */
-  static final long EXPIRE_INTERVAL_SECONDS = 10;
+  private final DelegationMessages messages;
+  private final FragmentCompression compression;
 
   /**
    * The queue side of queue mode.
@@ -129,42 +122,32 @@ public final class Lanes implements AutoCloseable {
       DownstreamProtocol protocol) {
     this.ctx = new LaneContext(settings, sender, alloc, observer, queues, protocol);
     this.count = new LaneCount(settings.maxLanes());
-    List<LaneShard> list = new ArrayList<>();
+    this.compression = new FragmentCompression(ctx);
+    List<EventLoop> list = new ArrayList<>();
     for (EventExecutor e : loops) {
-      EventLoop loop = (EventLoop) e;
-      list.add(new LaneShard(list.size(), loop, sender.connections(loop), ctx, this, count));
+      list.add((EventLoop) e);
     }
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no event loop for the lanes");
     }
-    this.shards = list.toArray(new LaneShard[0]);
+    this.shards = new LaneShard[list.size()];
+    this.messages = new DelegationMessages(shards, ctx);
+    for (int i = 0; i < shards.length; i++) {
+      EventLoop loop = list.get(i);
+      shards[i] = new LaneShard(i, loop, sender.connections(loop), ctx, messages, count);
+    }
     long sweepNanos = Math.max(TimeUnit.SECONDS.toNanos(1), settings.idleTimeout().toNanos() / 2);
     for (LaneShard s : shards) {
       s.sweepEvery(sweepNanos);
     }
     if (queues != null) {
-      TenantQueues store = queues.store();
-      for (TenantQueue q : store.queues()) {
+      for (TenantQueue q : queues.store().queues()) {
         if (!q.isEmpty()) {
           LaneShard s = shards[shardOf(q.tenant())];
-          s.loop.execute(
-              () -> {
-                Lane lane = s.lane(q.tenant());
-                if (lane != null) {
-                  lane.resume();
-                }
-              });
+          s.loop.execute(() -> s.resume(q.tenant()));
         }
       }
-      LaneShard first = shards[0];
-      expirer =
-          first.loop.scheduleWithFixedDelay(
-              () -> store.expire(queues.wallMillis().getAsLong()),
-              EXPIRE_INTERVAL_SECONDS,
-              EXPIRE_INTERVAL_SECONDS,
-              TimeUnit.SECONDS);
-    } else {
-      expirer = null;
+      shards[0].expireQueues();
     }
   }
 
@@ -196,12 +179,12 @@ public final class Lanes implements AutoCloseable {
    *     SenderRequest} reports it once every fragment has its outcome)
    */
   public void submit(List<Fragment> fragments) {
-    fragments = compressed(fragments);
+    fragments = compression.compressed(fragments);
     if (fragments.isEmpty()) {
       return;
     }
     if (shards.length == 1) {
-      hand(shards[0], fragments);
+      shards[0].hand(fragments);
       return;
     }
     LaneShard from = ctx.store == null ? callingShard() : null;
@@ -220,7 +203,7 @@ public final class Lanes implements AutoCloseable {
         if (from.sentFromHere(f)) {
           continue;
         }
-        f.origin = from.index;
+        f.handedFrom(from.index);
       }
       if (byShard[i] == null) {
         byShard[i] = new ArrayList<>();
@@ -229,7 +212,7 @@ public final class Lanes implements AutoCloseable {
     }
     for (int i = 0; i < shards.length; i++) {
       if (byShard[i] != null) {
-        hand(shards[i], byShard[i]);
+        shards[i].hand(byShard[i]);
       }
     }
   }
@@ -245,191 +228,13 @@ public final class Lanes implements AutoCloseable {
   }
 
   /**
-   * Hands fragments that a {@link Delegate} of loop {@code origin} took to their tenant's lane, to
-   * be sent (or answered) there.
-   */
-  void toLane(List<Fragment> fragments, int origin) {
-    for (int i = 0; i < fragments.size(); i++) {
-      fragments.get(i).origin = origin;
-    }
-    hand(shards[shardOf(fragments.get(0).tenant())], fragments);
-  }
-
-  /**
-   * Fragments that a {@link Delegate} sent and that came back 429, 5xx or without an answer, with
-   * those that waited there, or that were rejected together (a non-retriable 4xx to several
-   * fragments, which the lane sends again in halves): their tenant's lane decides, as if it had
-   * sent them.
-   *
-   * @param origin the loop whose delegate this failure ended, or -1 when it ended none
-   */
-  void failedRemotely(
-      List<Fragment> fragments, AttemptOutcome o, List<Fragment> waiting, int origin) {
-    LaneShard home = shards[shardOf(fragments.get(0).tenant())];
-    Runnable decide =
-        () -> {
-          Lane lane = closed ? null : home.lane(fragments.get(0).tenant());
-          if (lane != null) {
-            lane.remoteFailed(fragments, o, waiting, origin);
-            return;
-          }
-          FragmentOutcome answer =
-              closed
-                  ? FragmentOutcome.shuttingDown()
-                  : FragmentOutcome.noRoom(ctx.settings.maxLanes());
-          fragments.forEach(f -> finish(f, answer));
-          waiting.forEach(f -> finish(f, answer));
-        };
-    try {
-      home.loop.execute(decide);
-    } catch (RejectedExecutionException shuttingDown) {
-      fragments.forEach(f -> finish(f, FragmentOutcome.shuttingDown()));
-      waiting.forEach(f -> finish(f, FragmentOutcome.shuttingDown()));
-    }
-  }
-
-  /**
-   * A {@link Delegate} had a send of {@code tenant} rejected for good, or accepted after such a
-   * rejection ({@code o}): its lane hears it ({@link Lane#remoteAnswered}). Nothing to hear when
-   * the lane is gone or the relay shuts down.
-   */
-  void answeredRemotely(String tenant, AttemptOutcome o) {
-    LaneShard home = shards[shardOf(tenant)];
-    try {
-      home.loop.execute(
-          () -> {
-            Lane lane = closed ? null : home.lane(tenant);
-            if (lane != null) {
-              lane.remoteAnswered(o);
-            }
-          });
-    } catch (RejectedExecutionException shuttingDown) {
-      // The lane is closing: its health no longer matters.
-    }
-  }
-
-  /** A delegate of loop {@code shard} that ended itself; called on that loop. */
-  void dropDelegate(int shard, String tenant, Delegate d) {
-    shards[shard].dropDelegate(tenant, d);
-  }
-
-  /** Tells the observer a fragment's outcome, then the fragment's listener. */
-  void finish(Fragment f, FragmentOutcome o) {
-    ctx.observer.finished(f, o);
-    f.complete(o);
-  }
-
-  /**
-   * Answers every fragment of a send, from a lane or a {@link Delegate}, that came back 2xx
-   * (delivered) or with a non-retriable 4xx (rejected).
-   */
-  void answer(List<Fragment> batch, AttemptOutcome o) {
-    // The downstream's own written counts belong to a fragment only when it travelled alone.
-    WrittenCounts written = batch.size() == 1 ? o.written() : null;
-    for (int i = 0; i < batch.size(); i++) {
-      Fragment f = batch.get(i);
-      finish(f, FragmentOutcome.answered(o, f.attempts, written));
-    }
-  }
-
-  /** Number of event loops the lanes live on. */
-  int loops() {
-    return shards.length;
-  }
-
-  /**
-   * Called by a tenant's lane on its loop: the loop of index {@code shard} may send the tenant's
-   * large fragments itself.
-   */
-  void announce(int shard, String tenant) {
-    LaneShard s = shards[shard];
-    try {
-      s.loop.execute(
-          () -> {
-            if (!closed) {
-              s.announced(tenant);
-            }
-          });
-    } catch (RejectedExecutionException shuttingDown) {
-      // Nothing is sent from a loop that is shutting down.
-    }
-  }
-
-  /**
-   * Called by a tenant's lane on its loop: the loop of index {@code shard} hands them over again.
-   */
-  void withdraw(int shard, String tenant) {
-    LaneShard s = shards[shard];
-    try {
-      s.loop.execute(() -> s.withdrawn(tenant));
-    } catch (RejectedExecutionException shuttingDown) {
-      // Nothing is sent from a loop that is shutting down.
-    }
-  }
-
-  /**
-   * Fragments smaller than this many uncompressed bytes reach their lane uncompressed: the lane
-   * compresses the small fragments it sends together as one block, which snappy makes faster per
-   * byte and smaller than one tiny block per fragment (a request of many tenants with a few series
-   * each). Larger fragments are compressed on the thread that built them, while their bytes are in
-   * its cache.
-   */
-  static final int COMPRESS_IN_LANE_BELOW = BatchEncoder.SMALL_BATCH_BYTES;
-
-  /**
-   * The fragments, those of at least {@link #COMPRESS_IN_LANE_BELOW} bytes compressed; one that
-   * cannot be is answered 500 and left out.
-   */
-  /**
    * Reads the key the downstream judges the fragment by ({@link
    * io.prwrelay.core.remotewrite.HaLabels}) from its uncompressed body, for a caller about to
    * replace that body by the sender's snappy block ({@link Fragment#forwardAs}): {@link #submit}
    * would otherwise read it from the start of the block, decompressing it again.
    */
   public void readHaKey(Fragment f) {
-    HaKeys.judge(f, ctx.settings.haLabels(), ctx.alloc);
-  }
-
-  private List<Fragment> compressed(List<Fragment> fragments) {
-    List<Fragment> out = null;
-    for (int i = 0; i < fragments.size(); i++) {
-      Fragment f = fragments.get(i);
-      try {
-        HaKeys.judge(f, ctx.settings.haLabels(), ctx.alloc); // from the body while it is at hand
-        if (f.size() >= COMPRESS_IN_LANE_BELOW) {
-          f.compress(ctx.alloc);
-        }
-      } catch (RuntimeException | Error e) {
-        // Memory running out (a batch too large for what is left) must not leak the fragment:
-        // it is answered here and releases its buffers.
-        if (out == null) {
-          out = new ArrayList<>(fragments.subList(0, i));
-        }
-        FragmentOutcome o = FragmentOutcome.cannotCompress(e, 0);
-        ctx.observer.finished(f, o);
-        f.complete(o);
-        continue;
-      }
-      if (out != null) {
-        out.add(f);
-      }
-    }
-    return out == null ? fragments : out;
-  }
-
-  /** Hands fragments to their loop; a loop that no longer takes tasks answers them 503. */
-  private void hand(LaneShard s, List<Fragment> fragments) {
-    if (s.loop.inEventLoop()) {
-      s.offerAll(fragments);
-      return;
-    }
-    try {
-      s.loop.execute(() -> s.offerAll(fragments));
-    } catch (RejectedExecutionException shuttingDown) {
-      for (Fragment f : fragments) {
-        finish(f, FragmentOutcome.shuttingDown());
-      }
-    }
+    compression.readHaKey(f);
   }
 
   /**
@@ -450,10 +255,8 @@ public final class Lanes implements AutoCloseable {
    */
   @Override
   public void close() {
-    closed = true;
-    if (expirer != null) {
-      expirer.cancel(false);
-    }
+    messages.close();
+    shards[0].stopExpiring();
     for (LaneShard s : shards) {
       if (s.loop.isShuttingDown()) {
         continue;

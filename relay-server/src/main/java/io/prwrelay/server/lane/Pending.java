@@ -148,7 +148,7 @@ final class Pending {
       batch.add(f);
       joined += f.size();
     }
-    if (count == 0 || first.piece != null || alike(peek(), first)) {
+    if (count == 0 || first.piece() != null || alike(peek(), first)) {
       return; // nothing waits, a piece goes alone, or the first of its key that cannot join leads
     }
     // Fragments of other keys lead: those of the first's key behind them join, the rest close up.
@@ -156,7 +156,7 @@ final class Pending {
     int i = 0;
     for (; i < count; i++) {
       Fragment f = get(i);
-      if (f.piece != null || f.protocol() != Protocol.V1) {
+      if (f.piece() != null || f.protocol() != Protocol.V1) {
         break;
       }
       if (alike(f, first)) {
@@ -183,12 +183,12 @@ final class Pending {
   }
 
   private static boolean alike(Fragment f, Fragment first) {
-    return HaLabels.judgedAlike(f.haKey, first.haKey);
+    return HaLabels.judgedAlike(f.haKey(), first.haKey());
   }
 
   private static boolean joins(Fragment f, Fragment first, long joined, int maxBytes) {
     return f.protocol() == Protocol.V1
-        && f.piece == first.piece
+        && f.piece() == first.piece()
         && alike(f, first)
         && joined + f.size() <= maxBytes;
   }

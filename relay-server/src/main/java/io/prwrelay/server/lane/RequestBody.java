@@ -42,9 +42,9 @@ final class RequestBody {
 
   /**
    * The body of a send of {@code batch}: its one block, or the blocks of its fragments joined.
-   * Fragments that arrived uncompressed (small ones, see {@link Lanes#COMPRESS_IN_LANE_BELOW}) are
-   * compressed here, each run of them next to each other as one block; each fragment keeps its own
-   * block for a later send.
+   * Fragments that arrived uncompressed (small ones, see {@link FragmentCompression#IN_LANE_BELOW})
+   * are compressed here, each run of them next to each other as one block; each fragment keeps its
+   * own block for a later send.
    *
    * @return a buffer the caller owns
    */
@@ -135,13 +135,13 @@ final class RequestBody {
     } catch (RuntimeException | Error | CodecException e) {
       // The converter releases what it allocated before anything escapes it; an Error (memory
       // running out) must still answer the fragment rather than leave its sender waiting.
-      return FragmentOutcome.cannotConvert(e, f.attempts);
+      return FragmentOutcome.cannotConvert(e, f.attempts());
     }
     if (c.error() != null) {
-      return FragmentOutcome.unconvertible(c.error().message(), f.attempts);
+      return FragmentOutcome.unconvertible(c.error().message(), f.attempts());
     }
     f.convertedToV1(c.content());
-    f.haKey = ha.keyOf(f.body()); // from now on it may travel with others
+    f.judgedBy(ha.keyOf(f.body())); // from now on it may travel with others
     return null;
   }
 

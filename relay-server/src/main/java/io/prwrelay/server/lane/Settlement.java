@@ -44,14 +44,12 @@ final class Settlement {
   private final LaneContext ctx;
   private final Pending pending;
   private final Health health;
-  private final Lanes lanes;
 
-  Settlement(Lane lane, LaneContext ctx, Pending pending, Health health, Lanes lanes) {
+  Settlement(Lane lane, LaneContext ctx, Pending pending, Health health) {
     this.lane = lane;
     this.ctx = ctx;
     this.pending = pending;
     this.health = health;
-    this.lanes = lanes;
   }
 
   /** Answers, retries or requeues the fragments of a send answered {@code o}, at {@code now}. */
@@ -71,24 +69,25 @@ final class Settlement {
       shuttingDown(batch);
       return;
     }
-    if (!o.success() && !o.retriable() && batch.size() > 1 && !o.overTenantLimit()) {
+    if (Outgoing.rejectedAsAWhole(o, batch.size())) {
       resendHalves(batch);
     } else if (o.success() || !o.retriable()) {
       if (!o.success()) {
         // Before the answers: a sender told of the rejection finds the lane's state counting it.
         health.on(Health.Event.REJECTED, o.describe(), -1, now);
       }
-      lanes.answer(batch, o);
+      ctx.answer(batch, o);
     } else if (o.status() == 429) {
       long retryAfter = o.retryAfterMillis();
       // Throttled also without Retry-After (delay 0: new fragments are still sent).
       long delay = health.on(Health.Event.THROTTLED, o.describe(), retryAfter, now);
       for (int i = batch.size() - 1; i >= 0; i--) {
         Fragment f = batch.get(i);
-        if (retryAfter >= 0 && f.attempts == 1 && fitsWellInside(delay, f, now)) {
+        if (retryAfter >= 0 && f.attempts() == 1 && fitsWellInside(delay, f, now)) {
           pending.addFirst(f);
         } else {
-          lane.finish(f, FragmentOutcome.throttled(o.describe(), retryAfter, f.attempts, written));
+          lane.finish(
+              f, FragmentOutcome.throttled(o.describe(), retryAfter, f.attempts(), written));
         }
       }
     } else {
@@ -96,11 +95,12 @@ final class Settlement {
       long retryAfter = TimeUnit.NANOSECONDS.toMillis(delay) + 1;
       for (int i = batch.size() - 1; i >= 0; i--) {
         Fragment f = batch.get(i);
-        if (f.attempts <= MAX_RETRIES && fitsWellInside(delay, f, now)) {
+        if (f.attempts() <= MAX_RETRIES && fitsWellInside(delay, f, now)) {
           pending.addFirst(f);
         } else {
           lane.finish(
-              f, FragmentOutcome.failed(o.status(), o.describe(), retryAfter, f.attempts, written));
+              f,
+              FragmentOutcome.failed(o.status(), o.describe(), retryAfter, f.attempts(), written));
         }
       }
     }
@@ -136,7 +136,7 @@ final class Settlement {
               inFlight,
               health.state() == Lane.State.HEALTHY ? null : health.reason(),
               health.retryAfterMillis(now),
-              f.attempts));
+              f.attempts()));
     }
   }
 
@@ -144,14 +144,14 @@ final class Settlement {
   void cannotCompress(List<Fragment> batch, Throwable e) {
     for (int j = 0; j < batch.size(); j++) {
       Fragment f = batch.get(j);
-      lane.finish(f, FragmentOutcome.cannotCompress(e, f.attempts));
+      lane.finish(f, FragmentOutcome.cannotCompress(e, f.attempts()));
     }
   }
 
   private void shuttingDown(List<Fragment> batch) {
     for (int j = 0; j < batch.size(); j++) {
       Fragment f = batch.get(j);
-      lane.finish(f, FragmentOutcome.shuttingDown(f.attempts));
+      lane.finish(f, FragmentOutcome.shuttingDown(f.attempts()));
     }
   }
 

@@ -16,12 +16,20 @@
  * <h2>Who owns what</h2>
  *
  * A lane lives on one event loop, chosen by the tenant's hash, and everything it owns is touched
- * only there, without locks. {@code Lanes} hands each fragment to its tenant's loop, where {@code
- * LaneShard} keeps that loop's lanes (and delegates, below):
+ * only there, without locks. {@code Lanes} routes: it has each fragment compressed on the calling
+ * thread ({@code FragmentCompression}: its HA key read, compressed unless small) and hands it to
+ * its tenant's loop, and it starts and closes the shards. {@code LaneShard} keeps one loop's lanes
+ * (and delegates, below) and runs the loop's periodic work (the sweep of idle lanes; on the first
+ * loop, queue mode's expiry of old records):
  *
  * <ul>
  *   <li>{@code Lane}: the lane's story: takes fragments, sends what waits, hands each answer to
  *       {@code Settlement}, which decides every fragment's fate in one method;
+ *   <li>{@code Outgoing}: one downstream request of fragments held in memory, for a lane and a
+ *       delegate alike: builds its body, counts the attempt, holds a connection of the loop until
+ *       the answer, and gives the answer to its owner before the connection back;
+ *   <li>{@code Fragment}: owns its bytes and its state on the way (attempts, when it began to wait,
+ *       the loop it came from, its HA key, its bisection piece), changed only through its methods;
  *   <li>{@code Health}: the state machine of the next section (one transition method);
  *   <li>{@code Pending}: the fragments waiting, their bytes and deadlines;
  *   <li>{@code RequestBody}: request bodies from fragments or queued records (functions);
@@ -29,7 +37,9 @@
  *       one, in order; {@code LaneTimer}: the lane's timers;
  *   <li>{@code Bisection}: a merged request rejected as a whole is sent again in halves until only
  *       the bad batches are rejected;
- *   <li>sync mode: {@code Delegations} and {@code Delegate}, the protocol between loops below;
+ *   <li>sync mode: the protocol between loops below: {@code Delegations} (the lane's side), {@code
+ *       Delegate} (the routing loop's side) and {@code DelegationMessages} (the messages, each a
+ *       task on the loop it is for);
  *   <li>queue mode: {@code DirectSpill} (the route below, direct sends, the spill) and {@code
  *       QueueDrain} (appends, the drain, backoff), over the tenant's {@link
  *       io.prwrelay.server.queue.TenantQueue}.
@@ -138,10 +148,14 @@
  *   there goes to the lane ───────────── to the lane ──▶
  * </pre>
  *
- * A merged request rejected as a whole also goes to the lane, to be sent again in halves, but does
- * not end the delegate. Messages from H to R run in order on R, so a withdraw always comes before a
- * later announce; a failure of a delegate that had already ended does not tell the lane anything
- * about the delegate that may have replaced it. At shutdown what waits in a delegate is answered
- * 503.
+ * Every arrow between the two columns is a {@code DelegationMessages} task. A merged request
+ * rejected as a whole also goes to the lane, to be sent again in halves, but does not end the
+ * delegate. Messages from H to R run in order on R, so a withdraw always comes before a later
+ * announce; a failure of a delegate that had already ended does not tell the lane anything about
+ * the delegate that may have replaced it. At shutdown what waits in a delegate is answered 503. A
+ * delegate takes a fragment only while its loop keeps more than {@code maxConcurrentSends}
+ * connections free, so with 4 connections per loop (64 over 16 loops) it never does; what
+ * delegation buys elsewhere is measured with {@code -Dprwrelay.bench.delegation=off}
+ * (BENCHMARKS.md, "Delegation between loops").
  */
 package io.prwrelay.server.lane;

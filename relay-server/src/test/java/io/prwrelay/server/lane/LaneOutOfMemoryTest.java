@@ -62,7 +62,7 @@ class LaneOutOfMemoryTest {
   void aBatchThatCannotBeCompressedForWantOfMemoryIsAnswered503AndReleased() {
     SimulatedLoop sim = new SimulatedLoop();
     ScriptedSender downstream = new ScriptedSender();
-    ByteBufAllocator alloc = new ScarceAllocator(Lanes.COMPRESS_IN_LANE_BELOW);
+    ByteBufAllocator alloc = new ScarceAllocator(FragmentCompression.IN_LANE_BELOW);
     Lanes lanes =
         new Lanes(
             List.of(sim.loop()),

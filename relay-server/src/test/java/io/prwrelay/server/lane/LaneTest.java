@@ -102,7 +102,7 @@ class LaneTest {
   void smallAndLargeFragmentsCoalescedKeepTheirOrderInOneRequest() {
     lanes(settings(1, 1 << 20, 1 << 20, 5));
     downstream.script("a", Reply.status(200).after(Duration.ofMillis(50)));
-    String large = "L".repeat(Lanes.COMPRESS_IN_LANE_BELOW);
+    String large = "L".repeat(FragmentCompression.IN_LANE_BELOW);
     submit(fragment("a0", "a", 10 * SECOND));
     submit(fragment("a1", "a", 10 * SECOND));
     submit(fragment("a2", "a", 10 * SECOND));

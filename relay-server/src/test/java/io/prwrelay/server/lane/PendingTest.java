@@ -90,7 +90,7 @@ class PendingTest {
     Fragment f =
         new Fragment(
             id, Unpooled.wrappedBuffer(new byte[bytes]), SeriesCounts.NONE, 1_000, (x, o) -> {});
-    f.haKey = key;
+    f.judgedBy(key);
     return f;
   }
 

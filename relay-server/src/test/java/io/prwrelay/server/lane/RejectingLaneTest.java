@@ -34,7 +34,7 @@ class RejectingLaneTest {
   private static final String A = LaneTesting.tenantOnLoop("a", 1, 2);
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
-  private static final String LARGE = "L".repeat(Lanes.COMPRESS_IN_LANE_BELOW);
+  private static final String LARGE = "L".repeat(FragmentCompression.IN_LANE_BELOW);
   private static final String LIMIT =
       "send data to ingesters: failed pushing to ingester: user=a: per-user series limit of 5"
           + " exceeded (err-mimir-max-series-per-user)";

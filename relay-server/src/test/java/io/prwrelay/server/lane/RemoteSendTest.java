@@ -40,7 +40,7 @@ class RemoteSendTest {
 
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
-  private static final String LARGE = "L".repeat(Lanes.COMPRESS_IN_LANE_BELOW);
+  private static final String LARGE = "L".repeat(FragmentCompression.IN_LANE_BELOW);
 
   private final SimulatedLoop routing = new SimulatedLoop();
   private final SimulatedLoop home = new SimulatedLoop(routing);
@@ -244,7 +244,7 @@ class RemoteSendTest {
     lanes(settings(4, 1 << 20, 1 << 20, 5));
     downstream.always(A, Reply.status(200).after(Duration.ofMillis(50)));
     long deadline = routing.now() + 10 * SECOND;
-    int size = Lanes.COMPRESS_IN_LANE_BELOW;
+    int size = FragmentCompression.IN_LANE_BELOW;
     submit(HaPairs.large("p1", A, "prod", "r1", size, deadline, outcomes));
     submit(HaPairs.large("p2", A, "prod", "r1", size, deadline, outcomes));
     submit(HaPairs.large("s1", A, "prod", "r2", size, deadline, outcomes));
