@@ -147,7 +147,8 @@ final class Delegate implements Outgoing.Owner {
   private void send() {
     cancelLinger();
     long now = now();
-    Outgoing batch = new Outgoing(pending.size(), Protocol.V1, now, this, slots);
+    // Only healthy lanes delegate: never a slow lane's send.
+    Outgoing batch = new Outgoing(pending.size(), Protocol.V1, now, this, slots, false);
     pending.takeJudgedAlike(batch);
     if (!pending.isEmpty()) {
       // Judged otherwise downstream (HaLabels): they go with the next send, at the latest when the

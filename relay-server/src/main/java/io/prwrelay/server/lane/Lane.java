@@ -70,6 +70,9 @@ public final class Lane {
   private int inFlight;
   private long lastActiveNanos;
 
+  /** Whether the lane's last downstream request took longer than the slow bound (SendSlots). */
+  private boolean slow;
+
   /** Set while this lane is in {@link SendSlots}' queue. */
   boolean waitingForSlot;
 
@@ -119,6 +122,15 @@ public final class Lane {
 
   long now() {
     return loop.ticker().nanoTime();
+  }
+
+  /**
+   * True while the lane's last downstream request took longer than a quarter of the attempt
+   * timeout, or timed out: its sends then share half of the loop's connections with the other slow
+   * lanes' ({@link SendSlots}).
+   */
+  boolean slow() {
+    return slow;
   }
 
   boolean closed() {
@@ -264,7 +276,7 @@ public final class Lane {
       if (health.holdsBack(now) || lingers(now)) {
         break;
       }
-      if (!granted && !slots.free()) {
+      if (!granted && !slots.free(slow)) {
         // Every connection of the loop is busy: the fragments wait here, where the ones that
         // arrive meanwhile join them, rather than as separate requests inside the sender.
         slots.await(this);
@@ -306,7 +318,7 @@ public final class Lane {
       return;
     }
     Outgoing batch =
-        new Outgoing(Math.min(pending.size() + 1, 16), head.protocol(), now, sends, slots);
+        new Outgoing(Math.min(pending.size() + 1, 16), head.protocol(), now, sends, slots, slow);
     batch.add(head);
     if (head.protocol() == Protocol.V1 && !health.oneByOne()) {
       pending.joinTo(batch, ctx.settings.batchMaxBytes());
@@ -349,6 +361,7 @@ public final class Lane {
     inFlight--;
     long now = now();
     lastActiveNanos = now;
+    slow = now - started > ctx.slowSendNanos;
     ctx.observer.attempt(tenant, items, o, now - started);
     if (o.success()) {
       health.on(Health.Event.DELIVERED, "", -1, now);

@@ -23,6 +23,13 @@ final class LaneContext {
   final long lingerNanos;
   final long attemptTimeoutNanos;
 
+  /**
+   * A downstream request that took longer than this, a quarter of the attempt timeout (a timeout
+   * always does), makes its lane slow until one takes less ({@link Lane#slow()}, {@link
+   * SendSlots}): well above a push's usual time, well below the timeout that ends a hung one.
+   */
+  final long slowSendNanos;
+
   /** The tenants' queues in queue mode, {@code null} in sync mode. */
   final TenantQueues store;
 
@@ -67,6 +74,7 @@ final class LaneContext {
     this.observer = observer;
     this.lingerNanos = settings.linger().toNanos();
     this.attemptTimeoutNanos = settings.attemptTimeout().toNanos();
+    this.slowSendNanos = attemptTimeoutNanos / 4;
   }
 
   /** Tells the observer a fragment's outcome, then the fragment's listener. */

@@ -36,6 +36,9 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
   private final Owner owner;
   private final SendSlots slots;
 
+  /** Whether the send took its connection as a slow lane's ({@link SendSlots}). */
+  private final boolean slow;
+
   /** The message the fragments hold. */
   final Protocol protocol;
 
@@ -50,13 +53,16 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
 
   /**
    * @param slots the connections of the owner's loop
+   * @param slow the send is a slow lane's: it takes one of the connections slow lanes share
    */
-  Outgoing(int capacity, Protocol protocol, long started, Owner owner, SendSlots slots) {
+  Outgoing(
+      int capacity, Protocol protocol, long started, Owner owner, SendSlots slots, boolean slow) {
     super(capacity);
     this.protocol = protocol;
     this.started = started;
     this.owner = owner;
     this.slots = slots;
+    this.slow = slow;
   }
 
   /**
@@ -76,7 +82,7 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
     for (int i = 0; i < size(); i++) {
       get(i).attempted();
     }
-    slots.take();
+    slots.take(slow);
     ctx.sender
         .send(loop, tenant, protocol, Fragment.retryAttempt(this), body, timeoutNanos)
         .addListener(this);
@@ -89,7 +95,7 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
     try {
       owner.answered(this, result.getNow());
     } finally {
-      slots.release();
+      slots.release(slow);
     }
     owner.connectionFreed();
   }

@@ -185,6 +185,9 @@ final class QueueDrain {
                     }));
   }
 
+  /** Whether the connection of the read or send out was taken as a slow lane's. */
+  private boolean takenSlow;
+
   /**
    * Reads the records at the head and sends them, once the lane may: not while its state holds it
    * back, nor while every connection of the loop is busy (it waits in {@link SendSlots}). Call only
@@ -205,12 +208,14 @@ final class QueueDrain {
       wake.set(health.heldUntil(), now);
       return;
     }
-    if (!granted && !slots.free()) {
+    if (!granted && !slots.free(lane.slow())) {
       slots.await(lane);
       return;
     }
     // The connection is counted from the read on, so that lanes reading at once stay within them.
-    slots.take();
+    // One read or send of the drain is out at a time: the field says how its connection was taken.
+    takenSlow = lane.slow();
+    slots.take(takenSlow);
     reading = true;
     queue
         .read(split.limit(health.oneByOne() ? 1 : 4096), ctx.settings.batchMaxBytes(), ctx.alloc)
@@ -224,7 +229,7 @@ final class QueueDrain {
       sending = readAndSend(records, error);
     } finally {
       if (!sending) {
-        slots.release();
+        slots.release(takenSlow);
       }
     }
   }
@@ -316,7 +321,7 @@ final class QueueDrain {
           try {
             sent(batch, protocol, result.getNow(), now);
           } finally {
-            slots.release();
+            slots.release(takenSlow);
           }
         });
     return true;

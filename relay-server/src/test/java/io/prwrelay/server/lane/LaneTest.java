@@ -168,6 +168,48 @@ class LaneTest {
   }
 
   @Test
+  void slowTenantsTogetherHoldAtMostHalfTheConnectionsAndTheOtherTenantsSendBesideThem() {
+    downstream.connections(4);
+    // Attempts of 5 s: a request answered after more than 1.25 s makes its lane slow.
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    for (int i = 0; i < 8; i++) {
+      downstream.always("slow" + i, Reply.status(200).after(Duration.ofSeconds(2)));
+    }
+    // Nothing is known of these tenants yet: each takes a connection while there is one.
+    for (int i = 0; i < 8; i++) {
+      submit(fragment("first" + i, "slow" + i, 60 * SECOND));
+    }
+    assertEquals(4, sentStartingWith("first"));
+    advance(2000);
+    assertEquals(8, sentStartingWith("first"), "the other four once the first four answered");
+    advance(2000);
+    for (int i = 0; i < 8; i++) {
+      assertEquals(Kind.DELIVERED, outcomes.get("first" + i).kind());
+    }
+
+    // Every one of their lanes is slow now: together they take two of the four connections.
+    for (int i = 0; i < 8; i++) {
+      submit(fragment("second" + i, "slow" + i, 60 * SECOND));
+    }
+    assertEquals(2, sentStartingWith("second"), "slow lanes share half the connections");
+    submit(fragment("h1", "healthy", 60 * SECOND), fragment("g1", "other", 60 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("h1").kind(), "sent at once beside the slow ones");
+    assertEquals(Kind.DELIVERED, outcomes.get("g1").kind(), "sent at once beside the slow ones");
+    advance(2000);
+    assertEquals(4, sentStartingWith("second"), "two more as the first two slow ones answered");
+    advance(6000);
+    for (int i = 0; i < 8; i++) {
+      assertEquals(Kind.DELIVERED, outcomes.get("second" + i).kind(), "slow, not starved");
+    }
+    assertEquals(4, downstream.maxInFlight(), "never more than the loop's connections");
+  }
+
+  /** Downstream requests whose body starts with {@code prefix}. */
+  private long sentStartingWith(String prefix) {
+    return downstream.calls().stream().filter(c -> c.text().startsWith(prefix)).count();
+  }
+
+  @Test
   void fragmentsWaitingForAConnectionStillEndAtTheirDeadline() {
     downstream.connections(1);
     lanes(settings(4, 1 << 20, 1 << 20, 5));
