@@ -147,7 +147,7 @@ final class Delegate implements Outgoing.Owner {
   private void send() {
     cancelLinger();
     long now = now();
-    // Only healthy lanes delegate: never a slow lane's send.
+    // Only proven, healthy lanes delegate: never an unproven lane's send.
     Outgoing batch = new Outgoing(pending.size(), Protocol.V1, now, this, slots, false);
     pending.takeJudgedAlike(batch);
     if (!pending.isEmpty()) {

@@ -70,8 +70,11 @@ public final class Lane {
   private int inFlight;
   private long lastActiveNanos;
 
-  /** Whether the lane's last downstream request took longer than the slow bound (SendSlots). */
-  private boolean slow;
+  /**
+   * Whether the lane's last downstream request was answered within the slow bound; false until its
+   * first is ({@link SendSlots}).
+   */
+  private boolean proven;
 
   /** Set while this lane is in {@link SendSlots}' queue. */
   boolean waitingForSlot;
@@ -125,12 +128,20 @@ public final class Lane {
   }
 
   /**
-   * True while the lane's last downstream request took longer than a quarter of the attempt
-   * timeout, or timed out: its sends then share half of the loop's connections with the other slow
-   * lanes' ({@link SendSlots}).
+   * True until the lane's last downstream request was answered within a quarter of the attempt
+   * timeout: before its first answer, and after a slow one or a timeout. Its sends then share half
+   * of the loop's connections with the other unproven lanes' ({@link SendSlots}).
    */
-  boolean slow() {
-    return slow;
+  boolean unproven() {
+    return !proven;
+  }
+
+  /**
+   * Whose turn the lane waits in when it is unproven ({@link SendSlots}): the sender of the
+   * fragment at its head, or {@code null} for none (a queue drain's records).
+   */
+  Object waitingSender() {
+    return pending.isEmpty() ? null : pending.peek().sender();
   }
 
   boolean closed() {
@@ -276,7 +287,7 @@ public final class Lane {
       if (health.holdsBack(now) || lingers(now)) {
         break;
       }
-      if (!granted && !slots.free(slow)) {
+      if (!granted && !slots.free(!proven)) {
         // Every connection of the loop is busy: the fragments wait here, where the ones that
         // arrive meanwhile join them, rather than as separate requests inside the sender.
         slots.await(this);
@@ -318,7 +329,7 @@ public final class Lane {
       return;
     }
     Outgoing batch =
-        new Outgoing(Math.min(pending.size() + 1, 16), head.protocol(), now, sends, slots, slow);
+        new Outgoing(Math.min(pending.size() + 1, 16), head.protocol(), now, sends, slots, !proven);
     batch.add(head);
     if (head.protocol() == Protocol.V1 && !health.oneByOne()) {
       pending.joinTo(batch, ctx.settings.batchMaxBytes());
@@ -361,7 +372,7 @@ public final class Lane {
     inFlight--;
     long now = now();
     lastActiveNanos = now;
-    slow = now - started > ctx.slowSendNanos;
+    proven = now - started <= ctx.slowSendNanos;
     ctx.observer.attempt(tenant, items, o, now - started);
     if (o.success()) {
       health.on(Health.Event.DELIVERED, "", -1, now);

@@ -24,9 +24,9 @@ final class LaneContext {
   final long attemptTimeoutNanos;
 
   /**
-   * A downstream request that took longer than this, a quarter of the attempt timeout (a timeout
-   * always does), makes its lane slow until one takes less ({@link Lane#slow()}, {@link
-   * SendSlots}): well above a push's usual time, well below the timeout that ends a hung one.
+   * A downstream request answered within this, a quarter of the attempt timeout, proves its lane
+   * until one takes longer or times out ({@link Lane#unproven()}, {@link SendSlots}): well above a
+   * push's usual time, well below the timeout that ends a hung one.
    */
   final long slowSendNanos;
 

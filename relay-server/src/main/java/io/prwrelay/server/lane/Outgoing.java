@@ -36,8 +36,8 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
   private final Owner owner;
   private final SendSlots slots;
 
-  /** Whether the send took its connection as a slow lane's ({@link SendSlots}). */
-  private final boolean slow;
+  /** Whether the send took its connection as an unproven lane's ({@link SendSlots}). */
+  private final boolean unproven;
 
   /** The message the fragments hold. */
   final Protocol protocol;
@@ -53,16 +53,22 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
 
   /**
    * @param slots the connections of the owner's loop
-   * @param slow the send is a slow lane's: it takes one of the connections slow lanes share
+   * @param unproven the send is an unproven lane's: it takes one of the connections unproven lanes
+   *     share
    */
   Outgoing(
-      int capacity, Protocol protocol, long started, Owner owner, SendSlots slots, boolean slow) {
+      int capacity,
+      Protocol protocol,
+      long started,
+      Owner owner,
+      SendSlots slots,
+      boolean unproven) {
     super(capacity);
     this.protocol = protocol;
     this.started = started;
     this.owner = owner;
     this.slots = slots;
-    this.slow = slow;
+    this.unproven = unproven;
   }
 
   /**
@@ -82,7 +88,7 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
     for (int i = 0; i < size(); i++) {
       get(i).attempted();
     }
-    slots.take(slow);
+    slots.take(unproven);
     ctx.sender
         .send(loop, tenant, protocol, Fragment.retryAttempt(this), body, timeoutNanos)
         .addListener(this);
@@ -95,7 +101,7 @@ final class Outgoing extends ArrayList<Fragment> implements FutureListener<Attem
     try {
       owner.answered(this, result.getNow());
     } finally {
-      slots.release(slow);
+      slots.release(unproven);
     }
     owner.connectionFreed();
   }

@@ -185,8 +185,8 @@ final class QueueDrain {
                     }));
   }
 
-  /** Whether the connection of the read or send out was taken as a slow lane's. */
-  private boolean takenSlow;
+  /** Whether the connection of the read or send out was taken as an unproven lane's. */
+  private boolean takenUnproven;
 
   /**
    * Reads the records at the head and sends them, once the lane may: not while its state holds it
@@ -208,14 +208,14 @@ final class QueueDrain {
       wake.set(health.heldUntil(), now);
       return;
     }
-    if (!granted && !slots.free(lane.slow())) {
+    if (!granted && !slots.free(lane.unproven())) {
       slots.await(lane);
       return;
     }
     // The connection is counted from the read on, so that lanes reading at once stay within them.
     // One read or send of the drain is out at a time: the field says how its connection was taken.
-    takenSlow = lane.slow();
-    slots.take(takenSlow);
+    takenUnproven = lane.unproven();
+    slots.take(takenUnproven);
     reading = true;
     queue
         .read(split.limit(health.oneByOne() ? 1 : 4096), ctx.settings.batchMaxBytes(), ctx.alloc)
@@ -229,7 +229,7 @@ final class QueueDrain {
       sending = readAndSend(records, error);
     } finally {
       if (!sending) {
-        slots.release(takenSlow);
+        slots.release(takenUnproven);
       }
     }
   }
@@ -321,7 +321,7 @@ final class QueueDrain {
           try {
             sent(batch, protocol, result.getNow(), now);
           } finally {
-            slots.release(takenSlow);
+            slots.release(takenUnproven);
           }
         });
     return true;

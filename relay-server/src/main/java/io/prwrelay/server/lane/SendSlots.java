@@ -1,6 +1,9 @@
 package io.prwrelay.server.lane;
 
 import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The downstream connections of one event loop, as seen by the lanes living on it: how many of
@@ -12,48 +15,53 @@ import java.util.ArrayDeque;
  * request. Under load, that is what coalesces the fragments of many sender requests of the same
  * tenant into few downstream requests; when connections are free, nothing waits.
  *
- * <p><b>Slow lanes share half.</b> A lane whose last downstream request took longer than {@link
- * LaneContext#slowSendNanos} (a quarter of {@code relay.downstream.attempt-timeout}; a timeout
- * always does) is <em>slow</em> ({@link Lane#slow()}): the sends of slow lanes together hold at
- * most half of the connections ({@link #slowConnections}, at least one), and a slow lane that finds
- * that half taken waits in a queue of its own, which never holds back the other lanes. Without it,
- * one sender's hundreds of tenants whose downstream hangs took every connection of the loop, one
- * each, and the other tenants' batches waited behind them until their request's deadline. A lane is
- * slow or not by its last answer: the first send of a tenant nothing is known about is not slow, so
- * a wave of new slow tenants can hold every connection until their first attempts end. Touched only
- * on the loop.
+ * <p><b>Unproven lanes share half.</b> A lane is <em>proven</em> while its last downstream request
+ * was answered within {@link LaneContext#slowSendNanos} (a quarter of {@code
+ * relay.downstream.attempt-timeout}); a lane not answered yet, or whose last request took longer or
+ * timed out, is unproven ({@link Lane#unproven()}). The sends of unproven lanes together hold at
+ * most half of the connections ({@link #unprovenConnections}, at least one), and an unproven lane
+ * that finds that half taken waits in a turn of its own, behind the proven lanes waiting: a proven
+ * lane always finds the other half. Unproven lanes take turns by sender (the sender of the fragment
+ * at the head of the lane, {@link Lane#waitingSender()}): one lane of each sender in turn, so that
+ * another sender's new tenants are not queued behind one sender's hundreds. Without it, one
+ * sender's hundreds of tenants whose downstream hangs took every connection of the loop, one each
+ * and wave after wave of new ones, and the other tenants' batches waited behind them until their
+ * request's deadline. Touched only on the loop.
  */
 final class SendSlots {
   private final int connections;
-  private final int slowConnections;
+  private final int unprovenConnections;
   private final ArrayDeque<Lane> waiting = new ArrayDeque<>();
-  private final ArrayDeque<Lane> waitingSlow = new ArrayDeque<>();
+
+  /** Unproven lanes waiting, by sender, the senders in turn (null: a lane without one). */
+  private final LinkedHashMap<Object, ArrayDeque<Lane>> waitingUnproven = new LinkedHashMap<>();
+
   private int sending;
-  private int sendingSlow;
+  private int sendingUnproven;
 
   /**
    * @param connections sends this loop can have on the wire at once
    */
   SendSlots(int connections) {
     this.connections = Math.max(1, connections);
-    this.slowConnections = Math.max(1, this.connections / 2);
+    this.unprovenConnections = Math.max(1, this.connections / 2);
   }
 
-  /** True when a send of a lane that is not slow may start now. */
+  /** True when a send of a proven lane may start now. */
   boolean free() {
     return free(false);
   }
 
   /**
-   * True when a send may start now: a connection is free and no lane waits for one; for a slow
-   * lane's send, also fewer than {@link #slowConnections} slow sends are on the wire and no slow
-   * lane waits.
+   * True when a send may start now: a connection is free and no proven lane waits for one; for an
+   * unproven lane's send, also fewer than {@link #unprovenConnections} unproven sends are on the
+   * wire and no unproven lane waits.
    */
-  boolean free(boolean slow) {
+  boolean free(boolean unproven) {
     if (sending >= connections || !waiting.isEmpty()) {
       return false;
     }
-    return !slow || (sendingSlow < slowConnections && waitingSlow.isEmpty());
+    return !unproven || (sendingUnproven < unprovenConnections && waitingUnproven.isEmpty());
   }
 
   /**
@@ -64,50 +72,54 @@ final class SendSlots {
     return connections - sending > reserve && waiting.isEmpty();
   }
 
-  /** A send of a lane that is not slow starts. */
+  /** A send of a proven lane starts. */
   void take() {
     take(false);
   }
 
   /** A send starts (it may exceed the connections when a lane could not wait). */
-  void take(boolean slow) {
+  void take(boolean unproven) {
     sending++;
-    if (slow) {
-      sendingSlow++;
+    if (unproven) {
+      sendingUnproven++;
     }
   }
 
   /**
-   * Queues {@code lane} until a connection frees (one a slow lane may take, when it is slow); a
-   * lane waits at most once at a time.
+   * Queues {@code lane} until a connection frees (one an unproven lane may take, when it is
+   * unproven); a lane waits at most once at a time.
    */
   void await(Lane lane) {
     if (!lane.waitingForSlot) {
       lane.waitingForSlot = true;
-      (lane.slow() ? waitingSlow : waiting).add(lane);
+      if (lane.unproven()) {
+        waitingUnproven.computeIfAbsent(lane.waitingSender(), k -> new ArrayDeque<>()).add(lane);
+      } else {
+        waiting.add(lane);
+      }
     }
   }
 
-  /** A send of a lane that was not slow when it started ended. */
+  /** A send of a lane that was proven when it started ended. */
   void release() {
     release(false);
   }
 
   /**
-   * A send ended ({@code slow} as it was taken): lanes waiting for a connection may send now, in
-   * order, those that are not slow first.
+   * A send ended ({@code unproven} as it was taken): lanes waiting for a connection may send now,
+   * in order, the proven ones first.
    */
-  void release(boolean slow) {
+  void release(boolean unproven) {
     sending--;
-    if (slow) {
-      sendingSlow--;
+    if (unproven) {
+      sendingUnproven--;
     }
     while (sending < connections) {
       Lane next;
       if (!waiting.isEmpty()) {
         next = waiting.poll();
-      } else if (!waitingSlow.isEmpty() && sendingSlow < slowConnections) {
-        next = waitingSlow.poll();
+      } else if (!waitingUnproven.isEmpty() && sendingUnproven < unprovenConnections) {
+        next = nextUnproven();
       } else {
         break;
       }
@@ -116,18 +128,30 @@ final class SendSlots {
     }
   }
 
+  /** The first waiting lane of the sender whose turn it is; that sender's turn moves to the end. */
+  private Lane nextUnproven() {
+    Iterator<Map.Entry<Object, ArrayDeque<Lane>>> senders = waitingUnproven.entrySet().iterator();
+    Map.Entry<Object, ArrayDeque<Lane>> first = senders.next();
+    Lane lane = first.getValue().poll();
+    senders.remove();
+    if (!first.getValue().isEmpty()) {
+      waitingUnproven.put(first.getKey(), first.getValue());
+    }
+    return lane;
+  }
+
   /** Sends on the wire now. */
   int sending() {
     return sending;
   }
 
-  /** Sends of slow lanes on the wire now. */
-  int sendingSlow() {
-    return sendingSlow;
+  /** Sends of unproven lanes on the wire now. */
+  int sendingUnproven() {
+    return sendingUnproven;
   }
 
-  /** Most sends of slow lanes on the wire at once: half the connections, at least one. */
-  int slowConnections() {
-    return slowConnections;
+  /** Most sends of unproven lanes on the wire at once: half the connections, at least one. */
+  int unprovenConnections() {
+    return unprovenConnections;
   }
 }

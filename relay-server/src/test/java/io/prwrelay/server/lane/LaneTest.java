@@ -168,40 +168,107 @@ class LaneTest {
   }
 
   @Test
-  void slowTenantsTogetherHoldAtMostHalfTheConnectionsAndTheOtherTenantsSendBesideThem() {
+  void unprovenTenantsTogetherHoldAtMostHalfTheConnectionsAndProvenTenantsSendBesideThem() {
     downstream.connections(4);
-    // Attempts of 5 s: a request answered after more than 1.25 s makes its lane slow.
+    // Attempts of 5 s: a lane is proven by a request answered within 1.25 s.
     lanes(settings(1, 1 << 20, 1 << 20, 5));
+    submit(fragment("h0", "healthy", 60 * SECOND), fragment("g0", "other", 60 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("h0").kind());
+    assertEquals(Kind.DELIVERED, outcomes.get("g0").kind());
     for (int i = 0; i < 8; i++) {
       downstream.always("slow" + i, Reply.status(200).after(Duration.ofSeconds(2)));
     }
-    // Nothing is known of these tenants yet: each takes a connection while there is one.
+    // Nothing is known of these tenants yet: together they take two of the four connections.
     for (int i = 0; i < 8; i++) {
       submit(fragment("first" + i, "slow" + i, 60 * SECOND));
     }
-    assertEquals(4, sentStartingWith("first"));
+    assertEquals(2, sentStartingWith("first"), "unproven lanes share half the connections");
+    submit(fragment("h1", "healthy", 60 * SECOND), fragment("g1", "other", 60 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("h1").kind(), "sent at once beside them");
+    assertEquals(Kind.DELIVERED, outcomes.get("g1").kind(), "sent at once beside them");
     advance(2000);
-    assertEquals(8, sentStartingWith("first"), "the other four once the first four answered");
-    advance(2000);
+    assertEquals(4, sentStartingWith("first"), "two more as the first two answered");
+    advance(6000);
     for (int i = 0; i < 8; i++) {
-      assertEquals(Kind.DELIVERED, outcomes.get("first" + i).kind());
+      assertEquals(Kind.DELIVERED, outcomes.get("first" + i).kind(), "held to half, not starved");
     }
 
-    // Every one of their lanes is slow now: together they take two of the four connections.
+    // Answered after 2 s, they stay unproven: still two at a time.
     for (int i = 0; i < 8; i++) {
       submit(fragment("second" + i, "slow" + i, 60 * SECOND));
     }
     assertEquals(2, sentStartingWith("second"), "slow lanes share half the connections");
-    submit(fragment("h1", "healthy", 60 * SECOND), fragment("g1", "other", 60 * SECOND));
-    assertEquals(Kind.DELIVERED, outcomes.get("h1").kind(), "sent at once beside the slow ones");
-    assertEquals(Kind.DELIVERED, outcomes.get("g1").kind(), "sent at once beside the slow ones");
-    advance(2000);
-    assertEquals(4, sentStartingWith("second"), "two more as the first two slow ones answered");
-    advance(6000);
+    submit(fragment("h2", "healthy", 60 * SECOND));
+    assertEquals(Kind.DELIVERED, outcomes.get("h2").kind(), "sent at once beside them");
+    advance(8000);
     for (int i = 0; i < 8; i++) {
-      assertEquals(Kind.DELIVERED, outcomes.get("second" + i).kind(), "slow, not starved");
+      assertEquals(Kind.DELIVERED, outcomes.get("second" + i).kind());
     }
-    assertEquals(4, downstream.maxInFlight(), "never more than the loop's connections");
+    assertEquals(2 + 2, downstream.maxInFlight(), "never more than the loop's connections");
+  }
+
+  @Test
+  void lanesAnsweredQuicklyAreProvenAndTakeEveryFreeConnection() {
+    downstream.connections(4);
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    for (String t : List.of("a", "b", "c", "d")) {
+      downstream.script(t, Reply.status(200), Reply.status(200).after(Duration.ofSeconds(2)));
+      submit(fragment(t + "0", t, 60 * SECOND));
+      assertEquals(Kind.DELIVERED, outcomes.get(t + "0").kind());
+    }
+    for (String t : List.of("a", "b", "c", "d")) {
+      submit(fragment(t + "1", t, 60 * SECOND));
+    }
+    assertEquals(8, downstream.calls().size(), "four proven lanes on the four connections at once");
+    advance(2000);
+    for (String t : List.of("a", "b", "c", "d")) {
+      assertEquals(Kind.DELIVERED, outcomes.get(t + "1").kind());
+    }
+  }
+
+  @Test
+  void unprovenLanesTakeTheirTurnsBySenderSoOneSendersManyNewTenantsDoNotQueueAnothersAhead() {
+    downstream.connections(2);
+    lanes(settings(1, 1 << 20, 1 << 20, 5));
+    for (int i = 0; i < 20; i++) {
+      downstream.always("hung" + i, Reply.status(200).after(Duration.ofSeconds(5)));
+    }
+    // One sender's twenty new tenants, then another sender's two: one connection for unproven
+    // lanes.
+    for (int i = 0; i < 20; i++) {
+      submit(fragmentOf("hung-sender", "h" + i, "hung" + i));
+    }
+    submit(fragmentOf("other-sender", "n0", "new0"), fragmentOf("other-sender", "n1", "new1"));
+    assertEquals(1, downstream.calls().size(), "one unproven send at a time");
+    advance(5000);
+    advance(5000);
+    List<String> sent = downstream.calls().stream().map(ScriptedSender.Call::text).toList();
+    assertEquals(List.of("h0", "h1", "n0", "h2"), sent, "the senders take turns");
+    assertEquals(Kind.DELIVERED, outcomes.get("n0").kind());
+    advance(5000);
+    assertEquals("n1", downstream.calls().get(4).text(), "not behind the eighteen others");
+  }
+
+  /** A fragment of {@code tenant} from {@code sender}'s request, answered into the outcomes. */
+  private Fragment fragmentOf(String sender, String id, String tenant) {
+    Fragment.Listener answered = LaneTesting.answeredOnce(outcomes, id);
+    byte[] bytes = id.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return new Fragment(
+        tenant,
+        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
+        new io.prwrelay.core.encode.SeriesCounts(1, 1, 0, 0),
+        sim.now() + 60 * SECOND,
+        new Fragment.Listener() {
+          @Override
+          public void done(Fragment f, FragmentOutcome o) {
+            answered.done(f, o);
+          }
+
+          @Override
+          public Object sender() {
+            return sender;
+          }
+        });
   }
 
   /** Downstream requests whose body starts with {@code prefix}. */
