@@ -64,6 +64,10 @@ public final class RelayServer implements AutoCloseable {
   static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
 
   private final RelayConfig config;
+
+  /** The long-lived structures' bounds in effect, logged once listening. */
+  private final RetainedMemory.Plan retained;
+
   private final EventLoopGroup group;
   private final DownstreamClient client;
   private final QueueStore store;
@@ -95,8 +99,8 @@ public final class RelayServer implements AutoCloseable {
 
   /**
    * The relay of {@code config}, with the bounds of its long-lived structures fitted to the JVM's
-   * maximum heap ({@link RetainedMemory}): the bounds in effect are logged in one line, and a
-   * warning names the keys set too high for the heap.
+   * maximum heap ({@link RetainedMemory}): once it listens, the bounds in effect are logged in one
+   * line, and a warning names the keys set too high for the heap.
    *
    * @throws IOException when the downstream's TLS context cannot be built, the ingress TLS or token
    *     files cannot be used, or (queue mode) the queue directory cannot be used
@@ -109,10 +113,7 @@ public final class RelayServer implements AutoCloseable {
 
   private RelayServer(RetainedMemory.Plan retained) throws IOException {
     RelayConfig config = retained.config();
-    LOG.info(retained.summary());
-    if (retained.warning() != null) {
-      LOG.warning(retained.warning());
-    }
+    this.retained = retained;
     this.config = config;
     this.metrics = new RelayMetrics(config.metrics().maxTenants(), ALLOCATOR);
     metrics.retainedBounds(retained.bounds());
@@ -252,6 +253,10 @@ public final class RelayServer implements AutoCloseable {
           cause);
     }
     serverChannel = bound.channel();
+    LOG.info(retained.summary());
+    if (retained.warning() != null) {
+      LOG.warning(retained.warning());
+    }
     if (ingress.tlsProvider() != null) {
       LOG.info("ingress speaks TLS only (provider " + ingress.tlsProvider() + ")");
     }

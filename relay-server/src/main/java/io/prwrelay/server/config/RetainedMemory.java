@@ -175,6 +175,9 @@ public final class RetainedMemory {
     if (b.key() == null) {
       return "";
     }
+    if (b.bytes() == 0) {
+      return " (off)";
+    }
     if (b.key() == TenantConfig.MAX_CACHED) {
       return " (" + mib(b.value()) + " per router, up to " + b.key().name() + " values)";
     }
