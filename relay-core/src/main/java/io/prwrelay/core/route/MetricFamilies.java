@@ -58,8 +58,9 @@ import java.util.function.LongSupplier;
  * tenant ID (the String, its array, its map node and count: 256 bytes for an ID of 150 characters)
  * and {@link #SENDER_BYTES} per sender. The tables grow only while the bound allows, so they never
  * take more than it. At the default 500,000 associations the tables take 32.4 MB, about 65 bytes an
- * association; 500,000 associations that each name a tenant ID of 150 bytes of its own take 160 MB
- * (relay-bench {@code FamilyMemory}), which is why the bound is in bytes.
+ * association; 500,000 associations that each name a tenant ID of 150 bytes of its own are charged
+ * 160.4 MB and took 156.8 MB (relay-bench {@code FamilyMemory}), which is why the bound is in
+ * bytes.
  *
  * <p><b>Why arrays, not the JDK's maps.</b> Nothing here runs per series, so the reason is memory,
  * not speed: the smallest version on {@code LinkedHashMap}s (an access-ordered map for the age
@@ -110,7 +111,8 @@ public final class MetricFamilies {
    * up to 8: the String (24), its array's header (16), its {@code HashMap} node (32), its {@code
    * Interned} count (24) and its share of the map's table (at most 10.7 at the load factor 0.75:
    * 8). Measured with relay-bench {@code FamilyMemory} (heap after full GCs, 500,000 associations,
-   * each of its own tenant ID of 150 bytes): 104 + 152 = 256 bytes an ID computed, 257.6 measured.
+   * each of its own tenant ID of 150 bytes): 104 + 152 = 256 bytes an ID computed, 256.2 measured
+   * (156.8 MB against 28.7 MB for as many associations of one short ID).
    */
   static final int TENANT_ID_BYTES = 104;
 
