@@ -12,7 +12,10 @@ import java.util.Random;
  * the associations themselves as the keys of one access-ordered {@link LinkedHashMap} (the age
  * order that expiry walks), one access-ordered map per sender (the order its fair eviction takes
  * from) and one map of tenants per family (what a metadata entry looks up). Heap after full GCs,
- * filled with eight senders, in the three shapes docs/configuration.md names (Metadata).
+ * filled with eight senders, in the three shapes docs/configuration.md names (Metadata), and in the
+ * shape of a hostile sender: every association names a tenant ID of 150 bytes of its own. Beside
+ * each, what {@link MetricFamilies#bytes()} charges for it against {@code
+ * relay.metadata.max-family-bytes}.
  *
  * <pre>
  * java -Xmx2g -XX:+UseSerialGC -cp relay-bench/target/benchmarks.jar io.prwrelay.bench.FamilyMemory
@@ -20,6 +23,7 @@ import java.util.Random;
  */
 public final class FamilyMemory {
   private static final int ASSOCIATIONS = 500_000;
+  private static final int LONGEST_TENANT_ID = 150;
 
   private FamilyMemory() {}
 
@@ -69,17 +73,23 @@ public final class FamilyMemory {
             Locale.ROOT,
             "%-16s %s%n",
             maps ? "LinkedHashMaps" : "MetricFamilies",
-            fill(families, maps));
+            fill(families, maps, false));
       }
     }
+    System.out.printf(Locale.ROOT, "%-16s %s%n", "MetricFamilies", fill(ASSOCIATIONS, false, true));
   }
 
-  private static String fill(int families, boolean maps) throws Exception {
+  /**
+   * @param ownIds every association names a tenant ID of {@value #LONGEST_TENANT_ID} bytes of its
+   *     own, made as it is learned (so that only the families keep it)
+   */
+  private static String fill(int families, boolean maps, boolean ownIds) throws Exception {
     int tenantsPer = ASSOCIATIONS / families;
     String[] tenants = new String[tenantsPer];
     for (int t = 0; t < tenantsPer; t++) {
       tenants[t] = "tenant-" + t;
     }
+    long charged = 0;
     Random random = new Random(1);
     long[] keys = new long[families];
     for (int f = 0; f < families; f++) {
@@ -102,22 +112,34 @@ public final class FamilyMemory {
       for (int f = 0; f < families; f++) {
         for (String t : tenants) {
           key[0] = keys[f];
-          tenant[0] = t;
+          tenant[0] = ownIds ? ownId(f) : t;
           m.learn(1 + (f % 8), key, tenant, 1);
         }
       }
+      charged = m.bytes();
       kept = m;
     }
     long bytes = heapAfterGc() - before;
     String line =
         String.format(
             Locale.ROOT,
-            "%,7d families x %,5d tenants: %6.1f MB, %5.1f B per association",
+            "%,7d families x %,5d tenants%s: %6.1f MB, %5.1f B per association%s",
             families,
             tenantsPer,
+            ownIds ? " of their own 150-byte IDs" : "",
             bytes / 1e6,
-            bytes / (double) ASSOCIATIONS);
+            bytes / (double) ASSOCIATIONS,
+            maps ? "" : String.format(Locale.ROOT, " (charged %.1f MB)", charged / 1e6));
     return kept.hashCode() == 0 ? line + " " : line;
+  }
+
+  /** A tenant ID of {@value #LONGEST_TENANT_ID} bytes, distinct for each {@code i}. */
+  private static String ownId(int i) {
+    StringBuilder b = new StringBuilder(LONGEST_TENANT_ID).append("t-").append(i);
+    while (b.length() < LONGEST_TENANT_ID) {
+      b.append('x');
+    }
+    return b.toString();
   }
 
   private static long heapAfterGc() throws InterruptedException {

@@ -41,15 +41,26 @@ import java.util.function.LongSupplier;
  * equals another tenant's family and so be routed that family's metadata.
  *
  * <p><b>Bounds.</b> At most {@code capacity} sender–family–tenant associations over all senders (a
- * family one sender sent to three tenants takes three). A new one beyond that evicts the least
- * recently seen association <em>of the sender holding the most</em>: a sender that learns more than
- * any other recycles its own, and one holding fewer than {@code capacity} divided by the senders
- * holding any keeps all of them (max-min fairness). An association not seen for {@code ttl} is no
- * longer used and is removed on the next update. Each association takes about 71 bytes of arrays
- * and tables (58.6 measured at 500,000 before each also named its sender, and 12 bytes for that and
- * its place in the sender's age list: {@link FamilySenders}); each sender holding any about 80
- * bytes, and each distinct tenant ID (at most 150 bytes) is held once, with a count of its
- * associations.
+ * family one sender sent to three tenants takes three), and at most {@code maxBytes} of heap for
+ * them ({@link #bytes()}): the tables, each distinct tenant ID they name and each sender holding
+ * any. A new association beyond either bound evicts the least recently seen association <em>of the
+ * sender holding the most</em>: a sender that learns more than any other recycles its own, and one
+ * holding fewer than the others keeps all of them (max-min fairness, in associations). Under the
+ * byte bound a sender whose tenant IDs are long reaches it with fewer associations than one whose
+ * IDs are short, and is still the one that loses: a sender holding {@code n} associations keeps
+ * them while {@code n} associations of every other sender, at their worst ({@link #ID_BYTES} +
+ * {@link #TENANT_ID_BYTES} + 152 bytes each), fit. An association not seen for {@code ttl} is no
+ * longer used and is removed on the next update.
+ *
+ * <p><b>What is charged.</b> {@link #bytes()} is computed from the layout, not estimated per
+ * association: {@link #ID_BYTES} per association id the arrays have room for, the two probe tables
+ * (4 bytes a cell, 2 to 4 cells an id), {@link #TENANT_ID_BYTES} plus its characters per distinct
+ * tenant ID (the String, its array, its map node and count: 256 bytes for an ID of 150 characters)
+ * and {@link #SENDER_BYTES} per sender. The tables grow only while the bound allows, so they never
+ * take more than it. At the default 500,000 associations the tables take 32.4 MB, about 65 bytes an
+ * association; 500,000 associations that each name a tenant ID of 150 bytes of its own are charged
+ * 160.4 MB and took 156.8 MB (relay-bench {@code FamilyMemory}), which is why the bound is in
+ * bytes.
  *
  * <p><b>Why arrays, not the JDK's maps.</b> Nothing here runs per series, so the reason is memory,
  * not speed: the smallest version on {@code LinkedHashMap}s (an access-ordered map for the age
@@ -89,7 +100,27 @@ public final class MetricFamilies {
     ascii("_gcount")
   };
 
+  /**
+   * Heap of one association id the arrays have room for, besides the probe tables: 36 bytes here
+   * (two longs, a reference and four ints) and 12 in {@link FamilySenders} (a reference, two ints).
+   */
+  static final int ID_BYTES = 48;
+
+  /**
+   * Heap of one distinct tenant ID besides its characters (one byte each: IDs are ASCII), rounded
+   * up to 8: the String (24), its array's header (16), its {@code HashMap} node (32), its {@code
+   * Interned} count (24) and its share of the map's table (at most 10.7 at the load factor 0.75:
+   * 8). Measured with relay-bench {@code FamilyMemory} (heap after full GCs, 500,000 associations,
+   * each of its own tenant ID of 150 bytes): 104 + 152 = 256 bytes an ID computed, 256.2 measured
+   * (156.8 MB against 28.7 MB for as many associations of one short ID).
+   */
+  static final int TENANT_ID_BYTES = 104;
+
+  /** Heap of one sender holding associations ({@link FamilySenders}): its object and map entry. */
+  static final int SENDER_BYTES = 80;
+
   private final int capacity;
+  private final long maxBytes;
   private final long ttlNanos;
   private final LongSupplier nanoClock;
 
@@ -113,37 +144,76 @@ public final class MetricFamilies {
   private int families;
 
   private final Map<String, Interned> tenantIds = new HashMap<>();
+
+  /** What the distinct tenant IDs take ({@link #tenantIdBytes}), all together. */
+  private long idBytes;
+
   private long lessons;
 
   // Whose each association is, and which to evict: the oldest of the sender holding the most.
   private final FamilySenders owners = new FamilySenders();
 
   /**
+   * Bounded by {@code capacity} only.
+   *
    * @param capacity most family–tenant associations kept; 0 learns nothing
    * @param ttlNanos how long an association lasts after its tenant last sent the family
    * @param nanoClock the time, in nanoseconds ({@code System::nanoTime} outside tests)
    */
   public MetricFamilies(int capacity, long ttlNanos, LongSupplier nanoClock) {
-    if (capacity < 0 || ttlNanos <= 0) {
-      throw new IllegalArgumentException("capacity " + capacity + ", ttl " + ttlNanos + " ns");
+    this(capacity, Long.MAX_VALUE, ttlNanos, nanoClock);
+  }
+
+  /**
+   * @param capacity most family–tenant associations kept; 0 learns nothing
+   * @param maxBytes most heap taken ({@link #bytes()}); 0 learns nothing
+   * @param ttlNanos how long an association lasts after its tenant last sent the family
+   * @param nanoClock the time, in nanoseconds ({@code System::nanoTime} outside tests)
+   */
+  public MetricFamilies(int capacity, long maxBytes, long ttlNanos, LongSupplier nanoClock) {
+    if (capacity < 0 || maxBytes < 0 || ttlNanos <= 0) {
+      throw new IllegalArgumentException(
+          "capacity " + capacity + ", max bytes " + maxBytes + ", ttl " + ttlNanos + " ns");
     }
-    this.capacity = capacity;
+    this.capacity = maxBytes == 0 ? 0 : capacity;
+    this.maxBytes = maxBytes;
     this.ttlNanos = ttlNanos;
     this.nanoClock = nanoClock;
   }
 
   /**
-   * The families of {@code rules} ({@link TenantRules#maxFamilyTenants()}, its TTL), on the JVM's
-   * clock.
+   * The families of {@code rules} ({@link TenantRules#maxFamilyTenants()}, {@link
+   * TenantRules#maxFamilyBytes()}, its TTL), on the JVM's clock.
    */
   public static MetricFamilies of(TenantRules rules) {
     return new MetricFamilies(
-        rules.maxFamilyTenants(), rules.familyTtl().toNanos(), System::nanoTime);
+        rules.maxFamilyTenants(),
+        rules.maxFamilyBytes(),
+        rules.familyTtl().toNanos(),
+        System::nanoTime);
   }
 
-  /** Whether anything is learned at all (a capacity above 0). */
+  /** Whether anything is learned at all (a capacity and a byte bound above 0). */
   public boolean enabled() {
     return capacity > 0;
+  }
+
+  /**
+   * Heap taken now, as the byte bound counts it: the arrays and probe tables at their present size,
+   * the distinct tenant IDs and the senders holding associations.
+   */
+  public synchronized long bytes() {
+    return arrayBytes(family.length) + idBytes + (long) owners.count() * SENDER_BYTES;
+  }
+
+  /** The heap of the arrays and probe tables with room for {@code ids} associations. */
+  static long arrayBytes(int ids) {
+    return (long) ids * ID_BYTES + 2L * Integer.BYTES * cells(ids);
+  }
+
+  /** The heap one distinct tenant ID takes while associations name it. */
+  static long tenantIdBytes(String t) {
+    return TENANT_ID_BYTES + ((t.length() + 7L) & ~7L);
   }
 
   /** How long an association lasts, in nanoseconds. */
@@ -341,10 +411,14 @@ public final class MetricFamilies {
       owners.touch(id);
       return;
     }
-    if (size == capacity) {
+    // Make room: the oldest of the sender holding the most, until the new one fits both bounds.
+    while (size > 0 && (size == capacity || !fits(sender, t))) {
       remove(owners.victim());
     }
-    id = allocate();
+    if (!fits(sender, t)) {
+      return; // the byte bound holds less than this one association
+    }
+    id = allocate(maxBytes - bytes() - added(sender, t));
     family[id] = key;
     tenant[id] = intern(t);
     seen[id] = now;
@@ -361,6 +435,50 @@ public final class MetricFamilies {
       replaceFamilyHead(key, id);
     }
     size++;
+  }
+
+  /**
+   * Whether a new association of {@code sender} and {@code t} fits the byte bound: its tenant ID
+   * when new, its sender when new, and the arrays' growth when no id is free.
+   */
+  private boolean fits(long sender, String t) {
+    long need = bytes() + added(sender, t);
+    if (need > maxBytes) {
+      return false;
+    }
+    return free != NONE || allocated < family.length || nextLength(maxBytes - need) > 0;
+  }
+
+  /** What a new association adds besides an id: its tenant ID and its sender, when new. */
+  private long added(long sender, String t) {
+    return (tenantIds.containsKey(t) ? 0 : tenantIdBytes(t))
+        + (owners.held(sender) == 0 ? SENDER_BYTES : 0);
+  }
+
+  /**
+   * The length the arrays grow to when full: twice the present (at least {@link #INITIAL}, at most
+   * the capacity), or less when only less fits in {@code room} bytes beyond what is taken now; 0
+   * when too little fits to be worth growing (an eighth more, at least 64 ids).
+   */
+  private int nextLength(long room) {
+    int length = family.length;
+    long now = arrayBytes(length);
+    int want = (int) Math.min(capacity, Math.max(INITIAL, 2L * length));
+    if (arrayBytes(want) - now <= room) {
+      return want;
+    }
+    int least = (int) Math.min(want, length + Math.max(64, length / 8));
+    int lo = length;
+    int hi = want;
+    while (lo < hi) { // the largest length whose arrays fit: arrayBytes grows with the length
+      int mid = (int) ((lo + (long) hi + 1) >>> 1);
+      if (arrayBytes(mid) - now <= room) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return lo >= least ? lo : 0;
   }
 
   /** Removes every association not seen within the TTL (the oldest come first). */
@@ -402,6 +520,7 @@ public final class MetricFamilies {
     if (i == null) {
       i = new Interned(t);
       tenantIds.put(t, i);
+      idBytes += tenantIdBytes(t);
     }
     i.associations++;
     return i.id;
@@ -411,6 +530,7 @@ public final class MetricFamilies {
     Interned i = tenantIds.get(t);
     if (--i.associations == 0) {
       tenantIds.remove(t);
+      idBytes -= tenantIdBytes(t);
     }
   }
 
@@ -454,20 +574,25 @@ public final class MetricFamilies {
 
   // --- storage
 
-  private int allocate() {
+  /** A free id; the arrays grow within {@code room} bytes when none is ({@link #fits}). */
+  private int allocate(long room) {
     if (free != NONE) {
       int id = free;
       free = familyNext[id];
       return id;
     }
     if (allocated == family.length) {
-      grow();
+      grow(nextLength(room));
     }
     return allocated++;
   }
 
-  private void grow() {
-    int n = (int) Math.min(capacity, Math.max(INITIAL, 2L * family.length));
+  /** Probe table cells for {@code ids} ids: a power of two at least twice as many. */
+  private static int cells(int ids) {
+    return ids == 0 ? 0 : Integer.highestOneBit(Math.max(1, ids - 1)) << 2;
+  }
+
+  private void grow(int n) {
     family = Arrays.copyOf(family, n);
     tenant = Arrays.copyOf(tenant, n);
     seen = Arrays.copyOf(seen, n);
@@ -477,7 +602,7 @@ public final class MetricFamilies {
     older = Arrays.copyOf(older, n);
     owners.grow(n);
     // Tables at most half full: a power of two at least twice the ids.
-    int cells = Integer.highestOneBit(Math.max(1, n - 1)) << 2;
+    int cells = cells(n);
     byPair = new int[cells];
     byFamily = new int[cells];
     families = 0;

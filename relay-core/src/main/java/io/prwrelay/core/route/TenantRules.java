@@ -50,12 +50,27 @@ public final class TenantRules {
 
   /**
    * Default of {@code relay.metadata.max-family-tenants}: family–tenant associations remembered for
-   * routing metadata-only requests ({@link MetricFamilies}), about 71 bytes each, so about 36 MB of
-   * tables when full, plus the tenant IDs they name, each once. Enough for 100,000 families sent by
-   * five tenants each, or 500 families (the runtime's and the HTTP library's) sent by each of 1,000
-   * tenants.
+   * routing metadata-only requests ({@link MetricFamilies}), about 65 bytes each, so about 32 MB of
+   * tables when full, plus the tenant IDs they name, each once, all within {@link
+   * #DEFAULT_MAX_FAMILY_BYTES}. Enough for 100,000 families sent by five tenants each, or 500
+   * families (the runtime's and the HTTP library's) sent by each of 1,000 tenants.
    */
   public static final int DEFAULT_MAX_FAMILY_TENANTS = 500_000;
+
+  /**
+   * Default of {@code relay.metadata.max-family-bytes}: the heap {@link MetricFamilies} may take,
+   * its tables and the tenant IDs they name together ({@link MetricFamilies#bytes()}). 40 MiB holds
+   * the default 500,000 associations of short tenant IDs (their tables take 32.4 MB), or about
+   * 150,000 associations that each name a tenant ID of 150 bytes of its own.
+   */
+  public static final long DEFAULT_MAX_FAMILY_BYTES = 40L << 20;
+
+  /**
+   * Default bound on the heap one router's tenant value cache takes before it starts over: 16 MiB,
+   * about 120,000 IDs of 20 characters or 42,000 of the longest valid ones (150). Not a key of its
+   * own: the relay lowers it when the retained structures would not fit the heap.
+   */
+  public static final long DEFAULT_MAX_CACHED_TENANT_BYTES = 16L << 20;
 
   /**
    * Default of {@code relay.metadata.family-ttl}: ten times Prometheus's default {@code
@@ -84,6 +99,8 @@ public final class TenantRules {
   private final int maxTenantsPerRequest;
   private final boolean countSamples;
   private final int maxFamilyTenants;
+  private final long maxFamilyBytes;
+  private final long maxCachedTenantBytes;
   private final Duration familyTtl;
   private final Set<String> allowed;
 
@@ -99,12 +116,35 @@ public final class TenantRules {
     this.maxTenantsPerRequest = b.maxTenantsPerRequest;
     this.countSamples = b.countSamples;
     this.maxFamilyTenants = b.maxFamilyTenants;
+    this.maxFamilyBytes = b.maxFamilyBytes;
+    this.maxCachedTenantBytes = b.maxCachedTenantBytes;
     this.familyTtl = b.familyTtl;
     this.allowed = Set.copyOf(b.allowed);
   }
 
   public static Builder builder() {
     return new Builder();
+  }
+
+  /** A builder holding these rules' settings, to change some of them. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.labels = new ArrayList<>(labels);
+    b.missing = missing;
+    b.defaultTenant = defaultTenant;
+    b.prefix = prefix;
+    b.removeLabel = removeLabel;
+    b.metadata = metadata;
+    b.maxCachedTenants = maxCachedTenants;
+    b.maxCachedTenantBytes = maxCachedTenantBytes;
+    b.maxTenantsPerRequest = maxTenantsPerRequest;
+    b.maxBroadcastMetadataBytes = maxBroadcastMetadataBytes;
+    b.countSamples = countSamples;
+    b.maxFamilyTenants = maxFamilyTenants;
+    b.maxFamilyBytes = maxFamilyBytes;
+    b.familyTtl = familyTtl;
+    b.allowed = List.copyOf(allowed);
+    return b;
   }
 
   /** Tenant label names in priority order; the first present in a series wins. */
@@ -164,6 +204,14 @@ public final class TenantRules {
   }
 
   /**
+   * Most heap one router's tenant value cache takes before it starts over, whatever {@link
+   * #maxCachedTenants()} allows ({@link #DEFAULT_MAX_CACHED_TENANT_BYTES}).
+   */
+  public long maxCachedTenantBytes() {
+    return maxCachedTenantBytes;
+  }
+
+  /**
    * Most tenants one request may carry: a request with more is rejected as soon as the reader meets
    * the first tenant over the bound, before any batch is built ({@code
    * RequestError.Kind.TOO_MANY_TENANTS}), so one request cannot fan out into an unbounded number of
@@ -193,6 +241,15 @@ public final class TenantRules {
     return maxFamilyTenants;
   }
 
+  /**
+   * Most heap {@link MetricFamilies} takes, its tables and the tenant IDs they name together;
+   * beyond it the least recently seen association of the sender holding the most is forgotten, as
+   * beyond {@link #maxFamilyTenants()}.
+   */
+  public long maxFamilyBytes() {
+    return maxFamilyBytes;
+  }
+
   /** How long a tenant stays associated with a metric family after its last series of it. */
   public Duration familyTtl() {
     return familyTtl;
@@ -214,6 +271,8 @@ public final class TenantRules {
         + metadata.name().toLowerCase(Locale.ROOT)
         + " max-family-tenants="
         + maxFamilyTenants
+        + " max-family-bytes="
+        + maxFamilyBytes
         + " count-samples="
         + countSamples
         + (allowed.isEmpty() ? "" : " allowed=" + allowed.size() + " tenants");
@@ -225,9 +284,11 @@ public final class TenantRules {
     DEFAULT,
     PREFIX,
     MAX_CACHED_TENANTS,
+    MAX_CACHED_TENANT_BYTES,
     MAX_BROADCAST_METADATA_BYTES,
     MAX_TENANTS_PER_REQUEST,
     MAX_FAMILY_TENANTS,
+    MAX_FAMILY_BYTES,
     FAMILY_TTL,
     ALLOWED
   }
@@ -270,6 +331,8 @@ public final class TenantRules {
     private long maxBroadcastMetadataBytes = DEFAULT_MAX_BROADCAST_METADATA_BYTES;
     private boolean countSamples = DEFAULT_COUNT_SAMPLES;
     private int maxFamilyTenants = DEFAULT_MAX_FAMILY_TENANTS;
+    private long maxFamilyBytes = DEFAULT_MAX_FAMILY_BYTES;
+    private long maxCachedTenantBytes = DEFAULT_MAX_CACHED_TENANT_BYTES;
     private Duration familyTtl = DEFAULT_FAMILY_TTL;
     private Collection<String> allowed = List.of();
 
@@ -342,6 +405,18 @@ public final class TenantRules {
       return this;
     }
 
+    /** See {@link TenantRules#maxFamilyBytes()}. */
+    public Builder maxFamilyBytes(long maxFamilyBytes) {
+      this.maxFamilyBytes = maxFamilyBytes;
+      return this;
+    }
+
+    /** See {@link TenantRules#maxCachedTenantBytes()}. */
+    public Builder maxCachedTenantBytes(long maxCachedTenantBytes) {
+      this.maxCachedTenantBytes = maxCachedTenantBytes;
+      return this;
+    }
+
     /** See {@link TenantRules#familyTtl()}. */
     public Builder familyTtl(Duration familyTtl) {
       this.familyTtl = Objects.requireNonNull(familyTtl);
@@ -389,6 +464,12 @@ public final class TenantRules {
       }
       if (maxFamilyTenants < 0) {
         throw new InvalidSettingException(Setting.MAX_FAMILY_TENANTS, "must not be negative");
+      }
+      if (maxFamilyBytes < 0) {
+        throw new InvalidSettingException(Setting.MAX_FAMILY_BYTES, "must not be negative");
+      }
+      if (maxCachedTenantBytes < 1) {
+        throw new InvalidSettingException(Setting.MAX_CACHED_TENANT_BYTES, "must be at least 1");
       }
       for (String id : allowed) {
         TenantProblem bad = TenantIds.problem(id);

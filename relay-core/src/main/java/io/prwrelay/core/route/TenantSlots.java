@@ -12,14 +12,16 @@ import java.util.Arrays;
  */
 final class TenantSlots {
   /**
-   * Most heap the tenant table of one router (one event loop) may take before it starts over,
-   * whatever {@link TenantRules#maxCachedTenants()} allows ({@link TenantTable#bytes()}): 16 MiB,
-   * about 120,000 IDs of 20 characters or 42,000 of the longest valid ones (150).
+   * Most heap the tenant table of one router may take before it starts over by default, whatever
+   * {@link TenantRules#maxCachedTenants()} allows ({@link TenantTable#bytes()}; {@link
+   * TenantRules#maxCachedTenantBytes()}): 16 MiB, about 120,000 IDs of 20 characters or 42,000 of
+   * the longest valid ones (150).
    */
-  static final long MAX_BYTES = 16L << 20;
+  static final long MAX_BYTES = TenantRules.DEFAULT_MAX_CACHED_TENANT_BYTES;
 
   private final TenantTable table;
   private final int maxCachedTenants;
+  private final long maxBytes;
   private final RequestIntMap entrySlots = new RequestIntMap(64);
   private String[] tenants = new String[16];
   private int opened;
@@ -27,14 +29,15 @@ final class TenantSlots {
   TenantSlots(TenantRules rules) {
     this.table = new TenantTable(rules.prefix(), rules.defaultTenantId(), 64, rules.allowed());
     this.maxCachedTenants = rules.maxCachedTenants();
+    this.maxBytes = rules.maxCachedTenantBytes();
   }
 
   /**
    * Forgets the previous request's slots; starts the tenant table over once it holds {@link
-   * TenantRules#maxCachedTenants()} values or {@link #MAX_BYTES}.
+   * TenantRules#maxCachedTenants()} values or {@link TenantRules#maxCachedTenantBytes()}.
    */
   void startRequest() {
-    if (table.size() >= maxCachedTenants || table.bytes() >= MAX_BYTES) {
+    if (table.size() >= maxCachedTenants || table.bytes() >= maxBytes) {
       table.clear();
     }
     entrySlots.clear();

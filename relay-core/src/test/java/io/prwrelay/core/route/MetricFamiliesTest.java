@@ -313,4 +313,119 @@ class MetricFamiliesTest {
       assertTrue(f.size() <= 50);
     }
   }
+
+  /** A tenant ID of the longest valid length, 150 bytes, distinct for each {@code i}. */
+  private static String longId(String prefix, int i) {
+    StringBuilder b = new StringBuilder(prefix).append(i);
+    while (b.length() < TenantIds.MAX_LENGTH) {
+      b.append('x');
+    }
+    return b.toString();
+  }
+
+  @Test
+  void longTenantIdsFillTheByteBoundNotTheEntryCount() {
+    long bound = 2L << 20;
+    MetricFamilies f = new MetricFamilies(500_000, bound, TTL, clock::get);
+    for (int i = 0; i < 50_000; i++) {
+      learn(f, 1, "m", longId("t-", i));
+      assertTrue(f.bytes() <= bound, () -> f.bytes() + " bytes");
+    }
+    // Each association names its own ID: 256 bytes of it, 48 of arrays, up to 32 of tables.
+    int perAssociation = MetricFamilies.ID_BYTES + 32 + 256;
+    assertTrue(f.size() < 50_000, "the byte bound, not the entry count, stopped it");
+    assertTrue(f.size() >= bound / perAssociation * 3 / 4, f.size() + " associations");
+    assertTrue(f.bytes() > bound * 3 / 4, f.bytes() + " bytes, the bound is used");
+    // The most recent ones are the ones kept.
+    List<String> out = new ArrayList<>();
+    byte[] m = bytes("m");
+    f.tenantsOf(1, m, 0, 1, out);
+    assertTrue(out.contains(longId("t-", 49_999)));
+    assertTrue(!out.contains(longId("t-", 0)));
+    // Short IDs, shared by many associations, fit many more in the same bound.
+    MetricFamilies shortIds = new MetricFamilies(500_000, bound, TTL, clock::get);
+    for (int i = 0; i < 15_000; i++) {
+      learn(shortIds, 1, "fam_" + i, "t" + (i % 10));
+    }
+    assertEquals(15_000, shortIds.size());
+    assertTrue(f.size() < 15_000 / 2, f.size() + " long against 15,000 short");
+  }
+
+  @Test
+  void underTheByteBoundAnotherSendersAssociationsSurvive() {
+    long bound = 1L << 20;
+    MetricFamilies f = new MetricFamilies(500_000, bound, TTL, clock::get);
+    for (int i = 0; i < 100; i++) {
+      learn(f, 1, "innocent_" + i, "team-" + (i % 10));
+      clock.addAndGet(1);
+    }
+    // A sender of long tenant IDs, each new, far past the byte bound: it recycles its own.
+    for (int i = 0; i < 20_000; i++) {
+      learn(f, 2, "flood_" + i, longId("evil-", i));
+      clock.addAndGet(1);
+    }
+    assertTrue(f.bytes() <= bound, f.bytes() + " bytes");
+    assertEquals(100, f.heldBy(1));
+    assertTrue(f.heldBy(2) > 100, f.heldBy(2) + " held by the flood");
+    for (int i = 0; i < 100; i++) {
+      assertEquals(Set.of("team-" + (i % 10)), tenantsOf(f, 1, "innocent_" + i));
+    }
+    // Max-min: a third sender of long IDs takes from the flood, never from the innocent one.
+    for (int i = 0; i < 20_000; i++) {
+      learn(f, 3, "other_" + i, longId("other-", i));
+      clock.addAndGet(1);
+    }
+    assertEquals(100, f.heldBy(1));
+    assertTrue(Math.abs(f.heldBy(2) - f.heldBy(3)) <= 1, f.heldBy(2) + " / " + f.heldBy(3));
+    assertTrue(f.bytes() <= bound, f.bytes() + " bytes");
+  }
+
+  @Test
+  void tenantIdsStopBeingChargedWhenTheirLastAssociationGoes() {
+    MetricFamilies f = new MetricFamilies(1000, 1L << 20, TTL, clock::get);
+    long empty = f.bytes();
+    learn(f, 1, "a", longId("x-", 1));
+    learn(f, 1, "b", longId("x-", 1));
+    long tables = MetricFamilies.arrayBytes(1000);
+    long one = tables + MetricFamilies.tenantIdBytes(longId("x-", 1)) + MetricFamilies.SENDER_BYTES;
+    assertEquals(0, empty);
+    assertEquals(one, f.bytes(), "one ID, named twice, charged once");
+    assertEquals(256, MetricFamilies.tenantIdBytes(longId("x-", 1)));
+    clock.addAndGet(TTL);
+    learn(f, 2, "c", "t");
+    assertEquals(1, f.size());
+    assertEquals(
+        tables + MetricFamilies.tenantIdBytes("t") + MetricFamilies.SENDER_BYTES, f.bytes());
+  }
+
+  @Test
+  void aByteBoundBelowOneAssociationLearnsNothing() {
+    MetricFamilies f = new MetricFamilies(1000, 1000, TTL, clock::get);
+    learn(f, 1, "m", "t");
+    assertEquals(0, f.size());
+    assertTrue(f.bytes() <= 1000);
+    MetricFamilies off = new MetricFamilies(1000, 0, TTL, clock::get);
+    assertTrue(!off.enabled());
+  }
+
+  /** Random learning under a small byte bound: never above it, and counts add up. */
+  @Test
+  void randomLearningNeverPassesTheByteBound() {
+    Random r = new Random(11);
+    long bound = 200_000;
+    MetricFamilies f = new MetricFamilies(100_000, bound, TTL, clock::get);
+    for (int op = 0; op < 30_000; op++) {
+      clock.addAndGet(r.nextInt(1000) * 100_000L);
+      long sender = 1 + r.nextInt(4);
+      String tenant =
+          r.nextBoolean() ? "s" + r.nextInt(20) : longId("l" + sender + "-", r.nextInt(5000));
+      learn(f, sender, "fam_" + r.nextInt(200), tenant);
+      assertTrue(f.bytes() <= bound, "op " + op + ": " + f.bytes());
+      int sum = 0;
+      for (long s = 1; s <= 4; s++) {
+        sum += f.heldBy(s);
+      }
+      assertEquals(f.size(), sum, "op " + op);
+    }
+  }
 }

@@ -15,6 +15,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.Ticker;
 import io.prwrelay.server.config.DeliveryConfig;
 import io.prwrelay.server.config.RelayConfig;
+import io.prwrelay.server.config.RetainedMemory;
 import io.prwrelay.server.downstream.AttemptOutcome;
 import io.prwrelay.server.downstream.DownstreamCheck;
 import io.prwrelay.server.downstream.DownstreamClient;
@@ -63,6 +64,10 @@ public final class RelayServer implements AutoCloseable {
   static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
 
   private final RelayConfig config;
+
+  /** The long-lived structures' bounds in effect, logged once listening. */
+  private final RetainedMemory.Plan retained;
+
   private final EventLoopGroup group;
   private final DownstreamClient client;
   private final QueueStore store;
@@ -93,12 +98,25 @@ public final class RelayServer implements AutoCloseable {
   private ScheduledExecutorService limitsTicker;
 
   /**
+   * The relay of {@code config}, with the bounds of its long-lived structures fitted to the JVM's
+   * maximum heap ({@link RetainedMemory}): once it listens, the bounds in effect are logged in one
+   * line, and a warning names the keys set too high for the heap.
+   *
    * @throws IOException when the downstream's TLS context cannot be built, the ingress TLS or token
    *     files cannot be used, or (queue mode) the queue directory cannot be used
    */
   public RelayServer(RelayConfig config) throws IOException {
+    this(
+        RetainedMemory.plan(
+            config, Runtime.getRuntime().maxMemory(), config.server().eventLoops()));
+  }
+
+  private RelayServer(RetainedMemory.Plan retained) throws IOException {
+    RelayConfig config = retained.config();
+    this.retained = retained;
     this.config = config;
     this.metrics = new RelayMetrics(config.metrics().maxTenants(), ALLOCATOR);
+    metrics.retainedBounds(retained.bounds());
     this.group = Transport.group(config.server().eventLoops());
     DeliveryConfig delivery = config.delivery();
     try {
@@ -235,6 +253,10 @@ public final class RelayServer implements AutoCloseable {
           cause);
     }
     serverChannel = bound.channel();
+    LOG.info(retained.summary());
+    if (retained.warning() != null) {
+      LOG.warning(retained.warning());
+    }
     if (ingress.tlsProvider() != null) {
       LOG.info("ingress speaks TLS only (provider " + ingress.tlsProvider() + ")");
     }

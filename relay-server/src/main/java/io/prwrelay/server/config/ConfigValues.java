@@ -91,6 +91,14 @@ final class ConfigValues {
     warnings.add(invalid(key, problem).getMessage());
   }
 
+  /** The names of the keys set by a file, a system property or the environment, not defaulted. */
+  Set<String> explicitKeys() {
+    return values.keySet().stream()
+        .filter(k -> !"default".equals(sources.get(k)))
+        .map(ConfigKey::name)
+        .collect(Collectors.toUnmodifiableSet());
+  }
+
   /** The warnings noted while the sections were read, in order. */
   List<String> warnings() {
     return List.copyOf(warnings);

@@ -24,6 +24,8 @@ import java.util.stream.Collectors;
  * @param limits the per-tenant limits at the ingest edge
  * @param warnings settings that do not stop startup but are ignored or questionable, one line each
  *     naming the key, for the startup log
+ * @param explicitKeys the keys set by a file, a system property or the environment rather than left
+ *     at their defaults ({@link RetainedMemory} lowers only bounds left at their defaults)
  */
 public record RelayConfig(
     ServerConfig server,
@@ -33,7 +35,8 @@ public record RelayConfig(
     MetricsConfig metrics,
     LimitsConfig limits,
     LogConfig log,
-    List<String> warnings) {
+    List<String> warnings,
+    Set<String> explicitKeys) {
 
   /** Loads the configuration with the defaults only (used by tests and the demo). */
   public static RelayConfig defaults() throws ConfigException {
@@ -65,9 +68,55 @@ public record RelayConfig(
             MetricsConfig.load(v),
             LimitsConfig.load(v),
             LogConfig.load(v),
-            v.warnings());
+            v.warnings(),
+            v.explicitKeys());
     v.requireAllRead();
     return config;
+  }
+
+  /** Whether {@code key} was set rather than left at its default. */
+  public boolean isExplicit(ConfigKey key) {
+    return explicitKeys.contains(key.name());
+  }
+
+  /**
+   * This configuration with the retained structures' bounds replaced (by {@link RetainedMemory}).
+   */
+  RelayConfig withRetainedBounds(
+      int insightTenants,
+      long cachedTenantBytes,
+      long familyBytes,
+      int ledgerEntries,
+      long limitsBytes) {
+    InsightConfig i = metrics.insight();
+    DeliveryConfig d = delivery;
+    LimitsConfig l = limits;
+    return new RelayConfig(
+        server,
+        downstream,
+        new DeliveryConfig(
+            d.mode(),
+            d.queueDir(),
+            d.queue(),
+            ledgerEntries,
+            d.ledgerTtl(),
+            d.throttled(),
+            d.lanes()),
+        new TenantConfig(
+            tenant.rules().toBuilder()
+                .maxCachedTenantBytes(cachedTenantBytes)
+                .maxFamilyBytes(familyBytes)
+                .build(),
+            tenant.trustIncomingHeader(),
+            tenant.tenantHeader(),
+            tenant.haLabels()),
+        new MetricsConfig(
+            metrics.maxTenants(), new InsightConfig(i.enabled(), i.window(), insightTenants)),
+        new LimitsConfig(
+            l.defaults(), l.window(), l.overridesFile(), l.reloadPeriod(), limitsBytes),
+        log,
+        warnings,
+        explicitKeys);
   }
 
   /**

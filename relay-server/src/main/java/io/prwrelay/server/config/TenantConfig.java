@@ -112,9 +112,19 @@ public record TenantConfig(
           "relay.metadata.max-family-tenants",
           String.valueOf(TenantRules.DEFAULT_MAX_FAMILY_TENANTS),
           "metric family → tenant associations remembered to route metadata-only requests (a"
-              + " family one sender sent to 3 tenants counts 3; about 71 bytes each); beyond it the"
-              + " least recently seen of the sender holding the most is forgotten (0 = learn"
-              + " nothing: such metadata goes to the default tenant)");
+              + " family one sender sent to 3 tenants counts 3); beyond it the least recently seen"
+              + " of the sender holding the most is forgotten (0 = learn nothing: such metadata goes"
+              + " to the default tenant)");
+
+  public static final ConfigKey METADATA_MAX_FAMILY_BYTES =
+      key(
+          "relay.metadata.max-family-bytes",
+          "40MiB",
+          "heap the metric family → tenant associations may take, their tables and the tenant IDs"
+              + " they name together (65 bytes an association, 104 bytes plus its characters a"
+              + " distinct tenant ID); beyond it the least recently seen of the sender holding the"
+              + " most is forgotten; lowered to fit the heap when left at its default (0 = learn"
+              + " nothing)");
 
   public static final ConfigKey METADATA_FAMILY_TTL =
       key(
@@ -140,6 +150,7 @@ public record TenantConfig(
           METADATA,
           METADATA_MAX_BROADCAST_BYTES,
           METADATA_MAX_FAMILY_TENANTS,
+          METADATA_MAX_FAMILY_BYTES,
           METADATA_FAMILY_TTL);
 
   /** With the default HA labels, {@code cluster} and {@code __replica__}. */
@@ -177,6 +188,7 @@ public record TenantConfig(
             .metadata(v.choice(METADATA, TenantRules.MetadataPolicy.class))
             .maxBroadcastMetadataBytes(v.bytes(METADATA_MAX_BROADCAST_BYTES, 0, Long.MAX_VALUE))
             .maxFamilyTenants(v.integer(METADATA_MAX_FAMILY_TENANTS, 0, 10_000_000))
+            .maxFamilyBytes(v.bytes(METADATA_MAX_FAMILY_BYTES, 0, 1L << 40))
             .familyTtl(v.duration(METADATA_FAMILY_TTL))
             .maxCachedTenants(v.integer(MAX_CACHED, 1, 100_000_000))
             .maxTenantsPerRequest(v.integer(MAX_PER_REQUEST, 1, 100_000_000))
@@ -240,10 +252,11 @@ public record TenantConfig(
       case LABELS -> LABELS;
       case DEFAULT -> DEFAULT_TENANT;
       case PREFIX -> PREFIX;
-      case MAX_CACHED_TENANTS -> MAX_CACHED;
+      case MAX_CACHED_TENANTS, MAX_CACHED_TENANT_BYTES -> MAX_CACHED;
       case MAX_TENANTS_PER_REQUEST -> MAX_PER_REQUEST;
       case MAX_BROADCAST_METADATA_BYTES -> METADATA_MAX_BROADCAST_BYTES;
       case MAX_FAMILY_TENANTS -> METADATA_MAX_FAMILY_TENANTS;
+      case MAX_FAMILY_BYTES -> METADATA_MAX_FAMILY_BYTES;
       case FAMILY_TTL -> METADATA_FAMILY_TTL;
       case ALLOWED -> ALLOWED;
     };

@@ -91,6 +91,14 @@ public final class MetricCatalogue {
           BYTES,
           "memory the per-tenant limits take now (filters and tenant state), at most"
               + " relay.limits.max-memory-bytes");
+  public static final Metric MEMORY_RETAINED_BOUND =
+      gauge(
+          "relay.memory.retained.bound",
+          BYTES,
+          "worst case in effect of each long-lived structure that keeps bytes senders chose"
+              + " (insight, tenant_cache, metric_families, delivery_ledger, limits, scratch),"
+              + " fitted at startup to a third of the heap",
+          "structure");
   public static final Metric LIMITS_MEMORY_REFUSED =
       counter(
           "relay.limits.memory.refused",
@@ -386,6 +394,7 @@ public final class MetricCatalogue {
           LIMITS_CONFIG_LAST_RELOAD_SUCCESSFUL,
           LIMITS_MEMORY,
           LIMITS_MEMORY_REFUSED,
+          MEMORY_RETAINED_BOUND,
           TLS_HANDSHAKE_FAILURES,
           SERIES_REJECTED,
           SERIES_DROPPED,

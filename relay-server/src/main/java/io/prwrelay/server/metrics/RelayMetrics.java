@@ -17,6 +17,7 @@ import io.prwrelay.core.route.MetadataRoute;
 import io.prwrelay.core.route.MetricFamilies;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantProblem;
+import io.prwrelay.server.config.RetainedMemory;
 import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.lane.LaneObserver;
 import io.prwrelay.server.lane.NewLaneBudget;
@@ -279,6 +280,17 @@ public final class RelayMetrics {
    */
   public void inflightRejected(String reason) {
     MetricCatalogue.INFLIGHT_REJECTED.counter(registry, reason).increment();
+  }
+
+  /**
+   * Registers {@code relay_memory_retained_bound_bytes}: each long-lived structure's worst case in
+   * effect.
+   */
+  public void retainedBounds(List<RetainedMemory.Bound> bounds) {
+    for (RetainedMemory.Bound b : bounds) {
+      MetricCatalogue.MEMORY_RETAINED_BOUND.gauge(
+          registry, b.bytes(), Long::doubleValue, b.structure());
+    }
   }
 
   /** Registers {@code relay_connections} (open ingress connections) and its limit. */

@@ -216,6 +216,7 @@ class RelayConfigTest {
     assertEquals(java.time.Duration.ofSeconds(90), c.tenant().rules().familyTtl());
     RelayConfig defaults = RelayConfig.load(null, Map.of(), Map.of());
     assertEquals(500_000, defaults.tenant().rules().maxFamilyTenants());
+    assertEquals(40L << 20, defaults.tenant().rules().maxFamilyBytes());
     assertEquals(java.time.Duration.ofMinutes(10), defaults.tenant().rules().familyTtl());
     assertError(
         "relay.metadata.family-ttl",
@@ -329,6 +330,7 @@ class RelayConfigTest {
     set.put("relay.lanes.batch-max-bytes", "4194304B");
     set.put("relay.metadata.max-broadcast-bytes", "1048576");
     set.put("relay.limits.max-memory-bytes", "96MiB");
+    set.put("relay.metadata.max-family-bytes", "8MB");
     Set<String> byteKeys = new java.util.TreeSet<>();
     for (ConfigKey k : ConfigKeys.ALL) {
       if (k.name().contains("-bytes")) {
@@ -343,6 +345,7 @@ class RelayConfigTest {
     assertEquals(512L << 20, c.server().maxInflightBytesPerClient());
     assertEquals(2_000_000_000L, c.delivery().queue().maxTenantBytes());
     assertEquals(1L << 40, c.delivery().queue().maxBytes());
+    assertEquals(8_000_000, c.tenant().rules().maxFamilyBytes());
     assertEquals(512 << 10, c.delivery().queue().segmentBytes());
     assertEquals(32_000, c.delivery().lanes().maxPendingBytes());
     assertEquals(4 << 20, c.delivery().lanes().batchMaxBytes());
