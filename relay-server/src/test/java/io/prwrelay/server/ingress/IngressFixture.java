@@ -1,6 +1,5 @@
 package io.prwrelay.server.ingress;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.prwrelay.server.config.ConfigException;
 import io.prwrelay.server.config.DownstreamConfig.ProtocolMode;
@@ -9,12 +8,11 @@ import io.prwrelay.server.downstream.DownstreamProtocol;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.server.testing.SimulatedLanes;
 import java.io.IOException;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -32,20 +30,9 @@ final class IngressFixture {
 
   private IngressFixture(RelayConfig config, ScriptedSender sender, RelayMetrics metrics)
       throws IOException {
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config),
-            sender,
-            ByteBufAllocator.DEFAULT,
-            metrics.laneObserver(),
-            null);
-    DeliveryLedger ledger =
-        new DeliveryLedger(
-            config.delivery().ledgerMaxEntries(),
-            config.delivery().ledgerTtl().toNanos(),
-            sim::now,
-            config.delivery().throttled());
+    SimulatedLanes built = SimulatedLanes.of(config, sim, sender, metrics);
+    lanes = built.lanes();
+    DeliveryLedger ledger = built.ledger();
     ingress =
         HttpIngress.of(config, lanes, ledger, metrics, new DownstreamProtocol(ProtocolMode.V1));
     ingress.listening();

@@ -1,6 +1,5 @@
 package io.prwrelay.server.write;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.internal.PlatformDependent;
 import io.prwrelay.server.config.ConfigException;
@@ -12,11 +11,10 @@ import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.insight.TenantInsight;
 import io.prwrelay.server.lane.DeliveryLedger;
-import io.prwrelay.server.lane.LaneSettings;
 import io.prwrelay.server.lane.Lanes;
 import io.prwrelay.server.metrics.RelayMetrics;
+import io.prwrelay.server.testing.SimulatedLanes;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -33,20 +31,9 @@ final class WriteFixture {
   final WriteProcessor processor;
 
   WriteFixture(RelayConfig config, ScriptedSender sender, RelayMetrics metrics) {
-    lanes =
-        new Lanes(
-            List.of(sim.loop()),
-            LaneSettings.of(config),
-            sender,
-            ByteBufAllocator.DEFAULT,
-            metrics.laneObserver(),
-            null);
-    DeliveryLedger ledger =
-        new DeliveryLedger(
-            config.delivery().ledgerMaxEntries(),
-            config.delivery().ledgerTtl().toNanos(),
-            sim::now,
-            config.delivery().throttled());
+    SimulatedLanes built = SimulatedLanes.of(config, sim, sender, metrics);
+    lanes = built.lanes();
+    DeliveryLedger ledger = built.ledger();
     ServerConfig server = config.server();
     long maxDirect = PlatformDependent.maxDirectMemory();
     long maxHeap = Runtime.getRuntime().maxMemory();
