@@ -66,7 +66,10 @@ class LongNamesProcessTest {
             Map.of(
                 "relay.downstream.url", downstream.url(),
                 "relay.downstream.protocol", "v2",
-                "relay.server.io-threads", "2"),
+                "relay.server.io-threads", "2",
+                // Set, not left to its default, which this heap scales down to about a hundred
+                // tenants: the page's own byte bound must hold with a thousand long tenant rows.
+                "relay.insight.max-tenants", "1000"),
             RelayProcess.SMALL_CONTAINER);
     relay.awaitListening(START);
   }
