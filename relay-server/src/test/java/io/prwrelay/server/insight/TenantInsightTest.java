@@ -286,8 +286,12 @@ class TenantInsightTest {
     assertEquals(0.75, top.share(), 0.08);
     // A lower bound (51 names, 32 counters a bucket): 2,000 of the 22,000 series of a request.
     assertTrue(top.trafficShare() > 0 && top.trafficShare() <= 2000.0 / 22_000, top.toString());
-    assertEquals(200, r.newSeriesPerSecond(), 200 * 0.1);
-    assertEquals(200, top.newSeriesPerSecond(), 200 * 0.1);
+    // The difference of two estimates of about 80,000 series, each with a standard error of 1.15 %,
+    // over 60 to 120 s: one standard error is about 5 % of 200, and the hash is keyed per process,
+    // so each run draws another error. Five standard errors, as the other estimates here allow.
+    assertEquals(200, r.newSeriesPerSecond(), 200 * 0.25);
+    // Every series first seen in that time is one of exploding_metric: its part is all of it.
+    assertEquals(r.newSeriesPerSecond(), top.newSeriesPerSecond(), 200 * 0.02);
     assertTrue(r.exploding());
     for (TenantWindow.TopMetric m : r.window().topMetrics().subList(1, 5)) {
       assertTrue(m.name().startsWith("metric_"), m.toString());
