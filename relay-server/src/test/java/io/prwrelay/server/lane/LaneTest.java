@@ -251,24 +251,7 @@ class LaneTest {
 
   /** A fragment of {@code tenant} from {@code sender}'s request, answered into the outcomes. */
   private Fragment fragmentOf(String sender, String id, String tenant) {
-    Fragment.Listener answered = LaneTesting.answeredOnce(outcomes, id);
-    byte[] bytes = id.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    return new Fragment(
-        tenant,
-        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
-        new io.prwrelay.core.encode.SeriesCounts(1, 1, 0, 0),
-        sim.now() + 60 * SECOND,
-        new Fragment.Listener() {
-          @Override
-          public void done(Fragment f, FragmentOutcome o) {
-            answered.done(f, o);
-          }
-
-          @Override
-          public Object sender() {
-            return sender;
-          }
-        });
+    return LaneTesting.senderFragment(id, tenant, sender, sim.now() + 60 * SECOND, outcomes);
   }
 
   /** Downstream requests whose body starts with {@code prefix}. */

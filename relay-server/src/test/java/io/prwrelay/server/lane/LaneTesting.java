@@ -163,6 +163,36 @@ final class LaneTesting {
   }
 
   /**
+   * A PRW 1.0 fragment of one series whose bytes are {@code id}, from {@code sender}'s request
+   * ({@link Fragment.Listener#sender()}), answered once into {@code outcomes} under {@code id}.
+   */
+  static Fragment senderFragment(
+      String id,
+      String tenant,
+      Object sender,
+      long deadlineNanos,
+      Map<String, FragmentOutcome> outcomes) {
+    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
+    Fragment.Listener recorded = answeredOnce(outcomes, id);
+    return new Fragment(
+        tenant,
+        PooledByteBufAllocator.DEFAULT.heapBuffer(bytes.length).writeBytes(bytes),
+        new SeriesCounts(1, 1, 0, 0),
+        deadlineNanos,
+        new Fragment.Listener() {
+          @Override
+          public void done(Fragment f, FragmentOutcome o) {
+            recorded.done(f, o);
+          }
+
+          @Override
+          public Object sender() {
+            return sender;
+          }
+        });
+  }
+
+  /**
    * A PRW 1.0 fragment as a forwarded sender body ({@link Fragment#ofBlock}): one series whose
    * bytes are {@code text}, held as a snappy block of one literal (in a pooled heap buffer),
    * answered once into {@code outcomes} under {@code id}.

@@ -1,17 +1,14 @@
 package io.prwrelay.server.lane;
 
-import static io.prwrelay.server.lane.LaneTesting.answeredOnce;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.prwrelay.core.encode.SeriesCounts;
 import io.prwrelay.server.downstream.ScriptedSender;
 import io.prwrelay.server.downstream.ScriptedSender.Reply;
 import io.prwrelay.server.downstream.SimulatedLoop;
 import io.prwrelay.server.lane.FragmentOutcome.Kind;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -74,24 +71,7 @@ class NewLanesTest {
 
   /** Fragment {@code id} of {@code tenant} sent by {@code sender}. */
   private Fragment fragment(String id, String tenant, Object sender) {
-    byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
-    Fragment.Listener recorded = answeredOnce(outcomes, id);
-    return new Fragment(
-        tenant,
-        ALLOC.heapBuffer(bytes.length).writeBytes(bytes),
-        new SeriesCounts(1, 1, 0, 0),
-        one.now() + 60 * SECOND,
-        new Fragment.Listener() {
-          @Override
-          public void done(Fragment f, FragmentOutcome o) {
-            recorded.done(f, o);
-          }
-
-          @Override
-          public Object sender() {
-            return sender;
-          }
-        });
+    return LaneTesting.senderFragment(id, tenant, sender, one.now() + 60 * SECOND, outcomes);
   }
 
   private void submit(Fragment... fragments) {
