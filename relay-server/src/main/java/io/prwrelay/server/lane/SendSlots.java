@@ -47,11 +47,6 @@ final class SendSlots {
     this.unprovenConnections = Math.max(1, this.connections / 2);
   }
 
-  /** True when a send of a proven lane may start now. */
-  boolean free() {
-    return free(false);
-  }
-
   /**
    * True when a send may start now: a connection is free and no proven lane waits for one; for an
    * unproven lane's send, also fewer than {@link #unprovenConnections} unproven sends are on the
@@ -70,11 +65,6 @@ final class SendSlots {
    */
   boolean freeBeyond(int reserve) {
     return connections - sending > reserve && waiting.isEmpty();
-  }
-
-  /** A send of a proven lane starts. */
-  void take() {
-    take(false);
   }
 
   /** A send starts (it may exceed the connections when a lane could not wait). */
@@ -98,11 +88,6 @@ final class SendSlots {
         waiting.add(lane);
       }
     }
-  }
-
-  /** A send of a lane that was proven when it started ended. */
-  void release() {
-    release(false);
   }
 
   /**
@@ -143,15 +128,5 @@ final class SendSlots {
   /** Sends on the wire now. */
   int sending() {
     return sending;
-  }
-
-  /** Sends of unproven lanes on the wire now. */
-  int sendingUnproven() {
-    return sendingUnproven;
-  }
-
-  /** Most sends of unproven lanes on the wire at once: half the connections, at least one. */
-  int unprovenConnections() {
-    return unprovenConnections;
   }
 }
