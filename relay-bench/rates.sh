@@ -6,8 +6,9 @@
 # connections. Every tool's CPU comes from /proc/PID/stat over the generator's measured window (read
 # when it prints its first "measuring" and its first "finishing" line), its resident memory from
 # /proc/PID/status at the end; the relay's GC pauses in that window from its GC log, and its codec
-# floor (decompression plus the compression of the split batches, or the label scan of a body
-# forwarded as it came) timed by the generator on the same bodies before the run. Prints one
+# floor (decompression, validated label walk and label-set hash of every body, plus the compression
+# of the split batches) timed by the generator on the same bodies before the run, paced at the run's
+# rate (the "floor" column) and back to back ("b2b"). Prints one
 # markdown row per run; full output under relay-bench/target/rates/.
 #
 #   relay-bench/rates.sh [ROUNDS] [RATES] [SHAPES] [TOOLS]
@@ -149,19 +150,19 @@ run() { # tool rate shape round
       -v rss="$(awk '/VmRSS/ { print $2 }' "$dir/memory.txt")" '
     /^series / { n = $2; gsub(/,/, "", n); gsub(/[(),\/s]/, "", $3); sps = $3 }
     /^latency / { p50 = $3; p99 = $9; gsub(/,/, "", p50); gsub(/,/, "", p99) }
-    /^codec floor/ { floor = $3 }
+    /^codec floor/ { floor = $3; if (match($0, /[0-9.]+ back to back/)) b2b = substr($0, RSTART, RLENGTH) + 0 }
     /^RESULT/ { result = $2 }
     END {
       cps = secs > 0 ? cpu / hz / (secs / 1000) : 0
       per = sps > 0 ? cps / sps * 1e6 : 0
-      f = floor > 0 ? sprintf("%.3f | %.2f", floor, per / floor) : "- | -"
+      f = floor > 0 ? sprintf("%.3f | %.2f | %.3f | %.2f", floor, per / floor, b2b, b2b > 0 ? per / b2b : 0) : "- | - | - | -"
       printf "| %s | %s | %s | %s | %.3f | %s | %.2f | %s | %s | %.0f / %.0f | %s | %s | %s |\n",
         shape, rate, tool, sps, per, f, cps, p50, p99, hwm / 1024, rss / 1024, gc, result, load
     }' "$dir/loadgen.txt"
 }
 
-echo "| shape | req/s | tool | series/s | CPU-s per M series | floor | ÷ floor | cores | p50 ms | p99 ms | RSS peak / end MB | GC pauses n / total / max ms | result | load |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
+echo "| shape | req/s | tool | series/s | CPU-s per M series | floor | ÷ floor | b2b floor | ÷ b2b | cores | p50 ms | p99 ms | RSS peak / end MB | GC pauses n / total / max ms | result | load |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
 r=1
 while [ "$r" -le "$rounds" ]; do
   for rate in $rates; do

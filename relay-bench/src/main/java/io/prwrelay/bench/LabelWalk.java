@@ -12,10 +12,10 @@ import java.nio.charset.StandardCharsets;
  * is the walk itself: a chain of dependent length reads (each label's place is known only once the
  * previous length is read) with a data-dependent exit, where the copy streams.
  */
-final class LabelWalk {
+public final class LabelWalk {
   private final byte[] tenant;
 
-  LabelWalk(String tenantLabel) {
+  public LabelWalk(String tenantLabel) {
     this.tenant = tenantLabel.getBytes(StandardCharsets.UTF_8);
   }
 
@@ -86,7 +86,7 @@ final class LabelWalk {
    * @return as {@link #walk}, not counting a series whose labels before the tenant label are
    *     encoded another way; -1 at the first series field it does not handle
    */
-  int walkValidated(byte[] a, int offset, int length) {
+  public int walkValidated(byte[] a, int offset, int length) {
     byte[] name = tenant;
     int end = offset + length;
     int pos = offset;
@@ -178,7 +178,7 @@ final class LabelWalk {
    * insight's digest hashes it ({@code LabelSetHasher}): {@code [start, end)} pairs, one per
    * series. Not timed: the input of {@code RouteBenchmark.labelSetHash}.
    */
-  static int[] labelRanges(byte[] a) {
+  public static int[] labelRanges(byte[] a) {
     int[] ranges = new int[64];
     int n = 0;
     int pos = 0;

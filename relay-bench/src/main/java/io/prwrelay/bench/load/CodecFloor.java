@@ -2,14 +2,14 @@ package io.prwrelay.bench.load;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.prwrelay.bench.LabelWalk;
 import io.prwrelay.core.codec.CodecException;
 import io.prwrelay.core.codec.SnappyCodec;
 import io.prwrelay.core.codec.ZstdCodec;
 import io.prwrelay.core.encode.TenantBatch;
-import io.prwrelay.core.remotewrite.SeriesView;
-import io.prwrelay.core.remotewrite.WriteRequestReader;
-import io.prwrelay.core.remotewrite.WriteRequestVisitor;
+import io.prwrelay.core.remotewrite.LabelSetHasher;
 import io.prwrelay.core.route.RouteResult;
 import io.prwrelay.core.route.TenantRouter;
 import io.prwrelay.core.route.TenantRules;
@@ -18,122 +18,181 @@ import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalDouble;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The codec floor of a run: the CPU time the relay cannot avoid for the generated requests, timed
- * in the generator's own process on the same data before the run starts. It decompresses each
- * request body (snappy, or zstd for {@code --encoding zstd}) and snappy-compresses each of its
- * tenant batches, exactly as the relay calls {@link SnappyCodec} with the relay's pooled allocator;
- * the batches are made once beforehand by {@link TenantRouter}, untimed. A snappy body that the
- * relay forwards as it came (one tenant, nothing to change: {@link RouteResult#whole()}) has no
- * batch to compress: its floor is the decompression and the scan of its labels up to each series'
- * tenant ({@link WriteRequestReader}), which the relay needs to know that. The figure is this
- * thread's CPU time per million series, so it compares with the relay's CPU per million series in
- * the same run and on the same machine.
+ * in the generator's own process on the same data before the run starts. For each request body it
+ * decompresses the body (snappy, or zstd for {@code --encoding zstd}) as the relay calls {@link
+ * SnappyCodec} or {@link ZstdCodec}, with the relay's pooled allocator; walks its labels up to each
+ * series' tenant label with the checks the relay's reader makes ({@link LabelWalk#walkValidated});
+ * hashes each series' whole label set as the tenant insight does ({@link LabelSetHasher#hash}, over
+ * ranges found beforehand); and snappy-compresses each of its tenant batches, which {@link
+ * TenantRouter} made once beforehand, untimed. A snappy body that the relay forwards as it came
+ * (one tenant, nothing to change: {@link RouteResult#whole()}) has no batch to compress.
  *
- * @param series series decoded and encoded in the timed passes
- * @param cpuSeconds CPU time of the timed passes (this thread only)
+ * <p>Two figures: back to back (the bodies in a tight loop, the code and data hot in the caches),
+ * and paced at the run's offered rate (one body every {@code 1 / rate} seconds, the thread parked
+ * in between, as the relay meets them), which is the one a run at a fixed rate is compared with.
+ * Each is this thread's CPU time per million series, so it compares with the relay's CPU per
+ * million series in the same run and on the same machine.
+ *
+ * @param series series handled in the timed back-to-back passes
+ * @param cpuSeconds CPU time of those passes (this thread only)
  * @param bodies bodies used
  * @param batches tenant batches of those bodies that are compressed
- * @param scanned bodies forwarded as they came, scanned instead of having batches compressed
+ * @param whole bodies forwarded as they came, with no batch to compress
+ * @param rate the offered rate of the paced pass, requests per second; 0 when there was none
+ * @param pacedSeries series handled in the paced pass
+ * @param pacedCpuSeconds CPU time of the paced pass (this thread only, its parking included)
  */
-public record CodecFloor(long series, double cpuSeconds, int bodies, int batches, int scanned) {
+public record CodecFloor(
+    long series,
+    double cpuSeconds,
+    int bodies,
+    int batches,
+    int whole,
+    double rate,
+    long pacedSeries,
+    double pacedCpuSeconds) {
   /** Bodies used at most: enough to vary the data, few enough to stay in memory. */
   static final int MAX_BODIES = 16;
 
   private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
   private static final int NO_CAP = Integer.MAX_VALUE - 8;
 
-  /** CPU seconds per million series. */
+  /** CPU seconds per million series, back to back. */
   public double cpuSecondsPerMillionSeries() {
     return series == 0 ? 0 : cpuSeconds / (series / 1e6);
   }
 
+  /** CPU seconds per million series at the run's offered rate; empty at max rate. */
+  public OptionalDouble pacedCpuSecondsPerMillionSeries() {
+    return pacedSeries == 0
+        ? OptionalDouble.empty()
+        : OptionalDouble.of(pacedCpuSeconds / (pacedSeries / 1e6));
+  }
+
+  /** The figure the run compares with: paced at the run's rate when it has one. */
+  public double referenceCpuSecondsPerMillionSeries() {
+    return pacedCpuSecondsPerMillionSeries().orElse(cpuSecondsPerMillionSeries());
+  }
+
   /**
-   * Times decode + encode over the first {@link #MAX_BODIES} bodies of {@code pool} in passes: one
-   * untimed pass and passes for {@code time / 4}, then passes for {@code time}, timed.
+   * Times the floor over the first {@link #MAX_BODIES} bodies of {@code pool}: back to back in
+   * passes (one untimed pass and passes for {@code time / 4}, then passes for {@code time}, timed),
+   * then, when {@code rate > 0}, one body after the other at {@code rate} per second for {@code
+   * time}, timed.
    *
    * @param tenantLabel the label the relay routes by
-   * @throws IllegalStateException when a generated body does not decode (a generator bug)
+   * @param rate the run's offered rate in requests per second; 0 for max rate (no paced pass)
+   * @throws IllegalStateException when a generated body does not decode or walk (a generator bug)
    */
   public static CodecFloor measure(
-      RequestPool pool, Options.Encoding encoding, String tenantLabel, Duration time) {
-    List<ByteBuf> bodies = new ArrayList<>();
-    List<ByteBuf> batches = new ArrayList<>();
-    int[] seriesPerBody = new int[Math.min(MAX_BODIES, pool.plainBodies())];
-    boolean[] scanOnly = new boolean[seriesPerBody.length];
+      RequestPool pool, Options.Encoding encoding, String tenantLabel, Duration time, double rate) {
+    int n = Math.min(MAX_BODIES, pool.plainBodies());
+    ByteBuf[] bodies = new ByteBuf[n];
+    List<List<ByteBuf>> batches = new ArrayList<>();
+    int[] seriesPerBody = new int[n];
+    int[][] ranges = new int[n][];
     TenantRouter router = new TenantRouter(TenantRules.builder().labels(tenantLabel).build());
-    WriteRequestReader reader = new WriteRequestReader(List.of(tenantLabel), false);
+    LabelWalk walk = new LabelWalk(tenantLabel);
+    int batchCount = 0;
+    int whole = 0;
     try (ZstdCodec zstd = new ZstdCodec()) {
-      for (int b = 0; b < seriesPerBody.length; b++) {
+      for (int b = 0; b < n; b++) {
         ByteBuf content = pool.body(b).content(b);
-        ByteBuf body = ALLOC.directBuffer(content.readableBytes()).writeBytes(content);
+        bodies[b] = ALLOC.directBuffer(content.readableBytes()).writeBytes(content);
         content.release();
-        bodies.add(body);
         seriesPerBody[b] = pool.body(b).series();
-        ByteBuf plain = decode(body, encoding, zstd);
+        List<ByteBuf> own = new ArrayList<>();
+        batches.add(own);
+        ByteBuf plain = decode(bodies[b], encoding, zstd);
         try {
+          byte[] bytes = ByteBufUtil.getBytes(plain);
+          ranges[b] = LabelWalk.labelRanges(bytes);
+          if (walk.walkValidated(bytes, 0, bytes.length) < 0
+              || ranges[b].length != 2 * seriesPerBody[b]) {
+            throw new IllegalStateException("a generated body does not walk: body " + b);
+          }
           RouteResult routed = router.route(plain, ALLOC);
-          scanOnly[b] = routed.whole() && encoding == Options.Encoding.SNAPPY;
-          if (!scanOnly[b]) {
+          if (routed.whole() && encoding == Options.Encoding.SNAPPY) {
+            whole++;
+          } else {
             for (TenantBatch batch : routed.batches()) {
-              batches.add(batch.takeContent());
+              own.add(batch.takeContent());
             }
+            batchCount += own.size();
           }
           routed.clear();
         } finally {
           plain.release();
         }
       }
-      Pass pass = new Pass(bodies, batches, seriesPerBody, scanOnly, reader, encoding, zstd);
-      pass.run();
-      pass.repeatFor(time.dividedBy(4));
+      Work work = new Work(bodies, batches, seriesPerBody, ranges, walk, encoding, zstd);
+      work.pass();
+      work.repeatFor(time.dividedBy(4));
       ThreadMXBean threads = ManagementFactory.getThreadMXBean();
       long cpuStart = threads.getCurrentThreadCpuTime();
-      long series = pass.repeatFor(time);
+      long series = work.repeatFor(time);
       long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
-      int scanned = 0;
-      for (boolean scan : scanOnly) {
-        scanned += scan ? 1 : 0;
+      long pacedSeries = 0;
+      long pacedCpu = 0;
+      if (rate > 0) {
+        cpuStart = threads.getCurrentThreadCpuTime();
+        pacedSeries = work.paced(rate, time);
+        pacedCpu = threads.getCurrentThreadCpuTime() - cpuStart;
       }
-      return new CodecFloor(series, cpu / 1e9, bodies.size(), batches.size(), scanned);
+      return new CodecFloor(
+          series, cpu / 1e9, n, batchCount, whole, rate, pacedSeries, pacedCpu / 1e9);
     } catch (CodecException e) {
       throw new IllegalStateException("a generated body does not decode", e);
     } finally {
-      bodies.forEach(ByteBuf::release);
-      batches.forEach(ByteBuf::release);
+      for (ByteBuf body : bodies) {
+        if (body != null) {
+          body.release();
+        }
+      }
+      batches.forEach(list -> list.forEach(ByteBuf::release));
     }
   }
 
-  /** The timed work over every body and batch, repeated. */
-  private record Pass(
-      List<ByteBuf> bodies,
-      List<ByteBuf> batches,
+  /** The timed work for each body. */
+  private record Work(
+      ByteBuf[] bodies,
+      List<List<ByteBuf>> batches,
       int[] seriesPerBody,
-      boolean[] scanOnly,
-      WriteRequestReader reader,
+      int[][] ranges,
+      LabelWalk walk,
       Options.Encoding encoding,
       ZstdCodec zstd) {
-    /**
-     * Decodes every body (and scans those forwarded as they came) and encodes every batch once;
-     * returns the series.
-     */
-    long run() throws CodecException {
-      long series = 0;
-      for (int b = 0; b < bodies.size(); b++) {
-        ByteBuf plain = decode(bodies.get(b), encoding, zstd);
-        if (scanOnly[b]) {
-          reader.read(
-              plain.array(),
-              plain.arrayOffset() + plain.readerIndex(),
-              plain.readableBytes(),
-              SCAN);
+    /** Decodes, walks and hashes body {@code b} and encodes its batches; returns its series. */
+    long body(int b) throws CodecException {
+      ByteBuf plain = decode(bodies[b], encoding, zstd);
+      try {
+        byte[] a = plain.array();
+        int offset = plain.arrayOffset() + plain.readerIndex();
+        long sink = walk.walkValidated(a, offset, plain.readableBytes());
+        int[] r = ranges[b];
+        for (int i = 0; i < r.length; i += 2) {
+          sink += LabelSetHasher.hash(a, offset + r[i], r[i + 1] - r[i]);
         }
+        blackhole ^= sink;
+      } finally {
         plain.release();
-        series += seriesPerBody[b];
       }
-      for (ByteBuf batch : batches) {
+      for (ByteBuf batch : batches.get(b)) {
         SnappyCodec.encode(batch, ALLOC).release();
+      }
+      return seriesPerBody[b];
+    }
+
+    /** Every body once; returns the series. */
+    long pass() throws CodecException {
+      long series = 0;
+      for (int b = 0; b < bodies.length; b++) {
+        series += body(b);
       }
       return series;
     }
@@ -143,23 +202,33 @@ public record CodecFloor(long series, double cpuSeconds, int bodies, int batches
       long until = System.nanoTime() + time.toNanos();
       long series = 0;
       do {
-        series += run();
+        series += pass();
       } while (System.nanoTime() - until < 0);
+      return series;
+    }
+
+    /** One body every {@code 1 / rate} seconds for {@code time}; returns the series. */
+    long paced(double rate, Duration time) throws CodecException {
+      long period = Math.max(1, (long) (1e9 / rate));
+      long next = System.nanoTime();
+      long until = next + time.toNanos();
+      long series = 0;
+      int b = 0;
+      while (next - until < 0) {
+        long wait = next - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        series += body(b);
+        b = (b + 1) % bodies.length;
+        next += period;
+      }
       return series;
     }
   }
 
-  /** A visitor that takes every series and nothing else: the scan's cost is the reader's. */
-  private static final WriteRequestVisitor SCAN =
-      new WriteRequestVisitor() {
-        @Override
-        public boolean onSeries(SeriesView series) {
-          return true;
-        }
-
-        @Override
-        public void onMetadata(int start, int end) {}
-      };
+  /** Where the walk's and the hashes' results go, so that neither is optimised away. */
+  static volatile long blackhole;
 
   /**
    * @param body borrowed
@@ -167,20 +236,41 @@ public record CodecFloor(long series, double cpuSeconds, int bodies, int batches
    */
   private static ByteBuf decode(ByteBuf body, Options.Encoding encoding, ZstdCodec zstd)
       throws CodecException {
-    return encoding == Options.Encoding.ZSTD
-        ? zstd.decode(body, ALLOC, NO_CAP)
-        : SnappyCodec.decode(body, ALLOC, NO_CAP);
+    ByteBuf plain =
+        encoding == Options.Encoding.ZSTD
+            ? zstd.decode(body, ALLOC, NO_CAP)
+            : SnappyCodec.decode(body, ALLOC, NO_CAP);
+    if (!plain.hasArray()) {
+      plain.release();
+      throw new IllegalStateException("the decoder returned a direct buffer");
+    }
+    return plain;
   }
 
   /** One line for the summary. */
   String describe() {
+    String paced =
+        pacedCpuSecondsPerMillionSeries().stream()
+            .mapToObj(
+                f ->
+                    String.format(
+                        "%.3f CPU-s per million series paced at %s requests/s (%.2f s of CPU); ",
+                        f,
+                        rate == Math.rint(rate)
+                            ? Long.toString((long) rate)
+                            : Double.toString(rate),
+                        pacedCpuSeconds))
+            .findFirst()
+            .orElse("");
     return String.format(
-        "%.3f CPU-s per million series (decode of %d bodies + snappy encode of their %,d tenant"
-            + " batches%s, one thread of this JVM, %.1f s of CPU before the run)",
+        "%s%.3f back to back (%.1f s of CPU): decode, validated label walk and label-set hash of"
+            + " %d bodies, snappy encode of their %,d tenant batches%s; one thread of this JVM,"
+            + " before the run",
+        paced,
         cpuSecondsPerMillionSeries(),
+        cpuSeconds,
         bodies,
         batches,
-        scanned == 0 ? "" : "; label scan of the " + scanned + " forwarded as they came",
-        cpuSeconds);
+        whole == 0 ? "" : " (" + whole + " forwarded as they came, no batch)");
   }
 }

@@ -210,7 +210,11 @@ public final class LoadGenerator {
         if (!options.codecFloor().isZero()) {
           floor =
               CodecFloor.measure(
-                  pool, options.encoding(), options.tenantLabel(), options.codecFloor());
+                  pool,
+                  options.encoding(),
+                  options.tenantLabel(),
+                  options.codecFloor(),
+                  options.rate());
           out.println("floor: " + floor.describe());
         }
         out.printf(

@@ -432,8 +432,9 @@ public final class Summary {
           relayCpu.isEmpty()
               ? ""
               : String.format(
-                  "; relay CPU per series = %.2f × the floor",
-                  relayCpu.getAsDouble() / floor.cpuSecondsPerMillionSeries());
+                  "; relay CPU per series = %.2f × the floor%s",
+                  relayCpu.getAsDouble() / floor.referenceCpuSecondsPerMillionSeries(),
+                  floor.rate() > 0 ? " at the run's rate" : "");
       row(out, "codec floor", floor.describe() + ratio);
     }
     if (!relayMetrics.isEmpty()) {

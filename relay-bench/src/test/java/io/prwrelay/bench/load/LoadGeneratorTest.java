@@ -98,6 +98,7 @@ class LoadGeneratorTest {
     assertEquals(8 * 5, floor.batches(), output());
     assertEquals(0, floor.series() % 300, output());
     assertTrue(floor.series() >= 8 * 300, output());
+    assertTrue(floor.pacedCpuSecondsPerMillionSeries().isEmpty(), output());
     assertTrue(output().contains("codec floor "), output());
   }
 
@@ -107,8 +108,16 @@ class LoadGeneratorTest {
     Summary s =
         run(
             "--encoding zstd --rate 40 --requests 25 --duration 5s --warmup 0ms --connections 2"
-                + " --tenants 3 --series-per-request 100 --labels 3 --tenant-label team");
+                + " --tenants 3 --series-per-request 100 --labels 3 --tenant-label team"
+                + " --codec-floor 200ms");
     assertTrue(s.ok(), output());
+    // Paced at the run's rate: a body every 25 ms for 200 ms, each of 100 series.
+    CodecFloor floor = s.codecFloor().orElseThrow();
+    assertEquals(40.0, floor.rate(), output());
+    assertEquals(8 * 100, floor.pacedSeries(), output());
+    assertTrue(floor.pacedCpuSecondsPerMillionSeries().isPresent(), output());
+    assertEquals(0, floor.whole(), output());
+    assertTrue(output().contains("paced at 40 requests/s"), output());
     assertEquals(25, s.acceptedRequests(), output());
     assertEquals(2500, s.series(), output());
     assertEquals(s.sentPerTenant(), s.receivedPerTenant(), output());
