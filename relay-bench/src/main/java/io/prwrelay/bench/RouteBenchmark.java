@@ -266,12 +266,7 @@ public class RouteBenchmark extends RelayBenchmark {
    */
   @Benchmark
   public long labelSetHash() {
-    int[] ranges = labelRanges;
-    long h = 0;
-    for (int i = 0; i < ranges.length; i += 2) {
-      h += LabelSetHasher.hash(bytes, ranges[i], ranges[i + 1] - ranges[i]);
-    }
-    return h;
+    return LabelWalk.hashLabelSets(bytes, 0, labelRanges);
   }
 
   /** {@code scan} counting every series' fields by tag, as {@code routeCountingSamples} reads. */

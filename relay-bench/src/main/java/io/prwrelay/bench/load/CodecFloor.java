@@ -173,12 +173,9 @@ public record CodecFloor(
       try {
         byte[] a = plain.array();
         int offset = plain.arrayOffset() + plain.readerIndex();
-        long sink = walk.walkValidated(a, offset, plain.readableBytes());
-        int[] r = ranges[b];
-        for (int i = 0; i < r.length; i += 2) {
-          sink += LabelSetHasher.hash(a, offset + r[i], r[i + 1] - r[i]);
-        }
-        blackhole ^= sink;
+        blackhole ^=
+            walk.walkValidated(a, offset, plain.readableBytes())
+                + LabelWalk.hashLabelSets(a, offset, ranges[b]);
       } finally {
         plain.release();
       }
@@ -249,19 +246,13 @@ public record CodecFloor(
 
   /** One line for the summary. */
   String describe() {
+    OptionalDouble perMillion = pacedCpuSecondsPerMillionSeries();
     String paced =
-        pacedCpuSecondsPerMillionSeries().stream()
-            .mapToObj(
-                f ->
-                    String.format(
-                        "%.3f CPU-s per million series paced at %s requests/s (%.2f s of CPU); ",
-                        f,
-                        rate == Math.rint(rate)
-                            ? Long.toString((long) rate)
-                            : Double.toString(rate),
-                        pacedCpuSeconds))
-            .findFirst()
-            .orElse("");
+        perMillion.isEmpty()
+            ? ""
+            : String.format(
+                "%.3f CPU-s per million series paced at %s requests/s (%.2f s of CPU); ",
+                perMillion.getAsDouble(), Summary.plain(rate), pacedCpuSeconds);
     return String.format(
         "%s%.3f back to back (%.1f s of CPU): decode, validated label walk and label-set hash of"
             + " %d bodies, snappy encode of their %,d tenant batches%s; one thread of this JVM,"

@@ -482,9 +482,7 @@ public record Options(
         "%d connections, %s, %d series/request over %d tenants (%s, %s), %d labels/series, %s,"
             + " %d generated bodies%s%s%s",
         connections,
-        rate == 0
-            ? "max rate"
-            : "rate " + (rate == Math.rint(rate) ? "" + (long) rate : rate) + "/s",
+        rate == 0 ? "max rate" : "rate " + Summary.plain(rate) + "/s",
         seriesPerRequest,
         tenants,
         shape.value(),

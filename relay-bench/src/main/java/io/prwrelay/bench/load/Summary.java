@@ -579,7 +579,8 @@ public final class Summary {
     return num(rateValue(n));
   }
 
-  private static String plain(double v) {
+  /** {@code v} without a fraction when it has none: 40, 12.5. */
+  static String plain(double v) {
     return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
   }
 
